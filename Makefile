@@ -1,0 +1,44 @@
+# armbench — `make help` lists every target.
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+ARGS   ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install test check smoke locomo report perf clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@echo "  Extra Hydra overrides: make locomo ARGS='provider=openai limit.conversations=1'"
+
+install: $(STAMP) ## create .venv and install armbench with its dev extras (idempotent)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or run make PYTHON=/path/to/python3.11" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+test: install ## run the offline test suite (no key, no network)
+	$(PY) -m pytest -q
+
+check: install ## ruff (lint + format check) and mypy
+	$(VENV)/bin/ruff check bench arms tests
+	$(VENV)/bin/ruff format --check bench arms tests
+	$(VENV)/bin/mypy
+
+smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
+	$(PY) -m bench.run dataset=smoke report=true $(ARGS)
+
+locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
+	$(PY) -m bench.run dataset=locomo report=true $(ARGS)
+
+perf: install ## performance figures as JSON
+	$(PY) -m bench.perf
+
+clean: ## remove the venv, caches and ingestion stores (keeps committed results)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache outputs multirun
+	find results -type d -name stores -prune -exec rm -rf {} +
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,49 @@
+"""The arm interface: ingest a conversation once, then retrieve a context per question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench.providers.base import ChatProvider, Embedder
+from bench.tokens import TokenCounter
+from bench.types import Context, Conversation, Question
+
+
+@dataclass(frozen=True)
+class ArmServices:
+    """What the runner hands an arm: models, a tokenizer and a private store folder."""
+
+    embedder: Embedder
+    tokens: TokenCounter
+    store_dir: Path
+    extractor: ChatProvider | None = None
+    max_context_tokens: int = 120_000
+
+
+class Arm(Protocol):
+    """A memory system under test.
+
+    `ingest` is called once per conversation (checkpointed by the runner through
+    `fingerprint`); `retrieve` must not change the arm's state unless the arm's own
+    config says so, so a resumed run reproduces an uninterrupted one.
+    """
+
+    name: str
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything that changes what `ingest` builds (params, models, code version)."""
+        ...
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Build or reopen this conversation's memory; return ingestion stats."""
+        ...
+
+    def retrieve(self, question: Question) -> Context:
+        """The context block for this question, from the ingested conversation."""
+        ...
+
+    def close(self) -> None:
+        """Release stores and files."""
+        ...

@@ -1,0 +1,74 @@
+"""Typed options of the neuromorphic engine: every parameter and one switch per mechanism.
+
+Defaults are methodology §4. `conf/arm/neuromorphic.yaml` and `conf/arm/tuned.yaml`
+list exactly these fields and differ only in `lambda_active` (0.05 vs 0.005).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class NeuromorphicConfig:
+    """Parameters and ablation switches of the neuromorphic memory engine."""
+
+    kind: str = "neuromorphic"
+    # decay, pruning, consolidation
+    lambda_active: float = 0.05
+    """Decay rate of ActiveContext records per exchange (tuned: 0.005); CoreAnchor is 0."""
+    lambda_ephemeral: float = 0.69
+    """Decay rate of EphemeralState records per exchange."""
+    eta: float = 0.15
+    """Consolidation slows decay: lambda_eff = lambda_tier * exp(-eta * k)."""
+    w_prune: float = 0.1
+    """Records whose weight falls below this are pruned."""
+    consolidate_every: int = 5
+    """Exchanges between consolidation passes."""
+    elevate_k: int = 10
+    """ActiveContext records reinforced this many times become CoreAnchor."""
+    # retrieval
+    top_k: int = 10
+    """Hot vector hits (valid records, cosine)."""
+    cold_top_k: int = 20
+    """Cold archive hits (keyword FTS5 plus optional dense), in total."""
+    max_hops: int = 2
+    """Spreading activation depth over `related_entities`."""
+    spread_cap: int = 10
+    """Most records spreading activation may add (best activation first)."""
+    spread_factor: float = 0.5
+    """Activation passed along one link (times the neighbour's weight)."""
+    rrf_k: int = 60
+    """Reciprocal Rank Fusion constant: score = sum 1 / (rrf_k + rank)."""
+    rerank_top_k: int = 20
+    """Facts kept after fusion (one per entity)."""
+    hydrate_top_k: int = 10
+    """Top facts whose source turns are put back beside them."""
+    hydrate_full_k: int = 3
+    """Of those, the best few get whole turns; the rest their best-matching sentence."""
+    extractor_context_k: int = 10
+    """Retrieved facts shown to the LLM extractor so it can name overrides."""
+    retrieve_during_ingest: bool = True
+    """Step 2: retrieve (and, with `ltp`, reinforce) against every exchange at ingest."""
+    reinforce_on_query: bool = False
+    """Question-time retrieval reinforces what it returns (mutates the store)."""
+    # one switch per mechanism (ablations)
+    decay: bool = True
+    prune: bool = True
+    ltp: bool = True
+    override: bool = True
+    consolidation: bool = True
+    spreading: bool = True
+    cold_search: bool = True
+    cold_dense: bool = True
+    rrf: bool = True
+    """Off: hot, graph and cold lists are concatenated in that order instead of fused."""
+    hydration: bool = True
+    answer_type_gate: bool = True
+    # storage
+    flush_every: int = 10
+    """Exchanges between store flushes (SQLite commit, LanceDB batch write, checkpoint)."""
+    compact_every: int = 20
+    """LanceDB versions allowed to accumulate before compaction and cleanup."""
+    agent_id: str = "armbench"
+    """Scope of every read and write, together with the conversation id."""

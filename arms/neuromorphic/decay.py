@@ -1,0 +1,53 @@
+"""Exponential decay of record weights (methodology §4 step 5).
+
+    w(t) = w_r · exp(−λ_eff · Δt),   λ_eff = λ_tier · exp(−η·k),   Δt = t − last_reinforced_turn
+
+`w_r` is the weight set at the last reinforcement (1 on insert and on LTP), so decay
+needs no per-turn write: the weight at any turn is a closed form of stored values,
+identical to multiplying by exp(−λ_eff) once per exchange. An invalid record's weight
+is frozen at its `invalid_at` turn. CoreAnchor's λ is 0: it never decays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.records import Tier
+
+
+def tier_lambdas(config: NeuromorphicConfig) -> np.ndarray:
+    """λ per tier, indexed by `Tier` (all zero when decay is switched off)."""
+    lambdas = np.zeros(len(Tier), dtype=np.float64)
+    if config.decay:
+        lambdas[Tier.ACTIVE] = config.lambda_active
+        lambdas[Tier.EPHEMERAL] = config.lambda_ephemeral
+    return lambdas
+
+
+def effective_lambda(lam: np.ndarray | float, k: np.ndarray | int, eta: float) -> np.ndarray:
+    """λ_eff = λ_tier · exp(−η·k): each reinforcement slows decay."""
+    return np.asarray(lam, dtype=np.float64) * np.exp(-eta * np.asarray(k, dtype=np.float64))
+
+
+def weights(
+    w_r: np.ndarray,
+    tier: np.ndarray,
+    k: np.ndarray,
+    last_reinforced: np.ndarray,
+    invalid_at: np.ndarray,
+    t: int,
+    lambdas: np.ndarray,
+    eta: float,
+) -> np.ndarray:
+    """Current weights of many records at turn `t` (frozen at `invalid_at` when invalid)."""
+    end = np.where(invalid_at >= 0, np.minimum(invalid_at, t), t)
+    dt = np.maximum(end - last_reinforced, 0).astype(np.float64)
+    return np.asarray(w_r * np.exp(-effective_lambda(lambdas[tier], k, eta) * dt))
+
+
+def prune_horizon(lam: float, w_prune: float, k: int = 0, eta: float = 0.15) -> float:
+    """Turns until a never-reinforced record's weight reaches `w_prune`: ln(1/w_prune)/λ_eff."""
+    return math.log(1.0 / w_prune) / float(effective_lambda(lam, k, eta))

@@ -1,0 +1,73 @@
+"""raw: the whole transcript in the context.
+
+The context block the answerer sees (worked example)::
+
+    [Session 1 — 1:56 pm on 8 May, 2023]
+    Caroline: Hey Mel! Good to see you! How have you been?
+    Melanie: Hey Caroline! ... [shares a photo: a painting of a sunset]
+    [Session 2 — 1:14 pm on 25 May, 2023]
+    ...
+
+When the transcript exceeds `max_context_tokens`, the most recent part is kept and
+the record says so (`context_truncated: true`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arms.base import ArmServices
+from bench import __version__
+from bench.types import Context, Conversation, Question
+
+
+@dataclass
+class RawConfig:
+    """Options of the raw arm (none beyond the shared answer budget)."""
+
+    kind: str = "raw"
+    max_context_tokens: int | None = None
+    """Overrides `answer.max_context_tokens` for this arm when set."""
+
+
+def render_transcript(conversation: Conversation) -> str:
+    """Every session as a dated header followed by its turns, in session order."""
+    lines: list[str] = []
+    for session in conversation.sessions:
+        lines.append(session.header())
+        lines.extend(turn.render() for turn in session.turns)
+    return "\n".join(lines)
+
+
+class RawArm:
+    """Puts the full transcript (or its most recent part) in front of the answerer."""
+
+    def __init__(self, name: str, config: RawConfig, services: ArmServices) -> None:
+        self.name = name
+        self.config = config
+        self.services = services
+        self._context: Context | None = None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Raw builds no store; the fingerprint is for the record only."""
+        return {"kind": "raw", "version": __version__, "config": vars(self.config)}
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Render (and if needed truncate) the transcript once per conversation."""
+        text = render_transcript(conversation)
+        budget = self.config.max_context_tokens or self.services.max_context_tokens
+        text, truncated = self.services.tokens.truncate_left(text, budget)
+        # No items: raw retrieves nothing, its context is the transcript itself.
+        self._context = Context(text=text, truncated=truncated, meta={"whole_transcript": True})
+        return {"turns": len(conversation.turns()), "truncated": truncated}
+
+    def retrieve(self, question: Question) -> Context:
+        """The same transcript for every question of the conversation."""
+        if self._context is None:
+            raise RuntimeError("raw arm: retrieve() called before ingest()")
+        return self._context
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self._context = None

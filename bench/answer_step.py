@@ -1,0 +1,86 @@
+"""One arm, one question: retrieve → answer → score → judge, as typed steps."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bench.answering import AnswerPrompt, postprocess
+from bench.errors import ProviderError
+from bench.providers.base import ChatProvider
+from bench.records import OK, ArmResult
+from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.tokens import TokenCounter
+from bench.types import Context, Question
+
+MAX_RETRIEVED_IDS = 50
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """Everything shared by every arm's answer: prompt, answerer, scoring and judges."""
+
+    prompt: AnswerPrompt
+    answerer: ChatProvider
+    tokens: TokenCounter
+    f1_threshold: float
+    judges: tuple[Any, ...] = ()
+    primary_judge: str | None = None
+    save_context: bool = False
+
+    def answer(self, question: Question, context: Context, retrieve_ms: float) -> ArmResult:
+        """Ask the answerer with this context, post-process, score; errors raise."""
+        messages = self.prompt.messages(question.question, context.text)
+        started = time.perf_counter()
+        reply = self.answerer.complete(messages, prompt_version=self.prompt.version)
+        latency_ms = (time.perf_counter() - started) * 1000
+        answer = postprocess(reply.text)
+        if not answer:
+            raise ProviderError(f"{reply.model}: empty answer (finish_reason={reply.finish_reason})")
+        scores = score_answer(answer, question)
+        if question.stale_answer:
+            scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()
+        return ArmResult(
+            status=OK,
+            answer=answer,
+            raw_answer=reply.text,
+            correct=outcome_from_f1(scores, question, self.f1_threshold),
+            outcome=f1_outcome_name(self.f1_threshold),
+            scores=scores,
+            context_tokens=self.tokens.count(context.text),
+            tokenizer=self.tokens.name,
+            context_truncated=context.truncated,
+            latency_ms=round(latency_ms, 3),
+            retrieve_ms=round(retrieve_ms, 3),
+            retrieved_ids=_source_ids(context),
+            usage={
+                "prompt_tokens": reply.usage.prompt_tokens,
+                "completion_tokens": reply.usage.completion_tokens,
+            },
+            cached=reply.cached,
+            answerer=reply.model,
+            context=context.text if self.save_context else None,
+        )
+
+    def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
+        """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
+        if result.status != OK or not self.judges:
+            return result
+        judgements = dict(result.judgements)
+        for judge in self.judges:
+            previous = judgements.get(judge.judge_id)
+            if rejudge or previous is None or previous.status != OK:
+                judgements[judge.judge_id] = judge.judge(question, result.answer or "")
+        updated = replace(result, judgements=judgements)
+        primary = judgements.get(self.primary_judge) if self.primary_judge else None
+        if primary is not None:
+            verdict = primary.verdict if primary.status == OK else None
+            updated = replace(updated, correct=verdict, outcome=f"judge:{self.primary_judge}")
+        return updated
+
+
+def _source_ids(context: Context) -> list[str]:
+    """Source turn ids of the retrieved items, best first, without repeats."""
+    seen = dict.fromkeys(sid for item in context.items for sid in item.source_ids)
+    return list(seen)[:MAX_RETRIEVED_IDS]

@@ -1,0 +1,95 @@
+"""The answer step every arm shares: one prompt, one call, one post-processing.
+
+Invariant 1 of the design: every arm gets the same question text, the same
+answer-format rules and the same post-processing; arms differ only in the context.
+
+The model sees (worked example, rag arm, abridged)::
+
+    system: You answer questions about a long conversation ...
+            - If the context does not contain the information needed, reply exactly:
+              not mentioned
+            <CONTEXT>
+            [Session 1 — 1:56 pm on 8 May, 2023]
+            Caroline: I went to a LGBTQ support group yesterday ...
+            </CONTEXT>
+    user:   When did Caroline go to the LGBTQ support group?
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.paths import resolve_resource
+from bench.providers.base import Message
+
+CONTEXT_OPEN = "<CONTEXT>"
+CONTEXT_CLOSE = "</CONTEXT>"
+ABSTAIN = "not mentioned"
+
+
+@dataclass(frozen=True)
+class AnswerPrompt:
+    """The versioned answer-format prompt: its text, file and content hash."""
+
+    template: str
+    path: str
+    sha256: str
+
+    @property
+    def version(self) -> str:
+        """A short id of the prompt text, part of every cache key."""
+        return f"{Path(self.path).stem}@{self.sha256[:12]}"
+
+    def messages(self, question: str, context: str) -> list[Message]:
+        """System = rules + the arm's context block; user = the question text."""
+        return [
+            {"role": "system", "content": self.template.replace("{context}", context)},
+            {"role": "user", "content": question},
+        ]
+
+
+def load_answer_prompt(path: str) -> AnswerPrompt:
+    """Read the prompt file (relative paths resolve against the project root)."""
+    resolved = resolve_resource(path, what="answer.prompt")
+    text = resolved.read_text(encoding="utf-8")
+    if "{context}" not in text:
+        raise_missing_placeholder(resolved)
+    return AnswerPrompt(text, path, hashlib.sha256(text.encode()).hexdigest())
+
+
+def raise_missing_placeholder(path: Path) -> None:
+    """A prompt without `{context}` would silently drop every arm's context."""
+    from bench.errors import ConfigError
+
+    raise ConfigError(f"{path}: answer prompt has no {{context}} placeholder; add one")
+
+
+_PREFIX = re.compile(r"^\s*(final answer|answer|a)\s*[:\-]\s*", re.IGNORECASE)
+
+
+def postprocess(raw: str) -> str:
+    """Same cleaning for every arm: first non-empty line, no 'Answer:' prefix or quotes.
+
+    >>> postprocess('Answer: "7 May 2023".\\n(from session 1)')
+    '7 May 2023'
+    """
+    lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
+    text = lines[0] if lines else ""
+    text = _PREFIX.sub("", text).strip()
+    text = text.strip("\"'`*").strip()
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1].rstrip()
+    return text
+
+
+def extract_context(messages: list[Message]) -> str:
+    """The context block of a message list built by `AnswerPrompt.messages` ('' if none)."""
+    system = next((str(m["content"]) for m in messages if m.get("role") == "system"), "")
+    start = system.find(CONTEXT_OPEN)
+    end = system.rfind(CONTEXT_CLOSE)
+    if start < 0 or end < start:
+        return ""
+    return system[start + len(CONTEXT_OPEN) : end].strip("\n")

@@ -1,0 +1,101 @@
+"""The comparable export (`summarise --format comparable`): one leaderboard-style entry per arm.
+
+Shape (per arm, inside `{"format": "armbench-comparable/1", "submissions": [...]}`)::
+
+    {"metadata": {"benchmark", "arm", "answerer_model", "judge_model", "provider",
+                  "top_k", "outcome", "label_scheme", "run_name"},
+     "accuracy": {"overall": 67.1, "overall_all": 60.2, "n": 1540,
+                  "by_question_type": {"multi-hop": 55.3, ...}},
+     "evaluations": [{"question_id", "category", "question_type", "question", "gold",
+                      "answer", "status", "correct", "f1"}, ...]}
+
+Accuracies are percentages of the results that count (errors excluded); `overall` is
+the scored set (LoCoMo categories 1–4, every question elsewhere). Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.records import QuestionRecord
+from bench.summary_model import Summary
+
+FORMAT = "armbench-comparable/1"
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def _top_k(meta: dict[str, Any], arm: str) -> Any:
+    options = (meta.get("config") or {}).get("arm_options") or {}
+    arm_opts = options.get(arm) if isinstance(options, dict) else None
+    return arm_opts.get("top_k") if isinstance(arm_opts, dict) else None
+
+
+def _judge_model(meta: dict[str, Any], outcome: str) -> str:
+    if not outcome.startswith("judge:"):
+        return f"none ({outcome})"
+    judge_id = outcome.split(":", 1)[1]
+    for judge in meta.get("judges") or []:
+        if judge.get("judge_id") == judge_id:
+            return str(judge.get("model", "unknown"))
+    return "unknown"
+
+
+def _evaluation(record: QuestionRecord, arm: str, qtype: str) -> dict[str, Any]:
+    res = record.arms.get(arm)
+    return {
+        "question_id": record.question_id,
+        "category": record.category,
+        "question_type": qtype,
+        "question": record.question,
+        "gold": record.gold,
+        "answer": None if res is None else res.answer,
+        "status": "missing" if res is None else res.status,
+        "correct": None if res is None else res.correct,
+        "f1": None if res is None else res.scores.get("f1"),
+    }
+
+
+def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[str, Any]:
+    meta = summary.meta or {}
+    provider = meta.get("provider") or {}
+    stats = summary.arms[arm]
+    answerers = {
+        str(r.arms[arm].answerer) for r in records if arm in r.arms and r.arms[arm].answerer
+    }
+    answerer = provider.get("answerer_model") or (", ".join(sorted(answerers)) or "unknown")
+    labels = summary.group_labels
+
+    def qtype(record: QuestionRecord) -> str:
+        key = record.question_type if not summary.locomo_style and record.question_type else None
+        return key or labels.get(str(record.category), str(record.category))
+
+    return {
+        "metadata": {
+            "benchmark": summary.dataset,
+            "arm": arm,
+            "answerer_model": answerer,
+            "judge_model": _judge_model(meta, summary.outcome),
+            "provider": provider.get("name", "unknown"),
+            "top_k": _top_k(meta, arm),
+            "outcome": summary.outcome,
+            "label_scheme": summary.labels,
+            "run_name": meta.get("run_name", "unknown"),
+        },
+        "accuracy": {
+            "overall": _percent(stats.accuracy["scored"].value),
+            "overall_all": _percent(stats.accuracy["all"].value),
+            "n": stats.accuracy["scored"].n,
+            "by_question_type": {
+                labels[k]: _percent(g.accuracy.value) for k, g in stats.groups.items()
+            },
+        },
+        "evaluations": [_evaluation(r, arm, qtype(r)) for r in records],
+    }
+
+
+def comparable_export(summary: Summary, records: list[QuestionRecord]) -> dict[str, Any]:
+    """Every arm of the run in the leaderboard shape described in the module docstring."""
+    return {"format": FORMAT, "submissions": [_entry(summary, records, a) for a in summary.arms]}

@@ -1,0 +1,17 @@
+"""User-facing errors: one line naming the file, field or setting, and the fix."""
+
+
+class BenchError(Exception):
+    """An error the user can fix; the CLI prints its message on one line and exits 2."""
+
+
+class DatasetError(BenchError):
+    """A dataset file is missing, malformed or fails its checksum."""
+
+
+class ConfigError(BenchError):
+    """A configuration value is unknown or invalid."""
+
+
+class ProviderError(BenchError):
+    """A model provider failed after its retries, or is misconfigured."""

@@ -1,0 +1,167 @@
+"""Find a dataset file: explicit path, `$BENCH_DATA_DIR`, the cache, else download it.
+
+Order (interfaces.md): `dataset.path` → `$BENCH_DATA_DIR/<filename>` → the git-ignored
+cache `datasets/.cache/<filename>` (override with `$BENCH_CACHE_DIR`) → download from the
+Hub (`dataset.hf_repo`) or `dataset.url` into the cache. The published checksum
+`dataset.sha256` is enforced for the canonical file only (found under `filename` or
+downloaded); an explicit `dataset.path` may be any file in the format, and its SHA-256 is
+only recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from functools import lru_cache
+from pathlib import Path
+from typing import BinaryIO
+
+from bench.config import DatasetConfig
+from bench.errors import DatasetError
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""The checkout's root (`bench/loaders/resolve.py` → two folders up), not the cwd."""
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks (memoised on path, size and mtime)."""
+    st = path.stat()
+    return _sha256_cached(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=32)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    """The hash itself; size and mtime are part of the key so an edited file is rehashed."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_dir() -> Path:
+    """Where downloads go: `$BENCH_CACHE_DIR`, else `<project root>/datasets/.cache`."""
+    override = os.environ.get("BENCH_CACHE_DIR")
+    return Path(override) if override else PROJECT_ROOT / "datasets" / ".cache"
+
+
+def resolve_data_file(cfg: DatasetConfig) -> Path:
+    """The dataset file to load, downloading and verifying it when it is nowhere local."""
+    if cfg.path:
+        return _explicit_path(cfg)
+    data_dir = os.environ.get("BENCH_DATA_DIR")
+    candidates = [Path(data_dir) / cfg.filename] if data_dir else []
+    candidates.append(cache_dir() / cfg.filename)
+    for candidate in candidates:
+        if candidate.is_file():
+            _verify(candidate, cfg, origin=f"found as {cfg.filename}")
+            return candidate
+    if data_dir and not Path(data_dir).is_dir():
+        log.warning("BENCH_DATA_DIR=%s is not a directory; ignoring it", data_dir)
+    return _fetch(cfg, looked_in=candidates)
+
+
+def _explicit_path(cfg: DatasetConfig) -> Path:
+    """`dataset.path`, relative to the cwd or else to the project root; never checksummed."""
+    assert cfg.path is not None
+    given = Path(cfg.path).expanduser()
+    options = [given] if given.is_absolute() else [given, PROJECT_ROOT / given]
+    for option in options:
+        if option.is_file():
+            if option.name == cfg.filename and cfg.sha256:
+                actual = sha256_file(option)
+                if actual != cfg.sha256:
+                    log.warning(
+                        "%s: SHA-256 %s differs from the published %s; using it as given "
+                        "(dataset.path is not checksummed)",
+                        option,
+                        actual,
+                        cfg.sha256,
+                    )
+            return option
+    raise DatasetError(
+        f"dataset.path={cfg.path}: file not found (looked in {', '.join(map(str, options))}); "
+        "fix the path, or unset dataset.path to use $BENCH_DATA_DIR or the download"
+    )
+
+
+def _verify(path: Path, cfg: DatasetConfig, origin: str) -> None:
+    """Raise DatasetError when a canonical file's SHA-256 differs from `dataset.sha256`."""
+    if not cfg.sha256:
+        return
+    actual = sha256_file(path)
+    if actual != cfg.sha256.lower():
+        raise DatasetError(
+            f"{path}: SHA-256 mismatch ({origin}): expected {cfg.sha256}, got {actual}; "
+            f"delete the file to re-download it, or pass a modified copy as dataset.path=<file>"
+        )
+
+
+def _fetch(cfg: DatasetConfig, looked_in: list[Path]) -> Path:
+    """Download the canonical file into the cache (Hub repo first, else `dataset.url`)."""
+    target = cache_dir() / cfg.filename
+    if cfg.hf_repo:
+        from bench.loaders.hub import download_from_hub
+
+        download_from_hub(cfg.hf_repo, cfg.hf_split or cfg.filename, target)
+    elif cfg.url:
+        download_url(cfg.url, target, expected_sha256=cfg.sha256)
+    else:
+        where = ", ".join(str(p) for p in looked_in)
+        raise DatasetError(
+            f"{cfg.filename}: not found (looked in {where}) and dataset '{cfg.name}' has no "
+            f"download source; set BENCH_DATA_DIR=<dir with {cfg.filename}> or dataset.path=<file>"
+        )
+    _verify(target, cfg, origin="downloaded")
+    return target
+
+
+def download_url(url: str, target: Path, expected_sha256: str | None = None) -> None:
+    """Fetch `url` to `target` atomically with a progress bar; check the SHA-256 if given."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _stream(url, out, target.name)
+        if expected_sha256:
+            actual = sha256_file(tmp)
+            if actual != expected_sha256.lower():
+                raise DatasetError(
+                    f"{target.name}: SHA-256 mismatch for the download from {url}: expected "
+                    f"{expected_sha256}, got {actual}; retry, or fetch the file yourself and "
+                    f"set BENCH_DATA_DIR=<dir with {target.name}>"
+                )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _stream(url: str, out: BinaryIO, label: str) -> None:
+    """Copy the HTTP body to `out`, showing bytes done (and the total when known)."""
+    from tqdm import tqdm
+
+    log.info("downloading %s", url)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            total = int(resp.headers.get("Content-Length") or 0) or None
+            with tqdm(total=total, unit="B", unit_scale=True, desc=label, leave=False) as bar:
+                while chunk := resp.read(_CHUNK):
+                    out.write(chunk)
+                    bar.update(len(chunk))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise DatasetError(
+            f"{label}: download from {url} failed ({exc}); check the network, or fetch the "
+            f"file yourself and set BENCH_DATA_DIR=<dir with {label}>"
+        ) from exc
+
+
+__all__ = ["PROJECT_ROOT", "cache_dir", "download_url", "resolve_data_file", "sha256_file"]

@@ -1,0 +1,133 @@
+"""`python -m bench.perf [what ...] [-- hydra overrides]`: performance figures as JSON.
+
+what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
+`ingest` (both memory arms over all of LoCoMo), `run` (a fresh run and its resume in a
+temporary folder; overrides after `--`, default `dataset=smoke`). Default: components,
+summarise, engine, run. Machines are noisy: compare ratios measured in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from bench.paths import PROJECT_ROOT
+
+DEFAULT = ("components", "summarise", "engine", "run")
+
+
+def components() -> dict[str, Any]:
+    """Throughput of the offline building blocks on LoCoMo-like text."""
+    from bench.providers.offline_answer import answer
+    from bench.providers.offline_embed import WordLlamaEmbedder
+    from bench.tokens import TokenCounter
+
+    texts = [f"Caroline: I went to the support group number {i} yesterday." for i in range(2000)]
+    started = time.perf_counter()
+    embedder = WordLlamaEmbedder()
+    load_s = time.perf_counter() - started
+    embed_s = _timed(lambda: embedder.embed(texts))
+    tokens = TokenCounter()
+    token_s = _timed(lambda: tokens.count_many(texts))
+    context = "[Session 1 — 1:56 pm on 8 May, 2023]\n" + "\n".join(texts)
+    answer("When did Caroline go to support group 5?", context)  # index once, as a run does
+    answer_s = _timed(lambda: answer("When did Caroline go to support group 7?", context))
+    return {
+        "embedder_load_s": round(load_s, 3),
+        "embed_texts_per_s": round(len(texts) / embed_s),
+        "tokenize_texts_per_s": round(len(texts) / token_s),
+        "offline_answer_ms_2000_lines": round(answer_s * 1000, 2),
+    }
+
+
+def run_figures(overrides: list[str]) -> dict[str, Any]:
+    """Wall time of a fresh run and of re-running it (which must compute nothing)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [sys.executable, "-m", "bench.run", *(overrides or ["dataset=smoke"])]
+        args += [f"out={tmp}/run", "progress=false"]
+        fresh = _timed(lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True))
+        resume = _timed(lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True))
+        summ = [sys.executable, "-m", "bench.summarise", f"{tmp}/run", "--json"]
+        summarise_s = _timed(lambda: subprocess.run(summ, check=True, capture_output=True))
+        questions = len(list(Path(tmp, "run", "questions").glob("*.json")))
+    return {
+        "overrides": overrides or ["dataset=smoke"],
+        "questions": questions,
+        "fresh_run_s": round(fresh, 2),
+        "resume_run_s": round(resume, 2),
+        "resume_over_fresh": round(resume / fresh, 3),
+        "summarise_cli_s": round(summarise_s, 3),
+    }
+
+
+def _timed(fn: Any, repeat: int = 1) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return median(times)
+
+
+def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
+    """The figures for each requested group."""
+    out: dict[str, Any] = {}
+    for name in what:
+        if name == "components":
+            out[name] = components()
+        elif name == "summarise":
+            from bench.perf_summarise import figures as summarise_figures
+
+            out[name] = summarise_figures()
+        elif name == "engine":
+            from bench.perf_engine import figures as engine_figures
+
+            out[name] = engine_figures()
+        elif name == "ingest":
+            from bench.config import DatasetConfig
+            from bench.loaders.resolve import resolve_data_file
+            from bench.perf_engine import ingestion_figures
+
+            out[name] = ingestion_figures(resolve_data_file(_locomo_config()))
+        elif name == "run":
+            out[name] = run_figures(overrides)
+        else:
+            from bench.registry import unknown
+
+            raise unknown("perf group", name, [*DEFAULT, "ingest"], "bench.perf")
+    return out
+
+
+def _locomo_config() -> Any:
+    import yaml  # type: ignore[import-untyped]
+
+    from bench.config import DatasetConfig
+    from bench.paths import CONF_DIR
+
+    return DatasetConfig(**yaml.safe_load((CONF_DIR / "dataset" / "locomo.yaml").read_text()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the requested figures as one JSON object."""
+    from bench.errors import BenchError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    overrides = args[args.index("--") + 1 :] if "--" in args else []
+    what = (args[: args.index("--")] if "--" in args else args) or list(DEFAULT)
+    try:
+        figures = collect(what, overrides)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Performance figure of the summariser: 4 arms × 1,986 synthetic LoCoMo-shaped records.
+
+`figures()` is called by `python -m bench.perf`; it writes the records into a temporary
+run directory and reports the median wall time of `summarise_run` (load + statistics)
+and of the text rendering. Standard library only.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.records import OK, ArmResult, QuestionRecord, write_record
+from bench.summarise import summarise_run
+from bench.summary_render import render_text
+
+LOCOMO_CATEGORY_COUNTS = {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}
+ARMS = ("raw", "rag", "neuromorphic", "tuned")
+
+
+def synthetic_record(index: int, category: int, rng: random.Random) -> QuestionRecord:
+    """One LoCoMo-shaped record with every arm answered (random outcomes, F1, latency)."""
+    conv = f"conv-{26 + index % 10}"
+    arms = {}
+    for skill, arm in enumerate(ARMS):
+        correct = rng.random() < 0.35 + 0.1 * skill
+        f1 = 1.0 if correct else rng.random() * 0.5
+        arms[arm] = ArmResult(
+            status=OK,
+            answer="not mentioned" if category == 5 and correct else "an answer",
+            correct=correct,
+            scores={"f1": f1, "em": correct, "abstained": category == 5 and correct},
+            context_tokens=rng.randint(200, 30_000),
+            latency_ms=rng.uniform(50, 2_000),
+            outcome="f1>=0.5",
+        )
+    if category == 5:
+        for res in arms.values():
+            res.scores["trap_hit"] = not res.correct and rng.random() < 0.5
+    return QuestionRecord(
+        question_id=f"{conv}:{index}",
+        dataset="locomo",
+        conversation_id=conv,
+        category=category,
+        question=f"Question {index % 150}?",
+        gold=None if category == 5 else "gold",
+        evidence=["D1:1"],
+        arms=arms,
+        adversarial_answer="trap" if category == 5 else None,
+    )
+
+
+def write_synthetic_run(run_dir: Path, seed: int = 0) -> int:
+    """Write 1,986 synthetic records into `run_dir/questions`; return how many."""
+    rng = random.Random(seed)
+    cats = [c for c, n in LOCOMO_CATEGORY_COUNTS.items() for _ in range(n)]
+    rng.shuffle(cats)
+    for i, cat in enumerate(cats):
+        record = synthetic_record(i, cat, rng)
+        write_record(run_dir, record.question_id.replace(":", "_"), record)
+    return len(cats)
+
+
+def figures(repeats: int = 5) -> dict[str, float]:
+    """Median seconds to summarise (and to render) 4 arms × 1,986 questions."""
+    with tempfile.TemporaryDirectory(prefix="armbench-perf-") as tmp:
+        run_dir = Path(tmp)
+        write_synthetic_run(run_dir)
+        summarise_s, render_s = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            summary = summarise_run(run_dir)
+            mid = time.perf_counter()
+            render_text(summary)
+            summarise_s.append(mid - start)
+            render_s.append(time.perf_counter() - mid)
+    return {
+        "summarise_4x1986_s": statistics.median(summarise_s),
+        "render_text_4x1986_s": statistics.median(render_s),
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(figures(), indent=1))

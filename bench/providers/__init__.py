@@ -1,0 +1,1 @@
+"""Model providers: chat and embeddings, offline or over an OpenAI-compatible API."""

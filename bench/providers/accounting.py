@@ -1,0 +1,131 @@
+"""Per-role call accounting: calls, HTTP requests, cache hits, tokens, latency, cost.
+
+Tokens and cost count only work done by this process (a cache hit costs nothing and
+adds no tokens); `calls` counts every call, including hits and failures.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.types import Usage
+
+PHASES = {
+    "answerer": "answering",
+    "extractor": "extraction",
+    "embedder": "embedding",
+    "judge": "judging",
+}
+
+
+def phase_of(role: str) -> str:
+    """`answerer` → answering, `judge:<id>` → judging, and so on."""
+    return PHASES.get(role.split(":", 1)[0], role)
+
+
+@dataclass(frozen=True)
+class Price:
+    """Price per 1,000 prompt and completion tokens (either may be unknown)."""
+
+    prompt_per_1k: float | None = None
+    completion_per_1k: float | None = None
+
+    @property
+    def known(self) -> bool:
+        """True when at least one side is priced."""
+        return self.prompt_per_1k is not None or self.completion_per_1k is not None
+
+    def cost(self, usage: Usage) -> float:
+        """Cost of one call's usage; unpriced sides count as free."""
+        prompt = (self.prompt_per_1k or 0.0) * usage.prompt_tokens / 1000.0
+        return prompt + (self.completion_per_1k or 0.0) * usage.completion_tokens / 1000.0
+
+
+@dataclass
+class Totals:
+    """Running totals for one role (or one phase, or everything)."""
+
+    calls: int = 0
+    http_requests: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cost: float | None = None
+
+    def add(self, other: Totals) -> None:
+        """Fold `other` into these totals."""
+        for name in ("calls", "http_requests", "cache_hits", "errors"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.latency_ms += other.latency_ms
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+
+
+class Accountant:
+    """Thread-safe totals keyed by role (`answerer`, `extractor`, `embedder`, `judge:<id>`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._roles: dict[str, Totals] = {}
+        self._models: dict[str, str] = {}
+
+    def record(
+        self,
+        role: str,
+        model: str,
+        *,
+        http_requests: int = 0,
+        cached: bool = False,
+        failed: bool = False,
+        usage: Usage | None = None,
+        latency_ms: float = 0.0,
+        price: Price | None = None,
+    ) -> None:
+        """Add one call; `usage` and `price` count only when the call was not a hit."""
+        fresh = usage if usage is not None and not cached else Usage()
+        call = Totals(
+            calls=1,
+            http_requests=http_requests,
+            cache_hits=int(cached),
+            errors=int(failed),
+            prompt_tokens=fresh.prompt_tokens,
+            completion_tokens=fresh.completion_tokens,
+            latency_ms=latency_ms,
+            cost=price.cost(fresh) if price is not None and price.known else None,
+        )
+        with self._lock:
+            self._roles.setdefault(role, Totals()).add(call)
+            self._models[role] = model
+
+    def snapshot(self) -> dict[str, Any]:
+        """`{"roles": {role: totals+phase+model}, "phases": {...}, "total": {...}}`."""
+        with self._lock:
+            roles = {r: Totals(**asdict(t)) for r, t in self._roles.items()}
+            models = dict(self._models)
+        phases: dict[str, Totals] = {}
+        total = Totals()
+        for role, totals in roles.items():
+            phases.setdefault(phase_of(role), Totals()).add(totals)
+            total.add(totals)
+        return {
+            "roles": {
+                r: {"phase": phase_of(r), "model": models[r], **_rounded(t)}
+                for r, t in sorted(roles.items())
+            },
+            "phases": {p: _rounded(t) for p, t in sorted(phases.items())},
+            "total": _rounded(total),
+        }
+
+
+def _rounded(totals: Totals) -> dict[str, Any]:
+    out = asdict(totals)
+    out["latency_ms"] = round(totals.latency_ms, 3)
+    if totals.cost is not None:
+        out["cost"] = round(totals.cost, 6)
+    return out

@@ -1,0 +1,152 @@
+"""Content-keyed SQLite response cache for chat completions and embeddings.
+
+The key is the SHA-256 of a canonical JSON of everything that determines the answer:
+kind, base URL, model, messages or text, sampling parameters, tools and prompt
+version. The API key is never part of it. Modes: `off`, `read` (use hits, store
+nothing), `write` (always call, store results) and `readwrite` (the default).
+One connection is shared by the threads of a process behind a lock; WAL mode and a
+busy timeout let shards in other processes share the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.errors import ConfigError
+
+MODES = ("off", "read", "write", "readwrite")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value BLOB NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(**parts: Any) -> str:
+    """SHA-256 hex of the canonical JSON of `parts` (sorted keys, no whitespace)."""
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A key → bytes store with read/write switched by `mode`."""
+
+    def __init__(self, path: Path | None, mode: str) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"provider.cache.mode={mode!r}: expected one of {', '.join(MODES)}")
+        self.mode = mode
+        self.path = path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+        if mode != "off" and path is None:
+            raise ConfigError("provider.cache.path: a path is required unless mode=off")
+
+    def _db(self) -> sqlite3.Connection | None:
+        """The connection, opened on first use (call with the lock held)."""
+        if self._conn is None and self.mode != "off" and not self._closed:
+            assert self.path is not None
+            self._conn = _connect(self.path)
+        return self._conn
+
+    @property
+    def reads(self) -> bool:
+        """True when hits are served."""
+        return self.mode in ("read", "readwrite")
+
+    @property
+    def writes(self) -> bool:
+        """True when new responses are stored."""
+        return self.mode in ("write", "readwrite")
+
+    def get(self, key: str) -> bytes | None:
+        """The stored value, or None on a miss (or when reading is off)."""
+        if not self.reads:
+            return None
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return None
+            row = db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        """The stored values for those of `keys` that are present (empty when not reading)."""
+        if not self.reads or not keys:
+            return {}
+        found: dict[str, bytes] = {}
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return {}
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT key, value FROM responses WHERE key IN ({marks})"
+                found.update((k, bytes(v)) for k, v in db.execute(query, chunk))
+        return found
+
+    def get_json(self, key: str) -> dict[str, Any] | None:
+        """A stored JSON object, or None."""
+        raw = self.get(key)
+        return json.loads(raw) if raw is not None else None
+
+    def put(self, key: str, kind: str, value: bytes) -> None:
+        """Store `value` under `key` (no-op unless writing)."""
+        self.put_many([(key, kind, value)])
+
+    def put_many(self, rows: list[tuple[str, str, bytes]]) -> None:
+        """Store many (key, kind, value) rows in one transaction (no-op unless writing)."""
+        if not self.writes or not rows:
+            return
+        now = time.time()
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return
+            db.executemany(
+                "INSERT OR REPLACE INTO responses (key, kind, value, created) VALUES (?, ?, ?, ?)",
+                [(key, kind, value, now) for key, kind, value in rows],
+            )
+            db.commit()
+
+    def put_json(self, key: str, kind: str, value: dict[str, Any]) -> None:
+        """Store a JSON object."""
+        self.put(key, kind, json.dumps(value, sort_keys=True).encode("utf-8"))
+
+    def count(self) -> int:
+        """Number of stored responses (0 when off)."""
+        with self._lock:
+            db = self._db()
+            return (
+                0 if db is None else int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            )
+
+    def close(self) -> None:
+        """Close the connection; later calls behave as mode `off`."""
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(_SCHEMA)
+    conn.commit()
+    return conn

@@ -1,0 +1,97 @@
+"""One OpenAI-compatible deployment: its client, limiter, concurrency bound and retry policy.
+
+Every HTTP attempt goes through `Deployment.call`: take a concurrency slot, reserve
+one request and the estimated tokens in the limiter, send, then settle the
+reservation with the tokens the server reported. Roles that share a base URL and
+model share one `Deployment`, so they share its quota.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.retry import RetryPolicy, call_with_retry
+
+T = TypeVar("T")
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def make_client(base_url: str, api_key: str, api_version: str | None, timeout_s: float) -> Any:
+    """An `openai.OpenAI` client with SDK retries off (tenacity retries instead).
+
+    Azure OpenAI's v1 API is used through the same client with base URL
+    `https://<resource>.openai.azure.com/openai/v1/`; `api_version`, when set, is sent
+    as the `api-version` query parameter on every request.
+    """
+    import openai
+
+    query = {"api-version": api_version} if api_version else None
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        timeout=timeout_s,
+        default_query=query,
+    )
+
+
+@dataclass
+class AttemptCounter:
+    """How many HTTP requests a call made, readable even when the call failed."""
+
+    n: int = 0
+
+
+@dataclass
+class Deployment:
+    """The shared machinery for one (base URL, model)."""
+
+    base_url: str
+    model: str
+    client: Any
+    limiter: SlidingWindowLimiter
+    concurrency: int
+    policy: RetryPolicy
+    _slots: threading.BoundedSemaphore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._slots = threading.BoundedSemaphore(max(1, self.concurrency))
+
+    def call(
+        self,
+        role: str,
+        request: Callable[[Any], T],
+        *,
+        estimated_tokens: int,
+        used_tokens: Callable[[T], int | None],
+        counter: AttemptCounter,
+    ) -> T:
+        """Run `request(client)` with limiting and retries; ProviderError when it fails."""
+
+        def attempt() -> T:
+            with self._slots:
+                reservation = self.limiter.acquire(estimated_tokens)
+                counter.n += 1
+                actual: int | None = None
+                try:
+                    result = request(self.client)
+                    actual = used_tokens(result)
+                    return result
+                finally:
+                    self.limiter.settle(reservation, actual)
+
+        return call_with_retry(
+            attempt,
+            policy=self.policy,
+            where=f"{role} at {self.base_url} (model {self.model})",
+            on_retry_after=self.limiter.pause,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP client's connection pool."""
+        self.client.close()

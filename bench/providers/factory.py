@@ -1,0 +1,160 @@
+"""Build the run's providers from `ProviderConfig`: one explicit, lazy name table.
+
+| kind        | answerer / extractor / judge      | embedder               |
+|-------------|-----------------------------------|------------------------|
+| `offline`   | `OfflineAnswerer` / none / —      | —                      |
+| `wordllama` | —                                 | `WordLlamaEmbedder`    |
+| `openai`    | `OpenAIChat`                      | `OpenAIEmbedder`       |
+
+Roles on the same (base URL, model) share one `Deployment` — one client, one
+limiter, one concurrency bound — because they share one quota. Missing keys are
+reported here, before any work starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
+from bench.errors import ConfigError
+from bench.providers.accounted import AccountedChat, AccountedEmbedder
+from bench.providers.accounting import Accountant
+from bench.providers.base import ChatProvider, Embedder
+from bench.providers.cache import ResponseCache
+from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
+from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.retry import RetryPolicy
+from bench.providers.secrets import read_api_key
+
+CHAT_KINDS = ("offline", "openai")
+EMBED_KINDS = ("wordllama", "openai")
+RATE_WINDOW_S = 60.0
+
+
+def _check_kind(kind: str, allowed: tuple[str, ...], setting: str) -> None:
+    if kind not in allowed:
+        close = difflib.get_close_matches(kind, allowed, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"{setting}={kind!r}: unknown kind; {hint}expected one of {allowed}")
+
+
+class _Deployments:
+    """Deployments keyed by (base URL, model); the first config seen sets the quota."""
+
+    def __init__(self, window_s: float) -> None:
+        self._window_s = window_s
+        self._by_key: dict[tuple[str, str], Deployment] = {}
+
+    def get(self, cfg: EndpointConfig | EmbedderConfig, setting: str) -> Deployment:
+        """The shared deployment for `cfg`; reads its key now (ProviderError if unset)."""
+        api_key = read_api_key(cfg.api_key_env, f"{setting}.api_key_env")
+        base_url = (cfg.base_url or DEFAULT_BASE_URL).rstrip("/")
+        key = (base_url, cfg.model)
+        if key not in self._by_key:
+            self._by_key[key] = Deployment(
+                base_url=base_url,
+                model=cfg.model,
+                client=make_client(base_url, api_key, cfg.api_version, cfg.timeout_s),
+                limiter=SlidingWindowLimiter(
+                    cfg.requests_per_minute, cfg.tokens_per_minute, window_s=self._window_s
+                ),
+                concurrency=getattr(cfg, "concurrency", 4),
+                policy=RetryPolicy(
+                    max_attempts=cfg.max_attempts, max_retry_time_s=cfg.max_retry_time_s
+                ),
+            )
+        return self._by_key[key]
+
+    def close(self) -> None:
+        """Close every client."""
+        for deployment in self._by_key.values():
+            deployment.close()
+        self._by_key.clear()
+
+
+class ProviderSet:
+    """The answerer, extractor, embedder and judges of one run, with shared accounting."""
+
+    answerer: ChatProvider
+    extractor: ChatProvider | None
+    embedder: Embedder
+
+    def __init__(self, cfg: ProviderConfig, run_dir: Path, *, window_s: float = RATE_WINDOW_S):
+        self._accountant = Accountant()
+        self._deployments = _Deployments(window_s)
+        self._cache = _open_cache(cfg.cache, run_dir)
+        self._judges: dict[str, ChatProvider] = {}
+        self.answerer = self._chat(cfg.answerer, "answerer", "provider.answerer")
+        self.extractor = (
+            None
+            if cfg.extractor.kind == "offline"
+            else self._chat(cfg.extractor, "extractor", "provider.extractor")
+        )
+        self.embedder = self._embedder(cfg.embedder)
+
+    def judge(self, cfg: JudgeConfig) -> ChatProvider:
+        """The chat provider for an LLM judge (memoised by judge id)."""
+        if cfg.judge_id not in self._judges:
+            if cfg.endpoint.kind != "openai":
+                raise ConfigError(
+                    f"judge {cfg.judge_id!r}: endpoint.kind={cfg.endpoint.kind!r}; an LLM judge "
+                    "needs kind=openai (use judge=none for the offline F1 rule)"
+                )
+            role = f"judge:{cfg.judge_id}"
+            self._judges[cfg.judge_id] = self._chat(
+                cfg.endpoint, role, f"judge[{cfg.judge_id}].endpoint"
+            )
+        return self._judges[cfg.judge_id]
+
+    def accounting(self) -> dict[str, Any]:
+        """Totals per role, per phase and overall (see `Accountant.snapshot`)."""
+        return self._accountant.snapshot()
+
+    def close(self) -> None:
+        """Close HTTP clients and the cache."""
+        self._deployments.close()
+        self._cache.close()
+
+    def _chat(self, cfg: EndpointConfig, role: str, setting: str) -> ChatProvider:
+        _check_kind(cfg.kind, CHAT_KINDS, f"{setting}.kind")
+        if cfg.kind == "offline":
+            from bench.providers.offline_answer import OfflineAnswerer
+
+            return AccountedChat(OfflineAnswerer(), role=role, accountant=self._accountant)
+        from bench.providers.openai_chat import OpenAIChat
+
+        return OpenAIChat(
+            cfg,
+            role=role,
+            deployment=self._deployments.get(cfg, setting),
+            cache=self._cache,
+            accountant=self._accountant,
+        )
+
+    def _embedder(self, cfg: EmbedderConfig) -> Embedder:
+        _check_kind(cfg.kind, EMBED_KINDS, "provider.embedder.kind")
+        if cfg.kind == "wordllama":
+            from bench.providers.offline_embed import WordLlamaEmbedder
+
+            inner = WordLlamaEmbedder(dim=cfg.dim)
+            return AccountedEmbedder(inner, role="embedder", accountant=self._accountant)
+        from bench.providers.openai_embed import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            cfg,
+            deployment=self._deployments.get(cfg, "provider.embedder"),
+            cache=self._cache,
+            accountant=self._accountant,
+        )
+
+
+def _open_cache(cfg: CacheConfig, run_dir: Path) -> ResponseCache:
+    path = Path(cfg.path).expanduser() if cfg.path else run_dir / "cache" / "responses.sqlite"
+    return ResponseCache(path, cfg.mode)
+
+
+def build_providers(cfg: ProviderConfig, run_dir: Path) -> ProviderSet:
+    """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind)."""
+    return ProviderSet(cfg, run_dir)

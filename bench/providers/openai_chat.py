@@ -1,0 +1,176 @@
+"""Chat completions from any OpenAI-compatible endpoint, cached, limited and retried.
+
+The request is `model`, `messages`, `temperature`, `max_tokens` and, for the
+extractor only, `tools`. A response with neither text nor a tool call (including
+`finish_reason: length` with empty text) raises ProviderError: an empty answer is
+never scored silently.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from typing import Any
+
+from bench.config import EndpointConfig
+from bench.providers.accounting import Accountant, Price
+from bench.providers.base import Message
+from bench.providers.cache import ResponseCache, cache_key
+from bench.providers.deployment import AttemptCounter, Deployment
+from bench.providers.retry import EmptyCompletion, MalformedResponse
+from bench.types import ChatResult, Usage
+
+
+def estimate_tokens(messages: list[Message], tools: list[dict[str, Any]] | None, out: int) -> int:
+    """A cheap upper-ish estimate for the limiter: ~4 characters per token, plus output."""
+    chars = len(json.dumps(messages, ensure_ascii=False))
+    if tools:
+        chars += len(json.dumps(tools, ensure_ascii=False))
+    return chars // 4 + out
+
+
+class OpenAIChat:
+    """A `ChatProvider` for one role (answerer, extractor or `judge:<id>`)."""
+
+    def __init__(
+        self,
+        cfg: EndpointConfig,
+        *,
+        role: str,
+        deployment: Deployment,
+        cache: ResponseCache,
+        accountant: Accountant,
+    ) -> None:
+        self.model = cfg.model
+        self.role = role
+        self._cfg = cfg
+        self._deployment = deployment
+        self._cache = cache
+        self._accountant = accountant
+        self._price = Price(cfg.price_prompt_per_1k, cfg.price_completion_per_1k)
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> ChatResult:
+        """Return the completion (from the cache when possible); ProviderError on failure."""
+        started = time.perf_counter()
+        params = {"temperature": self._cfg.temperature, "max_tokens": self._cfg.max_tokens}
+        key = cache_key(
+            kind="chat",
+            base_url=self._deployment.base_url,
+            model=self.model,
+            messages=messages,
+            params=params,
+            tools=tools,
+            prompt_version=prompt_version,
+        )
+        hit = self._cache.get_json(key)
+        if hit is not None:
+            result = _from_json(hit, cached=True, latency_ms=_ms_since(started))
+            self._record(result, http_requests=0)
+            return result
+        counter = AttemptCounter()
+        try:
+            result = self._deployment.call(
+                self.role,
+                lambda client: _request(client, self.model, messages, params, tools),
+                estimated_tokens=estimate_tokens(messages, tools, self._cfg.max_tokens),
+                used_tokens=lambda r: r.usage.prompt_tokens + r.usage.completion_tokens or None,
+                counter=counter,
+            )
+        except Exception:
+            latency = _ms_since(started)
+            self._accountant.record(
+                self.role, self.model, http_requests=counter.n, failed=True, latency_ms=latency
+            )
+            raise
+        result = _with_latency(result, _ms_since(started))
+        self._cache.put_json(key, "chat", _to_json(result))
+        self._record(result, http_requests=counter.n)
+        return result
+
+    def _record(self, result: ChatResult, *, http_requests: int) -> None:
+        self._accountant.record(
+            self.role,
+            self.model,
+            http_requests=http_requests,
+            cached=result.cached,
+            usage=result.usage,
+            latency_ms=result.latency_ms,
+            price=self._price,
+        )
+
+
+def _request(
+    client: Any,
+    model: str,
+    messages: list[Message],
+    params: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+) -> ChatResult:
+    """One HTTP attempt, parsed; raises MalformedResponse / EmptyCompletion."""
+    extra = {"tools": tools} if tools else {}
+    response = client.chat.completions.create(model=model, messages=messages, **params, **extra)
+    choices = getattr(response, "choices", None)
+    if not choices or getattr(choices[0], "message", None) is None:
+        raise MalformedResponse("no choices in the response body")
+    choice = choices[0]
+    text = choice.message.content or ""
+    tool_calls = tuple(
+        {"name": tc.function.name, "arguments": tc.function.arguments or "{}"}
+        for tc in choice.message.tool_calls or ()
+        if getattr(tc, "function", None) is not None
+    )
+    finish = choice.finish_reason or "stop"
+    if not text.strip() and not tool_calls:
+        hint = "; raise max_tokens" if finish == "length" else ""
+        raise EmptyCompletion(f"empty completion (finish_reason={finish}{hint})")
+    usage = response.usage
+    return ChatResult(
+        text=text,
+        model=getattr(response, "model", None) or model,
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        ),
+        finish_reason=finish,
+        tool_calls=tool_calls,
+    )
+
+
+def _to_json(result: ChatResult) -> dict[str, Any]:
+    return {
+        "text": result.text,
+        "model": result.model,
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+        },
+        "finish_reason": result.finish_reason,
+        "tool_calls": list(result.tool_calls),
+    }
+
+
+def _from_json(data: dict[str, Any], *, cached: bool, latency_ms: float) -> ChatResult:
+    return ChatResult(
+        text=data["text"],
+        model=data["model"],
+        usage=Usage(**data["usage"]),
+        finish_reason=data["finish_reason"],
+        tool_calls=tuple(data["tool_calls"]),
+        cached=cached,
+        latency_ms=latency_ms,
+    )
+
+
+def _with_latency(result: ChatResult, latency_ms: float) -> ChatResult:
+    return replace(result, latency_ms=latency_ms)
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

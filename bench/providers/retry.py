@@ -1,0 +1,184 @@
+"""Which failures are retried, how long to wait, and the tenacity loop that does it.
+
+Retried: HTTP 429 and 5xx, timeouts, connection errors and malformed response
+bodies. Never retried: any other 4xx (400, 401, 403, 404, 422 ...) and empty
+completions. The wait honours `retry-after-ms` and `Retry-After` (seconds or an HTTP
+date) when the server sends them, otherwise exponential backoff with full jitter.
+Attempts and total time per call are capped; each retry is logged with its reason.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import tenacity
+
+from bench.errors import ProviderError
+from bench.providers.secrets import redact
+
+log = logging.getLogger("bench.providers")
+T = TypeVar("T")
+
+
+class MalformedResponse(Exception):
+    """The server answered 200 with a body that is not a usable completion."""
+
+
+class EmptyCompletion(Exception):
+    """The server answered with no text and no tool call."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A classified failure: is it worth retrying, why, and the server's requested wait."""
+
+    retryable: bool
+    reason: str
+    retry_after_s: float | None = None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Caps and backoff shape for one deployment."""
+
+    max_attempts: int = 6
+    max_retry_time_s: float = 300.0
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    retry_after_max_s: float = 120.0
+
+
+def classify(exc: BaseException) -> Failure:
+    """Map an exception from the SDK (or our parsing) to a `Failure`."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure(True, "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return Failure(True, f"connection error ({type(cause).__name__})")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        reason = f"HTTP {status}: {_error_message(exc)}"
+        retryable = status == 429 or status >= 500
+        headers = exc.response.headers
+        return Failure(retryable, reason, parse_retry_after(headers) if retryable else None)
+    if isinstance(exc, MalformedResponse | json.JSONDecodeError):
+        return Failure(True, f"malformed response ({exc})")
+    if isinstance(exc, EmptyCompletion):
+        return Failure(False, str(exc))
+    return Failure(False, f"{type(exc).__name__}: {exc}")
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:200]
+    return str(getattr(exc, "message", exc))[:200]
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: `retry-after-ms`, else `Retry-After`.
+
+    `Retry-After` may be a number of seconds or an HTTP date (RFC 9110 §10.2.3).
+    """
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class _Wait(tenacity.wait.wait_base):
+    """Server-requested wait when given, else exponential backoff with full jitter."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self._policy = policy
+        self._jitter = tenacity.wait_random_exponential(
+            multiplier=policy.backoff_base_s, max=policy.backoff_max_s
+        )
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        failure = _failure_of(retry_state)
+        if failure is not None and failure.retry_after_s is not None:
+            return min(failure.retry_after_s, self._policy.retry_after_max_s)
+        return float(self._jitter(retry_state))
+
+
+def _failure_of(retry_state: tenacity.RetryCallState) -> Failure | None:
+    outcome = retry_state.outcome
+    if outcome is None or not outcome.failed:
+        return None
+    exc = outcome.exception()
+    return classify(exc) if exc is not None else None
+
+
+def call_with_retry(
+    attempt: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    where: str,
+    on_retry_after: Callable[[float], None] | None = None,
+) -> T:
+    """Run `attempt` until it succeeds, a failure is permanent, or a cap is hit.
+
+    `where` names the role and base URL in log lines and in the final ProviderError.
+    `on_retry_after` is told of each server-requested pause (to pause the limiter).
+    """
+
+    def should_retry(retry_state: tenacity.RetryCallState) -> bool:
+        failure = _failure_of(retry_state)
+        return failure is not None and failure.retryable
+
+    def before_sleep(retry_state: tenacity.RetryCallState) -> None:
+        failure = _failure_of(retry_state)
+        assert failure is not None
+        wait = retry_state.upcoming_sleep
+        if failure.retry_after_s is not None and on_retry_after is not None:
+            on_retry_after(wait)
+        log.warning(
+            "%s: attempt %d/%d failed: %s; retrying in %.2fs",
+            where,
+            retry_state.attempt_number,
+            policy.max_attempts,
+            redact(failure.reason),
+            wait,
+        )
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.max_attempts)
+        | tenacity.stop_before_delay(policy.max_retry_time_s),
+        wait=_Wait(policy),
+        retry=should_retry,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        return retrying(attempt)
+    except Exception as exc:
+        failure = classify(exc)
+        attempts = retrying.statistics.get("attempt_number", 1)
+        raise ProviderError(
+            redact(f"{where}: failed after {attempts} attempt(s): {failure.reason}")
+        ) from exc

@@ -1,0 +1,175 @@
+"""The per-question record: typed, versioned, written atomically. Standard library only.
+
+One JSON file per question holds every arm's result for that question, so pairing
+between arms is by construction. `schema_version` opens every record; readers accept
+every version listed in `READABLE_VERSIONS`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+READABLE_VERSIONS = (1,)
+OK = "ok"
+ERROR = "error"
+
+
+@dataclass
+class Judgement:
+    """One judge's verdict on one answer; `status` is `error` when it could not be parsed."""
+
+    judge_id: str
+    status: str
+    verdict: bool | None = None
+    model: str = ""
+    prompt_hash: str = ""
+    raw: str | None = None
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class ArmResult:
+    """One arm's answer to one question, with its scores and costs."""
+
+    status: str
+    """`ok` or `error`; only `ok` results are scored."""
+    answer: str | None = None
+    """The post-processed answer every scorer sees."""
+    correct: bool | None = None
+    """The binary outcome the summary pairs on (see `outcome`)."""
+    scores: dict[str, Any] = field(default_factory=dict)
+    """Every metric computed: official F1, EM, abstained, trap_hit, ..."""
+    context_tokens: int | None = None
+    """Tokens in the context block, counted with `tokenizer`."""
+    latency_ms: float | None = None
+    """Wall time of the answering call."""
+    error: str | None = None
+    """Why the arm failed, when `status` is `error`."""
+    raw_answer: str | None = None
+    """The answerer's text before post-processing."""
+    outcome: str | None = None
+    """Which rule produced `correct`: `f1>=0.5` or `judge:<id>`."""
+    answerer: str | None = None
+    """The model (or offline answerer) that wrote the answer."""
+    tokenizer: str | None = None
+    """The tokenizer `context_tokens` was counted with."""
+    retrieve_ms: float | None = None
+    """Wall time of the arm's retrieval."""
+    context_truncated: bool = False
+    """True when the context was cut to fit the model's budget."""
+    retrieved_ids: list[str] = field(default_factory=list)
+    """Source turn ids (dia_ids) behind the retrieved items, best first."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """Prompt/completion tokens of the answering call, as the provider reported them."""
+    cached: bool = False
+    """True when the answer came from the response cache."""
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    """Verdicts keyed by judge id."""
+    context: str | None = None
+    """The rendered context, when the run saves contexts."""
+
+    @classmethod
+    def failed(cls, message: str) -> ArmResult:
+        """An `error` result carrying a one-line reason."""
+        return cls(status=ERROR, error=message.splitlines()[0][:500] if message else "error")
+
+
+@dataclass
+class QuestionRecord:
+    """Everything known about one question and every arm's answer to it."""
+
+    question_id: str
+    dataset: str
+    conversation_id: str
+    category: int
+    question: str
+    gold: str | None
+    evidence: list[str]
+    arms: dict[str, ArmResult]
+    adversarial_answer: str | None = None
+    question_type: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def is_complete(self, arm_names: list[str]) -> bool:
+        """True when every named arm has an `ok` result (invariant 2)."""
+        return all(n in self.arms and self.arms[n].status == OK for n in arm_names)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain dict with `schema_version` first."""
+        body = asdict(self)
+        version = body.pop("schema_version")
+        return {"schema_version": version, **body}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str = "<record>") -> QuestionRecord:
+        """Parse a record dict; raise ValueError naming `source` on an unknown version."""
+        version = data.get("schema_version")
+        if version not in READABLE_VERSIONS:
+            raise ValueError(
+                f"{source}: schema_version {version!r} is not readable by this armbench "
+                f"(reads {list(READABLE_VERSIONS)}); upgrade armbench"
+            )
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
+        return cls(**fields)
+
+
+def _arm_from_json(data: dict[str, Any]) -> ArmResult:
+    known = {k: v for k, v in data.items() if k in ArmResult.__dataclass_fields__}
+    known["judgements"] = {
+        jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
+        for jid, j in data.get("judgements", {}).items()
+    }
+    return ArmResult(**known)
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    """Write JSON to `path` via a temp file in the same folder and an atomic rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, indent=1, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def record_path(run_dir: Path, file_stem: str) -> Path:
+    """Where the record of a question lives inside a run directory."""
+    return run_dir / "questions" / f"{file_stem}.json"
+
+
+def write_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> Path:
+    """Atomically write one question record; return its path."""
+    path = record_path(run_dir, file_stem)
+    write_json_atomic(path, record.to_json())
+    return path
+
+
+def read_record(path: Path) -> QuestionRecord:
+    """Load one record file."""
+    with path.open(encoding="utf-8") as fh:
+        return QuestionRecord.from_json(json.load(fh), source=str(path))
+
+
+def iter_records(run_dir: Path) -> list[QuestionRecord]:
+    """Every record in a run directory, sorted by question id."""
+    paths = sorted((run_dir / "questions").glob("*.json"))
+    return sorted((read_record(p) for p in paths), key=lambda r: _natural_key(r.question_id))
+
+
+def _natural_key(question_id: str) -> tuple[Any, ...]:
+    """Sort `conv-26:10` after `conv-26:9`."""
+    head, _, tail = question_id.rpartition(":")
+    return (head, int(tail)) if tail.isdigit() else (question_id, 0)

@@ -1,0 +1,317 @@
+"""`python -m bench.report RUN_DIR`: a self-contained Plotly `report.html` for one run.
+
+Every number comes from the summariser's typed `Summary` (`bench.summarise`): accuracy
+with Wilson 95% intervals on both denominators, per category, paired discordance with
+the exact McNemar p, context tokens and latency. The per-answer distribution of
+context tokens comes from `bench.frame.load_run`. plotly.js is inlined, so the file
+opens offline. `SUMMARY.md` is written by the summariser when it is absent.
+
+Exit status: 0 on success, 2 with a one-line message when RUN_DIR is not a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import sys
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+
+from bench import summarise
+from bench.errors import BenchError
+from bench.frame import load_run
+from bench.summary_model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
+
+OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
+REPORT_NAME = "report.html"
+_SET_TITLES = {"scored": "categories 1–4", "all": "all questions"}
+_LAYOUT: dict[str, Any] = {"template": "plotly_white", "height": 420, "barmode": "group",
+                           "margin": {"t": 60, "b": 60, "l": 60, "r": 20}}  # fmt: skip
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+.banner{background:#b00020;color:#fff;font-weight:700;font-size:1.3rem;padding:.8rem 1rem;
+border-radius:6px;margin:1rem 0}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;
+padding:.25rem .6rem;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{
+text-align:left}code{background:#f4f4f4;padding:0 .2rem}.notes li{color:#8a4b00}
+"""
+
+
+def build_report(run_dir: Path, labels: str = "official") -> str:
+    """The whole report of a run as one HTML document (plotly.js inlined)."""
+    summary = summarise.summarise_run(run_dir, labels=labels)
+    tokens = _context_tokens(run_dir, labels)
+    figures = [
+        ("accuracy", _accuracy_figure(summary)),
+        ("categories", _category_figure(summary)),
+        ("pairs", _pairs_figure(summary)),
+        ("tokens", _tokens_figure(summary, tokens)),
+        ("latency", _latency_figure(summary)),
+    ]
+    parts = [_header(summary), _accuracy_table(summary)]
+    inline_js = True  # plotly.js goes inline once, with the first figure
+    for name, fig in figures:
+        if fig is None:
+            continue
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=inline_js, div_id=f"fig-{name}"))
+        inline_js = False
+        if name == "pairs":
+            parts.append(_pairs_table(summary))
+    title = html.escape(f"armbench report — {Path(summary.run_dir).name}")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+
+
+def write_report(run_dir: Path, labels: str = "official") -> Path:
+    """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path."""
+    report = build_report(run_dir, labels)
+    path = run_dir / REPORT_NAME
+    tmp = path.with_name(f".{REPORT_NAME}.tmp")
+    tmp.write_text(report, encoding="utf-8")
+    tmp.replace(path)
+    if not (run_dir / "SUMMARY.md").exists():
+        summarise.main([str(run_dir), "--write", "--labels", labels])
+    return path
+
+
+def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
+    """Context tokens of every `ok` answer, per arm."""
+    df = load_run(run_dir, labels=labels)
+    ok = df[(df["status"] == "ok") & df["context_tokens"].notna()]
+    return {str(arm): [int(v) for v in group["context_tokens"]] for arm, group in ok.groupby(
+        "arm", sort=False)}  # fmt: skip
+
+
+def _meta(summary: Summary, *keys: str) -> Any:
+    """A nested value of run.json, or None."""
+    value: Any = summary.meta or {}
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _header(summary: Summary) -> str:
+    """Run metadata from run.json, the offline banner, and the summariser's notes."""
+    esc = html.escape
+    judges = _meta(summary, "judges") or []
+    judge_text = ", ".join(
+        f"{j.get('judge_id')} ({j.get('model')}, prompt {j.get('prompt_hash')})"
+        for j in judges if isinstance(j, dict)
+    ) or "none"  # fmt: skip
+    commit = _meta(summary, "provenance", "git_commit")
+    dirty = _meta(summary, "provenance", "git_dirty")
+    rows = [
+        ("dataset", f"{_meta(summary, 'dataset', 'name') or summary.dataset} — sha256 "
+                    f"<code>{esc(str(_meta(summary, 'dataset', 'sha256')))}</code>"),
+        ("questions", f"{summary.n_questions['scored']} scored (categories 1–4), "
+                      f"{summary.n_questions['all']} in all"),
+        ("provider", esc(str(_meta(summary, "provider", "name")))),
+        ("answerer", esc(str(_meta(summary, "provider", "answerer_model")))),
+        ("judges", esc(judge_text)),
+        ("outcome rule", f"<code>{esc(summary.outcome)}</code>"),
+        ("category labels", esc(summary.labels)),
+        ("git commit", f"<code>{esc(str(commit))}</code>{' (dirty)' if dirty else ''}"),
+        ("created", esc(str(_meta(summary, "created_at")))),
+    ]  # fmt: skip
+    table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
+    parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
+    if _meta(summary, "offline") is True:
+        parts.append(f'<div class="banner">{esc(OFFLINE_BANNER)}</div>')
+    parts.append(f"<table>{table}</table>")
+    if summary.notes:
+        items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
+        parts.append(f'<ul class="notes">{items}</ul>')
+    return "\n".join(parts)
+
+
+def _pct(rate: Rate) -> str:
+    """`41.2% [38.7, 43.8] (k/n)`, or an en dash when n = 0."""
+    if rate.value is None or rate.ci is None:
+        return "–"
+    lo, hi = rate.ci
+    return f"{100 * rate.value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({rate.k}/{rate.n})"
+
+
+def _sets(summary: Summary) -> tuple[str, ...]:
+    """Both denominators for LoCoMo-style runs; one when they are the same questions."""
+    return SETS if summary.locomo_style else ("all",)
+
+
+def _accuracy_table(summary: Summary) -> str:
+    """Accuracy with Wilson 95% intervals per arm on each denominator, and errors."""
+    sets = _sets(summary)
+    head = "".join(
+        f"<th>accuracy, {_SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
+    )
+    body = "".join(
+        f"<tr><td>{html.escape(name)}</td>"
+        + "".join(f"<td>{_pct(arm.accuracy[s])}</td>" for s in sets)
+        + f"<td>{arm.excluded.get('all', {}).get('error', 0)}</td></tr>"
+        for name, arm in summary.arms.items()
+    )
+    return (
+        f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
+        f"<table><tr><th>arm</th>{head}<th>errors (excluded)</th></tr>{body}</table>"
+    )
+
+
+def _error_bars(rates: list[Rate]) -> dict[str, Any]:
+    """Asymmetric Plotly error bars (in %) from Wilson intervals."""
+    plus = [100 * (r.ci[1] - r.value) if r.ci and r.value is not None else 0 for r in rates]
+    minus = [100 * (r.value - r.ci[0]) if r.ci and r.value is not None else 0 for r in rates]
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}
+
+
+def _rate_bar(name: str, x: list[str], rates: list[Rate]) -> go.Bar:
+    """A bar per rate (accuracy in %), with Wilson error bars and k/n in the hover."""
+    return go.Bar(
+        name=name, x=x, y=[100 * r.value if r.value is not None else None for r in rates],
+        error_y=_error_bars(rates), customdata=[[r.k, r.n] for r in rates],
+        hovertemplate="%{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<extra>"
+        + name + "</extra>",
+    )  # fmt: skip
+
+
+def _accuracy_figure(summary: Summary) -> go.Figure:
+    """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
+    sets = _sets(summary)
+    arms = list(summary.arms)
+    fig = go.Figure()
+    for s in sets:
+        label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
+        fig.add_trace(_rate_bar(label, arms, [summary.arms[a].accuracy[s] for a in arms]))
+    fig.update_layout(title="Accuracy per arm (Wilson 95% interval)", yaxis_title="% correct",
+                      yaxis_range=[0, 100], **_LAYOUT)  # fmt: skip
+    return fig
+
+
+def _category_figure(summary: Summary) -> go.Figure:
+    """Accuracy per category (or question type) per arm, Wilson 95% error bars."""
+    groups = list(summary.group_labels)
+    x = [f"{g} {summary.group_labels[g]} (n={summary.group_sizes.get(g, 0)})"
+         if g.isdigit() else f"{g} (n={summary.group_sizes.get(g, 0)})" for g in groups]  # fmt: skip
+    fig = go.Figure()
+    for name, arm in summary.arms.items():
+        rates = [_group_rate(arm, g) for g in groups]
+        fig.add_trace(_rate_bar(name, x, rates))
+    fig.update_layout(title=f"Accuracy per category ({summary.labels} labels)",
+                      yaxis_title="% correct", yaxis_range=[0, 100], **_LAYOUT)  # fmt: skip
+    return fig
+
+
+def _group_rate(arm: ArmStats, group: str) -> Rate:
+    stats = arm.groups.get(group)
+    return stats.accuracy if stats is not None else Rate(0, 0)
+
+
+def _pair_title(row: PairRow) -> str:
+    return f"{row.a} vs {row.b} ({_SET_TITLES.get(row.set, row.set)})"
+
+
+def _pair_rows(summary: Summary) -> list[PairRow]:
+    sets = _sets(summary)
+    return [row for row in summary.pairs if row.set in sets]
+
+
+def _pairs_figure(summary: Summary) -> go.Figure | None:
+    """Discordant pairs per arm pair: A right & B wrong vs B right & A wrong, McNemar p."""
+    rows = _pair_rows(summary)
+    if not rows:
+        return None
+    x = [_pair_title(r) for r in rows]
+    fig = go.Figure([
+        go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
+        go.Bar(name="B only (B right, A wrong)", x=x, y=[r.pooled.b_only for r in rows]),
+    ])  # fmt: skip
+    for label, row in zip(x, rows, strict=True):
+        top = max(row.pooled.a_only, row.pooled.b_only)
+        fig.add_annotation(x=label, y=top, text=f"p = {row.pooled.p:.3g}", showarrow=False,
+                           yshift=14)  # fmt: skip
+    fig.update_layout(title="Paired discordance (exact McNemar p)", yaxis_title="questions",
+                      **_LAYOUT)  # fmt: skip
+    return fig
+
+
+def _pairs_table(summary: Summary) -> str:
+    """Every arm pair, pooled: n, both/neither, a_only/b_only, exact and Holm p, MDE."""
+    head = ("<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
+            "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>")
+    body = []
+    for row in _pair_rows(summary):
+        t = row.pooled
+        holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
+        mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
+        flag = " (underpowered)" if t.underpowered else ""
+        body.append(
+            f"<tr><td>{html.escape(row.a)} vs {html.escape(row.b)}</td><td>{row.set}</td>"
+            f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
+            f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
+        )
+    if not body:
+        return ""
+    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"  # fmt: skip
+
+
+def _tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure | None:
+    """Context tokens per answer, per arm (box), with the summariser's mean marked."""
+    if not any(tokens.values()):
+        return None
+    fig = go.Figure()
+    for name, arm in summary.arms.items():
+        values = tokens.get(name, [])
+        if values:
+            fig.add_trace(go.Box(name=name, y=values, boxmean=True, boxpoints=False))
+        if arm.context_tokens_mean is not None:
+            fig.add_annotation(x=name, y=arm.context_tokens_mean, showarrow=False,
+                               text=f"mean {arm.context_tokens_mean:,.0f}", xshift=60)  # fmt: skip
+    layout = {**_LAYOUT, "barmode": None}
+    fig.update_layout(title="Context tokens per answer", yaxis_title="tokens",
+                      showlegend=False, **layout)  # fmt: skip
+    return fig
+
+
+def _latency_figure(summary: Summary) -> go.Figure | None:
+    """Answering latency percentiles (ms) per arm."""
+    keys = list(dict.fromkeys(k for arm in summary.arms.values() for k in arm.latency_ms))
+    if not keys:
+        return None
+    arms = list(summary.arms)
+    fig = go.Figure([
+        go.Bar(name=k, x=arms, y=[summary.arms[a].latency_ms.get(k) for a in arms])
+        for k in keys
+    ])  # fmt: skip
+    fig.update_layout(title="Answering latency per arm", yaxis_title="ms", **_LAYOUT)
+    return fig
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.report", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument("run_dir", type=Path, help="run directory holding questions/*.json")
+    parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: write report.html; 2 with a one-line message on a bad RUN_DIR."""
+    args = _parser().parse_args(argv)
+    run_dir: Path = args.run_dir
+    if not (run_dir / "questions").is_dir():
+        print(f"error: {run_dir}: not a run directory (no questions/ folder)", file=sys.stderr)
+        return 2
+    try:
+        path = write_report(run_dir, args.labels)
+    except (summarise.SummaryError, BenchError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

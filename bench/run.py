@@ -1,0 +1,73 @@
+"""`python -m bench.run [hydra overrides]`: run or resume a benchmark.
+
+Examples::
+
+    python -m bench.run dataset=smoke arms=[raw,rag]
+    python -m bench.run dataset=locomo limit.conversations=1 report=true
+    python -m bench.run provider=openai provider.answerer.model=gpt-4o-mini
+
+Re-running with the same `out` resumes: complete questions are skipped, arms that
+are missing or in `error` are redone. Exit status: 0 when every requested result is
+`ok`, 1 when some remain in `error`, 2 on a configuration or data error.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from bench.errors import BenchError
+from bench.settings import check_group_overrides, load_run_config
+
+log = logging.getLogger("bench.run")
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> None:
+    try:
+        run_cfg = load_run_config(cfg)
+        from bench.runner import run_benchmark
+
+        outcome = run_benchmark(run_cfg)
+        print(
+            f"run {outcome.run_dir}: {outcome.questions} questions, "
+            f"{outcome.written} records written, {outcome.errors} arm results in error",
+            file=sys.stderr,
+        )
+        if run_cfg.report:
+            _report(str(outcome.run_dir))
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if outcome.errors:
+        print(
+            "error: some arm results are in `error`; re-run the same command to retry them",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+def _report(run_dir: str) -> None:
+    """Summarise (prints the tables, writes SUMMARY.md) and write report.html."""
+    from bench import report, summarise
+
+    if summarise.main([run_dir, "--write"]) != 0:
+        raise BenchError(f"{run_dir}: summarise failed")
+    report.main([run_dir])
+
+
+def main() -> None:
+    """Validate config-group choices, then hand over to Hydra."""
+    try:
+        check_group_overrides(sys.argv[1:])
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""The run directory: run.json identity checks, resumable question records."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.config import RunConfig
+from bench.errors import ConfigError
+from bench.provenance import provenance, redact, secret_values, stable_hash
+from bench.records import (
+    OK,
+    QuestionRecord,
+    read_record,
+    record_path,
+    write_json_atomic,
+)
+from bench.types import Question
+
+RUN_SCHEMA_VERSION = 1
+# Identity keys: a run directory only ever holds answers produced under these values.
+_IDENTITY_KEYS = ("dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder")
+
+
+def key_env_names(cfg: RunConfig) -> list[str]:
+    """Every environment variable named as holding a key (their values are scrubbed)."""
+    endpoints: list[Any] = [cfg.provider.answerer, cfg.provider.extractor, cfg.provider.embedder]
+    endpoints += [j.endpoint for j in cfg.judges]
+    return [e.api_key_env for e in endpoints if e.api_key_env]
+
+
+def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    p = cfg.provider
+    return {
+        "dataset_sha256": dataset_sha256,
+        "prompt_sha256": prompt_sha256,
+        "answerer": f"{p.answerer.kind}:{p.answerer.base_url or ''}:{p.answerer.model}",
+        "extractor": f"{p.extractor.kind}:{p.extractor.model}",
+        "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
+        "arm_options": {name: cfg.arm_options[name] for name in cfg.arms},
+        "f1_threshold": cfg.scoring.f1_threshold,
+    }
+
+
+class RunDirectory:
+    """One run's folder: `run.json`, `questions/`, `stores/`, `cache/`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.run_json = path / "run.json"
+
+    def check_identity(self, ident: dict[str, Any]) -> None:
+        """Refuse to resume a run made under a different identity (name what changed)."""
+        if not self.run_json.is_file():
+            return
+        previous = json.loads(self.run_json.read_text(encoding="utf-8")).get("identity", {})
+        changed = [k for k in _IDENTITY_KEYS if k in previous and previous[k] != ident[k]]
+        if previous.get("f1_threshold", ident["f1_threshold"]) != ident["f1_threshold"]:
+            changed.append("scoring.f1_threshold")
+        old_arms = previous.get("arm_options", {})
+        changed += [
+            f"arm_options.{n}" for n, o in ident["arm_options"].items() if old_arms.get(n, o) != o
+        ]
+        if changed:
+            raise ConfigError(
+                f"{self.run_json}: this run was made with different {', '.join(changed)}; "
+                f"pass a new out=<dir> (or delete {self.path} to start over)"
+            )
+
+    def write_run_json(self, cfg: RunConfig, ident: dict[str, Any], **extra: Any) -> None:
+        """Write run.json: resolved config, identity, provenance; secrets scrubbed."""
+        previous: dict[str, Any] = {}
+        if self.run_json.is_file():
+            previous = json.loads(self.run_json.read_text(encoding="utf-8"))
+        arms = list(dict.fromkeys([*previous.get("arms", []), *cfg.arms]))
+        merged_ident = {
+            **ident,
+            "arm_options": {**previous.get("identity", {}).get("arm_options", {}),
+                            **ident["arm_options"]},
+        }  # fmt: skip
+        payload = {
+            "schema_version": RUN_SCHEMA_VERSION,
+            "run_name": self.path.name,
+            "created_at": previous.get("created_at") or _now(),
+            "updated_at": _now(),
+            "arms": arms,
+            "identity": merged_ident,
+            "config_hash": stable_hash(merged_ident),
+            "config": asdict(cfg),
+            "provenance": provenance(),
+            **extra,
+        }
+        write_json_atomic(self.run_json, redact(payload, secret_values(key_env_names(cfg))))
+
+    def load_record(self, question: Question) -> QuestionRecord | None:
+        """The existing record of a question, or None (unreadable ones are redone)."""
+        path = record_path(self.path, question.file_stem)
+        if not path.is_file():
+            return None
+        try:
+            record = read_record(path)
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError):
+            return None
+        return record if record.question_id == question.question_id else None
+
+
+def arms_to_run(
+    record: QuestionRecord | None, arms: list[str], judge_ids: list[str], rejudge: bool
+) -> tuple[list[str], list[str]]:
+    """(arms needing an answer, arms needing only judging) for a question's record."""
+    if record is None:
+        return list(arms), []
+    answer, judge = [], []
+    for name in arms:
+        result = record.arms.get(name)
+        if result is None or result.status != OK:
+            answer.append(name)
+        elif rejudge or any(
+            jid not in result.judgements or result.judgements[jid].status != OK
+            for jid in judge_ids
+        ):
+            judge.append(name)
+    return answer, judge
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,305 @@
+"""The pipeline, top to bottom: load → ingest → retrieve → answer → score → write.
+
+`run_benchmark` reads as the whole story; each step is a named call taking and
+returning typed values. A question's record is rewritten (atomically) after every
+batch, so a crash loses at most the batch in flight, and re-running the same `out`
+redoes only arms that are missing or in `error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from arms.base import Arm, ArmServices
+from bench.answer_step import AnswerStep
+from bench.answering import load_answer_prompt
+from bench.config import RunConfig
+from bench.loaders import dataset_stats, load_dataset
+from bench.progress import progress
+from bench.records import ERROR, ArmResult, QuestionRecord, write_record
+from bench.registry import arm_kind, load_symbol
+from bench.rundir import RunDirectory, arms_to_run, identity
+from bench.settings import ArmSpec, arm_specs
+from bench.tokens import TokenCounter
+from bench.types import Context, Conversation, Dataset, Question
+
+log = logging.getLogger("bench.run")
+
+
+@dataclass
+class RunOutcome:
+    """What a run did: questions seen, records written, arm results still in error."""
+
+    run_dir: Path
+    questions: int = 0
+    written: int = 0
+    errors: int = 0
+
+
+@dataclass
+class _Work:
+    """A question with its existing record and the arms to answer or re-judge."""
+
+    question: Question
+    record: QuestionRecord | None
+    to_answer: list[str]
+    to_judge: list[str]
+
+
+def run_benchmark(cfg: RunConfig) -> RunOutcome:
+    """Run (or resume) a benchmark; return counts. Raises BenchError on bad input."""
+    specs = arm_specs(cfg)
+    prompt = load_answer_prompt(cfg.answer.prompt)
+    dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
+    run_dir = RunDirectory(Path(cfg.out))
+    ident = identity(cfg, dataset.sha256, prompt.sha256)
+    run_dir.check_identity(ident)
+    log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
+    from bench.providers.factory import build_providers
+
+    providers = build_providers(cfg.provider, run_dir.path)
+    outcome = RunOutcome(run_dir.path)
+    try:
+        step = _answer_step(cfg, prompt, providers)
+        warnings = _judge_warnings(cfg)
+        run_dir.write_run_json(cfg, ident, **_run_meta(cfg, dataset, prompt, step, warnings))
+        arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
+        try:
+            for conversation in dataset.conversations:
+                run_conversation(conversation, arms, step, cfg, run_dir, outcome)
+        finally:
+            for arm in arms.values():
+                arm.close()
+        run_dir.write_run_json(
+            cfg, ident, **_run_meta(cfg, dataset, prompt, step, warnings),
+            accounting=providers.accounting(),
+        )  # fmt: skip
+    finally:
+        providers.close()
+    return outcome
+
+
+def run_conversation(
+    conversation: Conversation,
+    arms: dict[str, Arm],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+) -> None:
+    """Ingest what is needed, then answer every pending question with every arm."""
+    judge_ids = [j.judge_id for j in step.judges]
+    work = []
+    for question in conversation.questions:
+        record = run_dir.load_record(question)
+        to_answer, to_judge = arms_to_run(record, list(arms), judge_ids, cfg.scoring.rejudge)
+        outcome.questions += 1
+        if to_answer or to_judge:
+            work.append(_Work(question, record, to_answer, to_judge))
+    if not work:
+        return
+    needed = {name for w in work for name in w.to_answer}
+    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
+    batch = max(1, cfg.provider.answerer.concurrency) * 2
+    bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
+    with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
+        for chunk in _chunks(work, batch):
+            submitted = [(item, submit_question(item, arms, failed, step, cfg, pool)) for item in chunk]
+            for item, futures in submitted:
+                record = collect_question(item, futures, cfg)
+                write_record(run_dir.path, item.question.file_stem, record)
+                outcome.written += 1
+                outcome.errors += sum(1 for r in record.arms.values() if r.status == ERROR)
+                bar.update(1)
+    bar.close()
+
+
+def ingest_arms(arms: dict[str, Arm], conversation: Conversation) -> dict[str, str]:
+    """Ingest the conversation into each arm; return {arm: error} for arms that failed."""
+    failed = {}
+    for name, arm in arms.items():
+        started = time.perf_counter()
+        try:
+            stats = arm.ingest(conversation)
+        except Exception as exc:  # an arm's failure is recorded, the run goes on
+            log.exception("ingest %s/%s failed", name, conversation.conversation_id)
+            failed[name] = f"ingest failed: {type(exc).__name__}: {exc}"
+            continue
+        seconds = time.perf_counter() - started
+        log.info("ingest %s/%s %.1fs %s", name, conversation.conversation_id, seconds, stats)
+    return failed
+
+
+def submit_question(
+    item: _Work,
+    arms: dict[str, Arm],
+    failed: dict[str, str],
+    step: AnswerStep,
+    cfg: RunConfig,
+    pool: ThreadPoolExecutor,
+) -> dict[str, Future[ArmResult]]:
+    """Retrieve for every arm in turn, then submit answers and judgements together."""
+    question = item.question
+    futures: dict[str, Future[ArmResult]] = {}
+    for name in item.to_answer:
+        ctx = failed.get(name) or _retrieve(arms[name], question)
+        futures[name] = pool.submit(_answer_and_judge, step, question, ctx, cfg.scoring.rejudge)
+    previous = item.record.arms if item.record else {}
+    for name in item.to_judge:
+        futures[name] = pool.submit(step.judge, question, previous[name], cfg.scoring.rejudge)
+    return futures
+
+
+def collect_question(
+    item: _Work, futures: dict[str, Future[ArmResult]], cfg: RunConfig
+) -> QuestionRecord:
+    """The question's record: earlier ok results plus this run's, arms in run order."""
+    results: dict[str, ArmResult] = dict(item.record.arms) if item.record else {}
+    for name, future in futures.items():
+        results[name] = future.result()
+    ordered = {name: results[name] for name in sorted(results, key=_arm_order(cfg))}
+    return _record(item.question, cfg, ordered, item.record)
+
+
+def _retrieve(arm: Arm, question: Question) -> tuple[Context, float] | str:
+    started = time.perf_counter()
+    try:
+        context = arm.retrieve(question)
+    except Exception as exc:
+        log.exception("retrieve %s %s failed", arm.name, question.question_id)
+        return f"retrieve failed: {type(exc).__name__}: {exc}"
+    return context, (time.perf_counter() - started) * 1000
+
+
+def _answer_and_judge(
+    step: AnswerStep, question: Question, ctx: tuple[Context, float] | str, rejudge: bool
+) -> ArmResult:
+    if isinstance(ctx, str):
+        return ArmResult.failed(ctx)
+    try:
+        return step.judge(question, step.answer(question, *ctx), rejudge)
+    except Exception as exc:  # recorded as `error`, retried on resume, never scored
+        log.warning("answer %s failed: %s", question.question_id, exc)
+        return ArmResult.failed(f"{type(exc).__name__}: {exc}")
+
+
+def _record(
+    question: Question,
+    cfg: RunConfig,
+    arms: dict[str, ArmResult],
+    previous: QuestionRecord | None,
+) -> QuestionRecord:
+    record = QuestionRecord(
+        question_id=question.question_id,
+        dataset=cfg.dataset.name,
+        conversation_id=question.conversation_id,
+        category=question.category,
+        question=question.question,
+        gold=question.gold,
+        evidence=list(question.evidence),
+        adversarial_answer=question.adversarial_answer,
+        question_type=question.question_type,
+        arms=arms,
+    )
+    record.provenance = {"run": Path(cfg.out).name, **(previous.provenance if previous else {})}
+    return record
+
+
+def open_arms(
+    specs: list[ArmSpec], cfg: RunConfig, providers: Any, tokens: TokenCounter, run_dir: Path
+) -> dict[str, Arm]:
+    """Construct every requested arm with its services (lazily importing each kind)."""
+    arms: dict[str, Arm] = {}
+    for spec in specs:
+        services = ArmServices(
+            embedder=providers.embedder,
+            tokens=tokens,
+            store_dir=run_dir / "stores" / spec.name,
+            extractor=providers.extractor,
+            max_context_tokens=cfg.answer.max_context_tokens,
+        )
+        cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
+        arms[spec.name] = cls(spec.name, spec.options, services)
+    return arms
+
+
+def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
+    """Keep the first `limit.conversations` and `limit.questions` per conversation."""
+    convs = dataset.conversations[: cfg.limit.conversations]
+    if cfg.limit.questions is not None:
+        convs = tuple(replace(c, questions=c.questions[: cfg.limit.questions]) for c in convs)
+    return replace(dataset, conversations=tuple(convs))
+
+
+def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
+    from bench.scoring.judges import build_judge
+
+    judges = tuple(build_judge(j, providers.judge(j)) for j in cfg.judges)
+    return AnswerStep(
+        prompt=prompt,
+        answerer=providers.answerer,
+        tokens=TokenCounter(),
+        f1_threshold=cfg.scoring.f1_threshold,
+        judges=judges,
+        primary_judge=cfg.scoring.primary_judge,
+        save_context=cfg.save_context,
+    )
+
+
+def _judge_warnings(cfg: RunConfig) -> list[str]:
+    warnings = []
+    for judge in cfg.judges:
+        if judge.endpoint.model == cfg.provider.answerer.model:
+            msg = f"judge '{judge.judge_id}' uses the answering model ({judge.endpoint.model})"
+            log.warning(msg)
+            warnings.append(msg)
+    return warnings
+
+
+def _run_meta(
+    cfg: RunConfig, dataset: Dataset, prompt: Any, step: AnswerStep, warnings: list[str]
+) -> dict[str, Any]:
+    return {
+        "dataset": {"name": dataset.name, "path": dataset.path, "sha256": dataset.sha256},
+        "dataset_stats": dataset_stats(dataset),
+        "provider": {
+            "name": cfg.provider.name,
+            "answerer_model": step.answerer.model,
+            "extractor_model": cfg.provider.extractor.model,
+            "embedder_model": cfg.provider.embedder.model,
+        },
+        "offline": cfg.provider.answerer.kind == "offline",
+        "prompt": {"path": prompt.path, "sha256": prompt.sha256},
+        "tokenizer": step.tokens.name,
+        "judges": [
+            {"judge_id": j.judge_id, "model": j.model, "prompt_hash": j.prompt_hash}
+            for j in step.judges
+        ],
+        "outcome": (
+            f"judge:{cfg.scoring.primary_judge}"
+            if cfg.scoring.primary_judge
+            else f"f1>={cfg.scoring.f1_threshold:g}"
+        ),
+        "warnings": warnings,
+    }
+
+
+def _workers(cfg: RunConfig) -> int:
+    return 1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
+
+
+def _chunks(items: list[_Work], size: int) -> Iterator[list[_Work]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _arm_order(cfg: RunConfig) -> Any:
+    order = {name: i for i, name in enumerate(cfg.arms)}
+    return lambda name: (order.get(name, len(order)), name)
+

@@ -1,0 +1,191 @@
+"""LLM judges: a versioned prompt, one chat call, a strictly parsed JSON verdict.
+
+The judge sees (LoCoMo, category 4, abridged)::
+
+    system: You grade answers to questions about a long conversation ... Reply with one
+            JSON object ... {"reasoning": "<one short sentence>", "correct": true}
+    user:   Question: What did Caroline research?
+            Gold answer: Adoption agencies
+            Model's answer: adoption agencies
+            Grading rule: The answer is correct if it refers to the same thing ...
+
+and must reply `{"reasoning": "...", "correct": true}`. Parsing is strict: the reply is
+one JSON object (optionally inside a single ```json fence) whose `correct` is a JSON
+boolean or the string "true"/"false". Anything else, and any failed call, is a
+`Judgement(status="error")` — retried on the next run, never counted as incorrect.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from bench.config import JudgeConfig
+from bench.errors import ConfigError
+from bench.providers.base import ChatProvider, Message
+from bench.records import ERROR, OK, ArmResult, Judgement
+from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
+from bench.types import Question
+
+NO_GOLD = "(none: the conversation does not contain this information)"
+
+
+def parse_verdict(text: str) -> bool:
+    """The `correct` field of a JSON verdict; raise ValueError on anything not strictly valid.
+
+    >>> parse_verdict('{"reasoning": "same date", "correct": "false"}')
+    False
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        lines = body.splitlines()
+        if len(lines) < 3 or lines[-1].strip() != "```":
+            raise ValueError("unterminated code fence")
+        body = "\n".join(lines[1:-1]).strip()
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a JSON object: {exc.msg}") from None
+    if not isinstance(data, dict) or "correct" not in data:
+        raise ValueError('JSON verdict has no "correct" field')
+    value = data["correct"]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f'"correct" must be true or false, got {value!r}')
+
+
+def locomo_rubric(question: Question) -> str:
+    """LoCoMo: `adversarial` for category 5, `temporal` for category 2, else `default`."""
+    return {5: "adversarial", 2: "temporal"}.get(question.category, "default")
+
+
+def longmemeval_rubric(question: Question) -> str:
+    """LongMemEval: `abstention` when question_id ends in `_abs`, else the question type."""
+    if question.question_id.endswith("_abs"):
+        return "abstention"
+    return question.question_type or "default"
+
+
+RUBRIC_CHOOSERS: dict[str, Callable[[Question], str]] = {
+    "locomo": locomo_rubric,
+    "longmemeval": longmemeval_rubric,
+}
+REQUIRED_RUBRICS = {"locomo": ("adversarial",), "longmemeval": ("abstention",)}
+
+
+class Judge:
+    """One LLM judge: `judge(question, answer)` returns a Judgement and never raises."""
+
+    def __init__(
+        self,
+        judge_id: str,
+        prompt: JudgePrompt,
+        chat: ChatProvider,
+        rubric_for: Callable[[Question], str],
+    ) -> None:
+        self.judge_id = judge_id
+        self.model: str = chat.model
+        self.prompt = prompt
+        self.prompt_hash = prompt.sha256
+        self.chat = chat
+        self.rubric_for = rubric_for
+        self.usage = {"calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        """Running totals of judge calls and tokens, for the run's accounting."""
+
+    def messages(self, question: Question, answer: str) -> list[Message]:
+        """The system and user messages the judge model sees for this answer."""
+        values = {
+            "question": question.question,
+            "gold": NO_GOLD if question.gold is None else str(question.gold),
+            "answer": answer,
+            "trap": question.adversarial_answer or "",
+            "question_date": question.question_date or "unknown",
+        }
+        values["rubric"] = fill(self.prompt.rubric(self.rubric_for(question)), values)
+        return [
+            {"role": "system", "content": self.prompt.system},
+            {"role": "user", "content": fill(self.prompt.user, values)},
+        ]
+
+    def judge(self, question: Question, answer: str) -> Judgement:
+        """Ask the model; an unparsable reply or failed call is an `error` verdict."""
+        self.usage["calls"] += 1
+        try:
+            result = self.chat.complete(
+                self.messages(question, answer), prompt_version=self.prompt.version
+            )
+        except Exception as exc:  # any failure is an error verdict, retried on resume
+            return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
+        self.usage["prompt_tokens"] += result.usage.prompt_tokens
+        self.usage["completion_tokens"] += result.usage.completion_tokens
+        try:
+            verdict = parse_verdict(result.text)
+        except ValueError as exc:
+            return self._error(f"unparsable verdict: {exc}", result.text, result.cached)
+        return Judgement(
+            judge_id=self.judge_id,
+            status=OK,
+            verdict=verdict,
+            model=self.model,
+            prompt_hash=self.prompt_hash,
+            raw=result.text,
+            cached=result.cached,
+        )
+
+    def _error(self, message: str, raw: str | None, cached: bool = False) -> Judgement:
+        self.usage["errors"] += 1
+        line = (message.splitlines() or ["error"])[0][:500]
+        return Judgement(
+            judge_id=self.judge_id,
+            status=ERROR,
+            model=self.model,
+            prompt_hash=self.prompt_hash,
+            raw=raw,
+            error=line,
+            cached=cached,
+        )
+
+
+def build_judge(cfg: JudgeConfig, chat: ChatProvider) -> Judge:
+    """A judge of kind `locomo` or `longmemeval` reading its versioned prompt file."""
+    chooser = RUBRIC_CHOOSERS.get(cfg.kind)
+    if chooser is None:
+        known = ", ".join(sorted(RUBRIC_CHOOSERS))
+        raise ConfigError(f"judges.{cfg.judge_id}.kind={cfg.kind}: unknown; use one of {known}")
+    prompt = load_judge_prompt(cfg.prompt, REQUIRED_RUBRICS[cfg.kind])
+    return Judge(cfg.judge_id, prompt, chat, chooser)
+
+
+def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -> bool:
+    """True unless the result holds an `ok` verdict by this judge's model and prompt hash."""
+    if result.status != OK or result.answer is None:
+        return False
+    if rejudge:
+        return True
+    old = result.judgements.get(judge.judge_id)
+    return not (
+        old is not None
+        and old.status == OK
+        and old.model == judge.model
+        and old.prompt_hash == judge.prompt_hash
+    )
+
+
+def judge_model_warning(cfg: JudgeConfig, answerer_model: str) -> str | None:
+    """A warning line when a judge grades answers written by its own model, else None."""
+    if cfg.endpoint.model != answerer_model:
+        return None
+    return (
+        f"judge {cfg.judge_id} uses the answering model {answerer_model}; self-judging inflates "
+        "accuracy — set judges.N.endpoint.model to a different model"
+    )
+
+
+def verdict_outcome(result: ArmResult, judge_id: str) -> bool | None:
+    """The primary judge's verdict as the binary outcome; None while it is missing or errored."""
+    verdict = result.judgements.get(judge_id)
+    if verdict is None or verdict.status != OK:
+        return None
+    return bool(verdict.verdict)

@@ -1,0 +1,158 @@
+"""`python -m bench.screen [hydra overrides]`: retrieval-only screens, no generation.
+
+For every question and arm it retrieves the context (read-only: no reinforcement)
+and measures whether the gold answer was reachable at all:
+
+- evidence recall = |evidence ∩ retrieved source turns| / |evidence|  (higher is better;
+  arms that put the whole transcript in context, like raw, report None);
+- gold-token recall = share of the gold answer's normalised tokens found in the
+  context (1.0 = every gold token is somewhere in the context; higher is better);
+- context tokens.
+
+Screens reuse the run's ingestion stores (same `out`), so screening after a run
+costs only retrieval. Sweep with Hydra multirun, e.g.
+`python -m bench.screen -m dataset=locomo arms=[rag] arm_options.rag.top_k=5,10,20`.
+Each configuration writes `<out>/screens/<arm>-<options hash>.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig
+
+from bench.answering import load_answer_prompt
+from bench.config import RunConfig
+from bench.errors import BenchError
+from bench.loaders import load_dataset
+from bench.provenance import stable_hash
+from bench.records import write_json_atomic
+from bench.runner import ingest_arms, limit_dataset, open_arms
+from bench.settings import arm_specs, check_group_overrides, load_run_config
+from bench.text import content_terms
+from bench.tokens import TokenCounter
+from bench.types import Context, Question
+
+
+@dataclass(frozen=True)
+class ScreenRow:
+    """Reachability of one question's gold answer in one arm's context."""
+
+    question_id: str
+    category: int
+    evidence_recall: float | None
+    gold_token_recall: float | None
+    context_tokens: int
+
+
+def evidence_recall(question: Question, context: Context) -> float | None:
+    """|evidence ∩ retrieved ids| / |evidence|; None without evidence or retrieved items."""
+    if not question.evidence or not context.items:
+        return None
+    retrieved = {sid for item in context.items for sid in item.source_ids}
+    return sum(1 for e in question.evidence if e in retrieved) / len(question.evidence)
+
+
+def gold_token_recall(question: Question, context: Context) -> float | None:
+    """Share of the gold answer's stemmed content tokens present in the context."""
+    if not question.gold:
+        return None
+    gold = set(content_terms(question.gold))
+    if not gold:
+        return None
+    present = set(content_terms(context.text))
+    return len(gold & present) / len(gold)
+
+
+def screen(cfg: RunConfig) -> dict[str, Any]:
+    """Retrieve for every question with every arm; return per-arm means and rows."""
+    from bench.providers.factory import build_providers
+
+    specs = arm_specs(cfg)
+    load_answer_prompt(cfg.answer.prompt)  # fail early on a bad prompt path, like a run
+    dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
+    providers = build_providers(cfg.provider, Path(cfg.out))
+    tokens = TokenCounter()
+    rows: dict[str, list[ScreenRow]] = {s.name: [] for s in specs}
+    try:
+        arms = open_arms(specs, cfg, providers, tokens, Path(cfg.out))
+        for conversation in dataset.conversations:
+            failed = ingest_arms(arms, conversation)
+            if failed:
+                raise BenchError(f"ingest failed: {failed}")
+            for question in conversation.questions:
+                for name, arm in arms.items():
+                    ctx = arm.retrieve(question)
+                    rows[name].append(
+                        ScreenRow(
+                            question.question_id,
+                            question.category,
+                            evidence_recall(question, ctx),
+                            gold_token_recall(question, ctx),
+                            tokens.count(ctx.text),
+                        )
+                    )
+        for arm in arms.values():
+            arm.close()
+    finally:
+        providers.close()
+    return {name: _summary(name, cfg, r) for name, r in rows.items()}
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(sum(present) / len(present), 4) if present else None
+
+
+def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]:
+    return {
+        "arm": name,
+        "options": cfg.arm_options[name],
+        "n": len(rows),
+        "evidence_recall": _mean([r.evidence_recall for r in rows]),
+        "gold_token_recall": _mean([r.gold_token_recall for r in rows]),
+        "context_tokens_mean": _mean([float(r.context_tokens) for r in rows]),
+        "rows": [asdict(r) for r in rows],
+    }
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> None:
+    try:
+        run_cfg = load_run_config(cfg)
+        results = screen(run_cfg)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(f"{'arm':<14}{'n':>6}{'evidence recall':>17}{'gold-token recall':>19}{'ctx tokens':>12}")
+    for name, res in results.items():
+        path = Path(run_cfg.out) / "screens" / f"{name}-{stable_hash(res['options'])[:8]}.json"
+        write_json_atomic(path, res)
+        print(
+            f"{name:<14}{res['n']:>6}{_fmt(res['evidence_recall']):>17}"
+            f"{_fmt(res['gold_token_recall']):>19}{_fmt(res['context_tokens_mean']):>12}"
+        )
+    print(json.dumps({n: str(Path(run_cfg.out) / "screens") for n in results}), file=sys.stderr)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def main() -> None:
+    """Validate config-group choices, then hand over to Hydra."""
+    try:
+        check_group_overrides(sys.argv[1:])
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

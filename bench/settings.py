@@ -1,0 +1,85 @@
+"""The one boundary where Hydra's composed config becomes typed objects.
+
+Also validates config-group choices on the command line before Hydra runs, so an
+unknown dataset, provider or judge is a one-line "did you mean" error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from bench.config import RunConfig
+from bench.errors import ConfigError
+from bench.paths import CONF_DIR
+from bench.registry import arm_kind, load_symbol, unknown
+
+CHOICE_GROUPS = ("dataset", "provider", "judge", "experiment")
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """A requested arm: its run-local name, kind and typed options."""
+
+    name: str
+    kind: str
+    options: Any
+
+
+def group_options(group: str) -> list[str]:
+    """The option names of a config group (its YAML files)."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+def check_group_overrides(overrides: list[str]) -> None:
+    """Reject `dataset=foo` style choices that name no file in conf/<group>/."""
+    for override in overrides:
+        key, sep, value = override.lstrip("+~").partition("=")
+        if sep and key in CHOICE_GROUPS and value not in ("", "null"):
+            known = group_options(key)
+            if value not in known:
+                raise unknown(key, value, known, f"{key}={value}")
+
+
+def load_run_config(cfg: DictConfig) -> RunConfig:
+    """Merge the composed config onto the RunConfig schema; unknown keys are errors."""
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(plain, dict)
+    plain.pop("hydra", None)
+    plain.pop("experiment", None)
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(RunConfig), plain)
+        run = OmegaConf.to_object(merged)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"config: {_one_line(exc)}") from None
+    assert isinstance(run, RunConfig)
+    return run
+
+
+def arm_specs(run: RunConfig) -> list[ArmSpec]:
+    """Typed options for every arm in `run.arms`, in the order requested."""
+    specs = []
+    known = list(run.arm_options)
+    if not run.arms:
+        raise ConfigError("arms=[]: no arm requested; e.g. arms=[raw,rag]")
+    if len(set(run.arms)) != len(run.arms):
+        raise ConfigError(f"arms={run.arms}: an arm is named twice")
+    for name in run.arms:
+        if name not in run.arm_options:
+            raise unknown("arm", name, known, f"arms={run.arms}")
+        options = dict(run.arm_options[name])
+        kind = str(options.get("kind", name))
+        schema = load_symbol(arm_kind(kind, f"arm_options.{name}.kind").config)
+        try:
+            typed = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), options))
+        except OmegaConfBaseException as exc:
+            raise ConfigError(f"arm_options.{name}: {_one_line(exc)}") from None
+        specs.append(ArmSpec(name, kind, typed))
+    return specs
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())

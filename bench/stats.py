@@ -1,0 +1,144 @@
+"""Paired statistics for the summary, standard library only (exact integer arithmetic).
+
+Every function is pure; tests cross-check them against scipy and statsmodels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from statistics import NormalDist
+
+ALPHA = 0.05
+Z_95 = NormalDist().inv_cdf(1 - ALPHA / 2)
+"""The two-sided 95% normal quantile, 1.959963984540054 (as `scipy.stats.norm.isf(0.025)`)."""
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
+    """Wilson score interval for `successes / n`; None when n = 0.
+
+        centre = (p + z²/2n) / (1 + z²/n),  half = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n)
+
+    Equals statsmodels `proportion_confint(successes, n, method="wilson")`.
+    """
+    if n <= 0:
+        return None
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return (centre - half, centre + half)
+
+
+def _lower_tail_count(k: int, n: int) -> int:
+    """Σ_{i=0..k} C(n, i), exactly."""
+    total, term = 0, 1
+    for i in range(k + 1):
+        total += term
+        term = term * (n - i) // (i + 1)
+    return total
+
+
+def mcnemar_exact_p(only_a: int, only_b: int) -> float:
+    """Exact two-sided McNemar p: binomial test of the discordant pairs against 1/2.
+
+        d = only_a + only_b,  p = min(1, 2 · Σ_{i ≤ min(only_a, only_b)} C(d, i) / 2^d)
+
+    p = 1 when there are no discordant pairs. Smaller p = stronger evidence of a
+    difference. Equals statsmodels `mcnemar(table, exact=True).pvalue` and, for d > 0,
+    scipy `binomtest(only_a, d, 0.5).pvalue`.
+    """
+    d = only_a + only_b
+    if d == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    if 2 * k >= d:
+        return 1.0
+    return min(1.0, 2 * _lower_tail_count(k, d) / 2**d)
+
+
+def min_significant_gap(discordant: int, alpha: float = ALPHA) -> int | None:
+    """The smallest |only_a − only_b| that `mcnemar_exact_p` calls significant (p < alpha).
+
+    Given d discordant pairs, splits are (k, d − k); the gap is d − 2k for the largest k
+    with p < alpha. None when no split reaches it (d ≤ 5 at alpha = 0.05).
+    """
+    if discordant <= 0:
+        return None
+    best: int | None = None
+    total, term, scale = 0, 1, 2**discordant
+    for k in range(discordant // 2 + 1):
+        total += term
+        if min(1.0, 2 * total / scale) >= alpha:
+            break
+        best = k
+        term = term * (discordant - k) // (k + 1)
+    return None if best is None else discordant - 2 * best
+
+
+def min_detectable_effect(discordant: int, n: int, alpha: float = ALPHA) -> float | None:
+    """Minimum detectable effect: `min_significant_gap(discordant) / n`, an accuracy difference.
+
+    The smallest difference in accuracy between the two sides that the exact McNemar
+    test would call significant with this many discordant pairs among n paired
+    questions. None when n = 0 or no split of the discordant pairs can be significant.
+    """
+    gap = min_significant_gap(discordant, alpha)
+    return None if gap is None or n <= 0 else gap / n
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values, in the input order.
+
+        sorted p₍₁₎ ≤ … ≤ p₍ₘ₎:  adj₍ᵢ₎ = max_{j ≤ i} min(1, (m − j + 1) · p₍ⱼ₎)
+
+    Equals statsmodels `multipletests(p, method="holm")[1]`.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> tuple[float | None, int]:
+    """Cohen's κ of two binary raters and the number of items; κ None when undefined.
+
+        κ = (p_o − p_e) / (1 − p_e),  p_e = p₁·q₁ + (1 − p₁)(1 − q₁)
+
+    1 = perfect agreement, 0 = chance level. Undefined (None) when there are no items
+    or p_e = 1 (both raters constant).
+    """
+    n = agree = yes_a = yes_b = 0
+    for a, b in pairs:
+        n += 1
+        agree += a == b
+        yes_a += a
+        yes_b += b
+    if n == 0:
+        return None, 0
+    p_o = agree / n
+    p_e = (yes_a * yes_b + (n - yes_a) * (n - yes_b)) / (n * n)
+    if p_e >= 1.0:
+        return None, n
+    return (p_o - p_e) / (1 - p_e), n
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0–100) by linear interpolation (numpy's default); None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def mean(values: Sequence[float]) -> float | None:
+    """The arithmetic mean; None for no values."""
+    return math.fsum(values) / len(values) if values else None

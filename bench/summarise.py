@@ -1,0 +1,386 @@
+"""`python -m bench.summarise RUN_DIR`: paired tables from per-question JSON, stdlib only.
+
+Reads `RUN_DIR/questions/*.json` (and `run.json` when present), computes a typed
+`Summary` (accuracy with Wilson intervals on both denominators, official F1, latency,
+per-category breakdowns, exact McNemar tests between arms and against a baseline run,
+judge agreement) and renders it as text, JSON or the comparable export.
+
+Imports nothing outside the standard library (a test runs it where numpy, scipy and
+pandas cannot be imported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from bench.comparable import comparable_export
+from bench.records import OK, QuestionRecord, read_record
+from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
+from bench.stats import holm, mcnemar_exact_p, min_detectable_effect
+from bench.summary_model import (
+    LABEL_SCHEMES,
+    SCORED_CATEGORIES,
+    SETS,
+    SMALL_N,
+    PairedTest,
+    PairRow,
+    Summary,
+    arm_stats,
+    kappa_rows,
+    outcomes_of,
+)
+from bench.summary_render import render_markdown, render_text, summary_to_json
+
+__all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
+
+
+class SummaryError(Exception):
+    """A run directory that cannot be summarised; the message is one line naming the file."""
+
+
+@dataclass
+class LoadedRun:
+    """A run directory's metadata (None when `run.json` is absent) and its records."""
+
+    run_dir: Path
+    meta: dict[str, Any] | None
+    records: list[QuestionRecord]
+    meta_problem: str | None = None
+
+
+def _natural_key(question_id: str) -> tuple[Any, ...]:
+    head, _, tail = question_id.rpartition(":")
+    return (head, int(tail), "") if tail.isdigit() else (question_id, -1, question_id)
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read every record and `run.json`; raise SummaryError on a missing or bad record."""
+    folder = run_dir / "questions"
+    if not folder.is_dir():
+        raise SummaryError(f"{run_dir}: no questions/ folder; pass a run directory of bench.run")
+    records: list[QuestionRecord] = []
+    seen: dict[str, Path] = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            record = read_record(path)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            reason = (str(exc).splitlines() or [""])[0][:200]
+            raise SummaryError(
+                f"{path}: unreadable record ({type(exc).__name__}: {reason})"
+            ) from None
+        if record.question_id in seen:
+            raise SummaryError(
+                f"{path}: question_id {record.question_id} also in {seen[record.question_id]}"
+            )
+        seen[record.question_id] = path
+        records.append(record)
+    if not records:
+        raise SummaryError(f"{folder}: no question records (*.json) to summarise")
+    records.sort(key=lambda r: _natural_key(r.question_id))
+    meta, problem = _read_meta(run_dir / "run.json")
+    return LoadedRun(run_dir, meta, records, problem)
+
+
+def _read_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    if not path.is_file():
+        return None, "run.json absent: run metadata unknown"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return None, f"{path}: unreadable ({exc}); run metadata unknown"
+    return (data, None) if isinstance(data, dict) else (None, f"{path}: not a JSON object")
+
+
+def _dataset_name(run: LoadedRun) -> str:
+    ds = (run.meta or {}).get("dataset")
+    if isinstance(ds, dict) and ds.get("name"):
+        return str(ds["name"])
+    return run.records[0].dataset if run.records else "unknown"
+
+
+def _is_locomo_style(run: LoadedRun, dataset: str) -> bool:
+    """LoCoMo categories apply unless the dataset is LongMemEval or records carry a type."""
+    if dataset.lower().startswith("longmemeval"):
+        return False
+    return not any(r.question_type for r in run.records)
+
+
+def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
+    return (
+        record.question_type if not locomo_style and record.question_type else str(record.category)
+    )
+
+
+def _group_label(key: str, locomo_style: bool, labels: str) -> str:
+    if key.isdigit():
+        cat = int(key)
+        default = f"category {cat}"
+        return LABEL_SCHEMES[labels].get(cat, default) if locomo_style else default
+    return key
+
+
+def _arm_names(run: LoadedRun) -> list[str]:
+    declared = (run.meta or {}).get("arms")
+    names = [str(a) for a in declared] if isinstance(declared, list) else []
+    for record in run.records:
+        names.extend(n for n in record.arms if n not in names)
+    return names
+
+
+def _outcome(run: LoadedRun, notes: list[str]) -> str:
+    declared = (run.meta or {}).get("outcome")
+    if isinstance(declared, str) and declared:
+        return declared
+    counts = Counter(
+        res.outcome for r in run.records for res in r.arms.values() if res.status == OK
+    )
+    named = [name for name in counts if name]
+    if len(named) > 1:
+        notes.append(f"records use several outcome rules: {', '.join(sorted(named))}")
+        return "mixed: " + ", ".join(sorted(named))
+    return named[0] if named else "unknown"
+
+
+def _threshold(run: LoadedRun, outcome: str) -> float:
+    scoring = ((run.meta or {}).get("config") or {}).get("scoring") or {}
+    value = scoring.get("f1_threshold") if isinstance(scoring, dict) else None
+    if isinstance(value, int | float):
+        return float(value)
+    return threshold_from_outcome(outcome) or DEFAULT_F1_THRESHOLD
+
+
+def _paired(a: dict[str, bool], b: dict[str, bool], qids: list[str]) -> PairedTest:
+    """Pair two outcome maps on question id over `qids` (both sides must count)."""
+    a_only = b_only = both = neither = 0
+    for qid in qids:
+        x, y = a.get(qid), b.get(qid)
+        if x is None or y is None:
+            continue
+        if x and y:
+            both += 1
+        elif x:
+            a_only += 1
+        elif y:
+            b_only += 1
+        else:
+            neither += 1
+    n = a_only + b_only + both + neither
+    mde = min_detectable_effect(a_only + b_only, n)
+    return PairedTest(n, a_only, b_only, both, neither, mcnemar_exact_p(a_only, b_only), mde)
+
+
+def _pair_rows(
+    a_name: str,
+    b_name: str,
+    a: dict[str, bool],
+    b: dict[str, bool],
+    layout: _Layout,
+) -> list[PairRow]:
+    """One row per set; group tests are shared between sets so Holm counts each once."""
+    groups = {g: _paired(a, b, qids) for g, qids in layout.group_qids.items()}
+    pooled_all = _paired(a, b, layout.set_qids["all"])
+    rows = []
+    for name in SETS:
+        pooled = pooled_all if name == "all" or not layout.locomo_style else None
+        pooled = pooled or _paired(a, b, layout.set_qids[name])
+        shown = {g: groups[g] for g in layout.set_groups[name]}
+        rows.append(PairRow(a_name, b_name, name, pooled, shown))
+    return rows
+
+
+def _apply_holm(rows: list[PairRow]) -> None:
+    """Holm-adjust every distinct test in `rows` as one family (pooled and per group)."""
+    tests: dict[int, PairedTest] = {}
+    for row in rows:
+        for test in (row.pooled, *row.groups.values()):
+            tests[id(test)] = test
+    family = list(tests.values())
+    for test, adjusted in zip(family, holm([t.p for t in family]), strict=True):
+        test.p_holm = adjusted
+
+
+@dataclass
+class _Layout:
+    """Which questions each set and group holds, in display order."""
+
+    locomo_style: bool
+    set_qids: dict[str, list[str]]
+    group_qids: dict[str, list[str]]
+    set_groups: dict[str, list[str]]
+
+
+def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
+    set_qids: dict[str, list[str]] = {name: [] for name in SETS}
+    group_qids: dict[str, list[str]] = {}
+    for r in run.records:
+        set_qids["all"].append(r.question_id)
+        if not locomo_style or r.category in SCORED_CATEGORIES:
+            set_qids["scored"].append(r.question_id)
+        group_qids.setdefault(_group_key(r, locomo_style), []).append(r.question_id)
+    order = sorted(group_qids, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+    group_qids = {k: group_qids[k] for k in order}
+    scored = set(set_qids["scored"])
+    set_groups = {
+        "all": order,
+        "scored": [k for k in order if any(q in scored for q in group_qids[k])],
+    }
+    return _Layout(locomo_style, set_qids, group_qids, set_groups)
+
+
+def summarise_records(
+    run: LoadedRun, *, baseline: LoadedRun | None = None, labels: str = "official"
+) -> Summary:
+    """Compute the typed Summary of a loaded run (and its baseline)."""
+    if labels not in LABEL_SCHEMES:
+        raise SummaryError(f"--labels {labels}: unknown; use one of {', '.join(LABEL_SCHEMES)}")
+    notes: list[str] = [run.meta_problem] if run.meta_problem else []
+    dataset = _dataset_name(run)
+    locomo_style = _is_locomo_style(run, dataset)
+    layout = _layout(run, locomo_style)
+    outcome = _outcome(run, notes)
+    threshold = _threshold(run, outcome)
+    names = _arm_names(run)
+    group_of = {r.question_id: _group_key(r, locomo_style) for r in run.records}
+    scored_ids = set(layout.set_qids["scored"])
+    group_labels = {g: _group_label(g, locomo_style, labels) for g in layout.group_qids}
+    arms = {
+        n: arm_stats(n, run.records, group_of, scored_ids, group_labels, locomo_style)
+        for n in names
+    }
+    outcomes = {n: outcomes_of(run.records, n) for n in names}
+    pairs = [
+        row
+        for a, b in combinations(names, 2)
+        for row in _pair_rows(a, b, outcomes[a], outcomes[b], layout)
+    ]
+    _apply_holm(pairs)
+    summary = Summary(
+        run_dir=str(run.run_dir),
+        meta=run.meta,
+        dataset=dataset,
+        locomo_style=locomo_style,
+        labels=labels,
+        outcome=outcome,
+        n_questions={name: len(layout.set_qids[name]) for name in SETS},
+        group_labels=group_labels,
+        group_sizes={g: len(q) for g, q in layout.group_qids.items()},
+        set_groups=layout.set_groups,
+        arms=arms,
+        pairs=pairs,
+        kappas=kappa_rows(run.records, threshold, locomo_style),
+        notes=notes,
+        f1_threshold=threshold,
+    )
+    if baseline is not None:
+        _add_baseline(summary, run, baseline, layout, names)
+    summary.notes.extend(_closing_notes(summary))
+    return summary
+
+
+def _add_baseline(
+    summary: Summary, run: LoadedRun, baseline: LoadedRun, layout: _Layout, names: list[str]
+) -> None:
+    """Same arm, two runs, paired on question_id (never on question text)."""
+    base_names = set(_arm_names(baseline))
+    rows = []
+    for name in (n for n in names if n in base_names):
+        before, now = outcomes_of(baseline.records, name), outcomes_of(run.records, name)
+        rows.extend(_pair_rows(name, name, before, now, layout))
+    _apply_holm(rows)
+    summary.baseline_dir = str(baseline.run_dir)
+    summary.baseline = rows
+    missing = sorted(set(names) - base_names)
+    if missing:
+        summary.notes.append(f"baseline has no arm {', '.join(missing)}: not compared")
+    ours = ((run.meta or {}).get("dataset") or {}).get("sha256")
+    theirs = ((baseline.meta or {}).get("dataset") or {}).get("sha256")
+    if ours and theirs and ours != theirs:
+        summary.notes.append("baseline was run on a different dataset file (sha256 differs)")
+
+
+def _closing_notes(summary: Summary) -> list[str]:
+    notes = []
+    n = summary.n_questions["scored"]
+    if n < SMALL_N:
+        notes.append(
+            f"n = {n} scored questions: too few for a result (not a result); "
+            f"nothing under {SMALL_N} paired questions is evidence"
+        )
+    for warning in (summary.meta or {}).get("warnings") or []:
+        notes.append(f"run warning: {warning}")
+    return notes
+
+
+def summarise_run(
+    run_dir: Path, *, baseline: Path | None = None, labels: str = "official"
+) -> Summary:
+    """Load a run directory (and optional baseline run) and compute its Summary."""
+    base = load_run(Path(baseline)) if baseline is not None else None
+    return summarise_records(load_run(Path(run_dir)), baseline=base, labels=labels)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.summarise", description=__doc__.splitlines()[0] if __doc__ else ""
+    )
+    parser.add_argument("run_dir", type=Path, help="run directory holding questions/*.json")
+    parser.add_argument("--baseline", type=Path, help="another run of the same arms to pair with")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+    parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
+    parser.add_argument("--format", choices=("text", "json", "comparable"), default=None)
+    parser.add_argument(
+        "--write", action="store_true", help="also write RUN_DIR/SUMMARY.md (and comparable.json)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit status (2 with a one-line message on bad input)."""
+    args = _parser().parse_args(argv)
+    if args.json and args.format not in (None, "json"):
+        print(f"error: --json conflicts with --format {args.format}", file=sys.stderr)
+        return 2
+    fmt = args.format or ("json" if args.json else "text")
+    try:
+        run = load_run(args.run_dir)
+        base = load_run(args.baseline) if args.baseline else None
+        summary = summarise_records(run, baseline=base, labels=args.labels)
+    except SummaryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if fmt == "json":
+        text = json.dumps(summary_to_json(summary), indent=1, allow_nan=False)
+    elif fmt == "comparable":
+        text = json.dumps(comparable_export(summary, run.records), indent=1, allow_nan=False)
+    else:
+        text = render_text(summary)
+    print(text)
+    if args.write:
+        _write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
+        if fmt == "comparable":
+            _write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

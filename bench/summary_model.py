@@ -1,0 +1,315 @@
+"""The typed summary of a run: what `bench.summarise` computes and its renderers format.
+
+Standard library only. Definitions used throughout:
+
+- A result *counts* for accuracy when its status is `ok` and it has a binary outcome
+  (`correct` is not None). `error` results, missing arms and `ok` results without an
+  outcome (e.g. the primary judge errored) are excluded and counted separately.
+- Sets: for LoCoMo-style runs `scored` = categories 1–4 and `all` = every question; for
+  other datasets (LongMemEval) both are every question.
+- Groups: the LoCoMo category integer, or the LongMemEval `question_type`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from bench.records import OK, ArmResult, QuestionRecord
+from bench.scoring.rules import f1_outcome_name, f1_rule
+from bench.stats import cohen_kappa, mean, percentile, wilson_interval
+
+LABEL_SCHEMES: dict[str, dict[int, str]] = {
+    "official": {
+        1: "multi-hop",
+        2: "temporal",
+        3: "open-domain",
+        4: "single-hop",
+        5: "adversarial",
+    },
+    "mem0": {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain", 5: "adversarial"},
+}
+"""Category labels: `official` follows the LoCoMo evaluation code; `mem0` its paper."""
+SCORED_CATEGORIES = frozenset({1, 2, 3, 4})
+SETS = ("scored", "all")
+SMALL_N = 300
+"""Below this many paired questions a comparison is underpowered: not a result."""
+LATENCY_QUANTILES = (50, 75, 90, 99)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`k` of `n`, with its Wilson 95% interval."""
+
+    k: int
+    n: int
+
+    @property
+    def value(self) -> float | None:
+        """k / n, or None when n = 0."""
+        return self.k / self.n if self.n else None
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """Wilson 95% interval, or None when n = 0."""
+        return wilson_interval(self.k, self.n)
+
+
+@dataclass
+class GroupStats:
+    """One arm on one category (or question type)."""
+
+    key: str
+    label: str
+    n_questions: int
+    accuracy: Rate
+    f1: float | None
+    excluded: int
+
+
+@dataclass
+class ArmStats:
+    """Everything the summary says about one arm."""
+
+    name: str
+    accuracy: dict[str, Rate]
+    """By set (`scored`, `all`): correct of the results that count."""
+    f1: dict[str, float | None]
+    """Mean official F1 by set, over the results that count."""
+    excluded: dict[str, dict[str, int]]
+    """By set: `error`, `missing` and `no_outcome` counts (not in the accuracy)."""
+    groups: dict[str, GroupStats]
+    context_tokens_mean: float | None
+    latency_ms: dict[str, float | None]
+    abstention_answerable: Rate
+    """How often the arm abstains where an answer exists (LoCoMo 1–4; non-`_abs`)."""
+    adversarial_abstention: Rate | None = None
+    """LoCoMo category 5: abstained (the official category-5 accuracy)."""
+    trap_hits: Rate | None = None
+    """LoCoMo category 5: the answer matched the trap `adversarial_answer`."""
+    stale: Rate | None = None
+    """Supersession fixtures: a superseded fact reached the context."""
+
+
+@dataclass
+class PairedTest:
+    """Paired binary outcomes of side A and side B on the same questions."""
+
+    n: int
+    a_only: int
+    b_only: int
+    both: int
+    neither: int
+    p: float
+    """Exact two-sided McNemar p."""
+    mde: float | None
+    """Minimum detectable effect (accuracy difference) for the discordant count observed."""
+    p_holm: float | None = None
+    """Holm-adjusted p within the family of comparisons printed."""
+
+    @property
+    def underpowered(self) -> bool:
+        """True when n < SMALL_N or no split of the discordant pairs could be significant."""
+        return self.n < SMALL_N or self.mde is None
+
+
+@dataclass
+class PairRow:
+    """A vs B on one set: pooled test plus one test per group of that set.
+
+    Within a run A and B are arms; against a baseline A is the arm in the baseline run
+    and B the same arm in this run (`gained` = b_only, `lost` = a_only).
+    """
+
+    a: str
+    b: str
+    set: str
+    pooled: PairedTest
+    groups: dict[str, PairedTest] = field(default_factory=dict)
+
+
+@dataclass
+class KappaRow:
+    """Agreement of two raters (judge ids, or the offline F1 rule) on the same answers."""
+
+    a: str
+    b: str
+    n: int
+    kappa: float | None
+
+
+@dataclass
+class Summary:
+    """The whole summary of one run (optionally against a baseline run)."""
+
+    run_dir: str
+    meta: dict[str, Any] | None
+    dataset: str
+    locomo_style: bool
+    labels: str
+    outcome: str
+    n_questions: dict[str, int]
+    group_labels: dict[str, str]
+    """Group key -> label, in display order."""
+    group_sizes: dict[str, int]
+    set_groups: dict[str, list[str]]
+    """Set -> the group keys it contains."""
+    arms: dict[str, ArmStats]
+    pairs: list[PairRow]
+    baseline_dir: str | None = None
+    baseline: list[PairRow] | None = None
+    kappas: list[KappaRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
+    f1_threshold: float = 0.5
+
+    @property
+    def sets_identical(self) -> bool:
+        """True when `scored` and `all` are the same questions (non-LoCoMo datasets)."""
+        return not self.locomo_style
+
+
+def is_abstention_item(record: QuestionRecord, locomo_style: bool) -> bool:
+    """LoCoMo category 5, or (other datasets) a question id ending in `_abs`."""
+    if locomo_style:
+        return record.category == 5
+    return record.question_id.endswith("_abs")
+
+
+def outcomes_of(records: list[QuestionRecord], arm: str) -> dict[str, bool]:
+    """Question id -> binary outcome, for the results of `arm` that count."""
+    out = {}
+    for r in records:
+        res = r.arms.get(arm)
+        if res is not None and res.status == OK and res.correct is not None:
+            out[r.question_id] = bool(res.correct)
+    return out
+
+
+@dataclass
+class _Tally:
+    questions: int = 0
+    k: int = 0
+    n: int = 0
+    f1: list[float] = field(default_factory=list)
+    excluded: Counter[str] = field(default_factory=Counter)
+
+    def add(self, res: ArmResult | None, reason: str | None) -> None:
+        self.questions += 1
+        if reason or res is None:
+            self.excluded[reason or "missing"] += 1
+            return
+        self.n += 1
+        self.k += bool(res.correct)
+        f1 = res.scores.get("f1")
+        if isinstance(f1, int | float) and not isinstance(f1, bool):
+            self.f1.append(float(f1))
+
+    def group(self, key: str, label: str) -> GroupStats:
+        excluded = sum(self.excluded.values())
+        return GroupStats(key, label, self.questions, Rate(self.k, self.n), mean(self.f1), excluded)
+
+
+def _exclusion(res: ArmResult | None) -> str | None:
+    if res is None:
+        return "missing"
+    if res.status != OK:
+        return "error"
+    return "no_outcome" if res.correct is None else None
+
+
+def _score_rate(pairs: list[tuple[QuestionRecord, ArmResult]], key: str) -> Rate | None:
+    """How often `scores[key]` is true among the results that carry the key; None if none do."""
+    values = [bool(res.scores[key]) for _, res in pairs if res.scores.get(key) is not None]
+    return Rate(sum(values), len(values)) if values else None
+
+
+def arm_stats(
+    name: str,
+    records: list[QuestionRecord],
+    group_of: dict[str, str],
+    scored_ids: set[str],
+    group_labels: dict[str, str],
+    locomo_style: bool,
+) -> ArmStats:
+    """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm."""
+    sets = {s: _Tally() for s in SETS}
+    groups: dict[str, _Tally] = {g: _Tally() for g in group_labels}
+    ok: list[tuple[QuestionRecord, ArmResult]] = []
+    for r in records:
+        res = r.arms.get(name)
+        if res is not None and res.status == OK:
+            ok.append((r, res))
+        reason = _exclusion(res)
+        sets["all"].add(res, reason)
+        groups[group_of[r.question_id]].add(res, reason)
+        if r.question_id in scored_ids:
+            sets["scored"].add(res, reason)
+    latencies = [float(res.latency_ms) for _, res in ok if res.latency_ms is not None]
+    tokens = [float(res.context_tokens) for _, res in ok if res.context_tokens is not None]
+    answerable = [(r, res) for r, res in ok if not is_abstention_item(r, locomo_style)]
+    adversarial = [(r, res) for r, res in ok if locomo_style and r.category == 5]
+    return ArmStats(
+        name=name,
+        accuracy={s: Rate(t.k, t.n) for s, t in sets.items()},
+        f1={s: mean(t.f1) for s, t in sets.items()},
+        excluded={s: dict(t.excluded) for s, t in sets.items()},
+        groups={
+            g: GroupStats(
+                g,
+                group_labels[g],
+                t.questions,
+                Rate(t.k, t.n),
+                mean(t.f1),
+                sum(t.excluded.values()),
+            )
+            for g, t in groups.items()
+        },
+        context_tokens_mean=mean(tokens),
+        latency_ms={
+            **{f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES},
+            "mean": mean(latencies),
+        },
+        abstention_answerable=_score_rate(answerable, "abstained") or Rate(0, 0),
+        adversarial_abstention=_score_rate(adversarial, "abstained"),
+        trap_hits=_score_rate(adversarial, "trap_hit"),
+        stale=_score_rate(ok, "stale_in_context"),
+    )
+
+
+def kappa_rows(
+    records: list[QuestionRecord], threshold: float, locomo_style: bool
+) -> list[KappaRow]:
+    """Cohen's κ for every pair of judges and each judge against the offline F1 rule.
+
+    Items are (question, arm) answers with an `ok` status; each pair of raters is compared
+    on the items both rated. Empty when no judge verdicts are present.
+    """
+    rule = f1_outcome_name(threshold)
+    ratings: list[dict[str, bool]] = []
+    judges: set[str] = set()
+    for r in records:
+        abstention_item = is_abstention_item(r, locomo_style)
+        for res in r.arms.values():
+            if res.status != OK:
+                continue
+            row = {
+                jid: bool(j.verdict)
+                for jid, j in res.judgements.items()
+                if j.status == OK and j.verdict is not None
+            }
+            if not row:
+                continue
+            judges.update(row)
+            verdict = f1_rule(res.scores, abstention_item=abstention_item, threshold=threshold)
+            if verdict is not None:
+                row[rule] = verdict
+            ratings.append(row)
+    raters = [*sorted(judges), rule]
+    rows = []
+    for a, b in combinations(raters, 2) if judges else []:
+        kappa, n = cohen_kappa((x[a], x[b]) for x in ratings if a in x and b in x)
+        rows.append(KappaRow(a, b, n, kappa))
+    return rows

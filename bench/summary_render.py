@@ -1,0 +1,314 @@
+"""Renderers of a Summary: Markdown tables (stdout and SUMMARY.md) and the JSON contract.
+
+Renderers only format; every number comes from `bench.summary_model.Summary`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.summary_model import (
+    LABEL_SCHEMES,
+    SMALL_N,
+    ArmStats,
+    GroupStats,
+    PairedTest,
+    PairRow,
+    Rate,
+    Summary,
+)
+
+_DASH = "—"
+
+
+def _pct(value: float | None) -> str:
+    return _DASH if value is None else f"{100 * value:.1f}%"
+
+
+def _ci(rate: Rate) -> str:
+    ci = rate.ci
+    return _DASH if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return _DASH if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return _DASH
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _rate(rate: Rate | None) -> str:
+    if rate is None or rate.n == 0:
+        return _DASH
+    return f"{_pct(rate.value)} ({rate.k}/{rate.n})"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _group_name(s: Summary, key: str) -> str:
+    """Integer (or type), label and question count, e.g. `1 multi-hop (n=282)`."""
+    label = s.group_labels[key]
+    name = f"{key} {label}" if key.isdigit() else label
+    return f"{name} (n={s.group_sizes[key]})"
+
+
+def _arm_table(s: Summary) -> str:
+    header = ["arm", "acc scored", "95% CI", "n", "acc all", "95% CI", "n", "F1 scored"]
+    header += ["excluded", "abstains (answerable)", "ctx tokens"]
+    rows = []
+    for arm in s.arms.values():
+        sc, al = arm.accuracy["scored"], arm.accuracy["all"]
+        excluded = ", ".join(f"{k} {v}" for k, v in sorted(arm.excluded["all"].items())) or "0"
+        rows.append(
+            [arm.name, _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value), _ci(al), str(al.n)]
+            + [_num(arm.f1["scored"], 3), excluded, _rate(arm.abstention_answerable)]
+            + [_num(arm.context_tokens_mean, 0)]
+        )
+    return _table(header, rows)
+
+
+def _latency_table(s: Summary) -> str:
+    keys = ["p50", "p75", "p90", "p99", "mean"]
+    rows = [[a.name] + [_num(a.latency_ms.get(k)) for k in keys] for a in s.arms.values()]
+    return _table(["arm (latency ms)", *keys], rows)
+
+
+def _group_table(s: Summary) -> str:
+    rows = []
+    for key in s.group_labels:
+        cells = [_group_name(s, key)]
+        for arm in s.arms.values():
+            g = arm.groups[key]
+            cells.append(f"{_pct(g.accuracy.value)} (n={g.accuracy.n}) F1 {_num(g.f1, 3)}")
+        rows.append(cells)
+    kind = "category" if s.locomo_style else "question type"
+    return _table([kind, *s.arms], rows)
+
+
+def _adversarial_table(s: Summary) -> str | None:
+    arms = [a for a in s.arms.values() if a.adversarial_abstention is not None]
+    if not arms:
+        return None
+    header = ["arm", "abstention accuracy (cat. 5)", "trap-hit rate", "abstains on 1–4"]
+    rows = [
+        [a.name, _rate(a.adversarial_abstention), _rate(a.trap_hits)]
+        + [_rate(a.abstention_answerable)]
+        for a in arms
+    ]
+    return _table(header, rows)
+
+
+def _stale_table(s: Summary) -> str | None:
+    arms = [a for a in s.arms.values() if a.stale is not None]
+    if not arms:
+        return None
+    return _table(["arm", "stale fact in context"], [[a.name, _rate(a.stale)] for a in arms])
+
+
+def _test_cells(t: PairedTest) -> list[str]:
+    note = "underpowered" if t.underpowered else ""
+    mde = _DASH if t.mde is None else f"{100 * t.mde:.1f} pts"
+    return [str(t.n), str(t.a_only), str(t.b_only), _p(t.p), _p(t.p_holm), mde, note]
+
+
+def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
+    """Pooled rows for each set, then each group once (groups are the same tests in both sets)."""
+    head = ["arm", "set / group"] if baseline else ["A", "B", "set / group"]
+    sides = ["lost", "gained"] if baseline else ["A only", "B only"]
+    header = [*head, "n", *sides, "p (exact)", "p (Holm)", "MDE", ""]
+    lines = []
+    by_pair: dict[tuple[str, str], list[PairRow]] = {}
+    for row in rows:
+        by_pair.setdefault((row.a, row.b), []).append(row)
+    for (a, b), pair_rows in by_pair.items():
+        ident = [a] if baseline else [a, b]
+        shown = [r for r in pair_rows if not (s.sets_identical and r.set == "all")]
+        lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
+        widest = max(pair_rows, key=lambda r: len(r.groups))
+        for key, test in widest.groups.items():
+            lines.append([*ident, _group_name(s, key), *_test_cells(test)])
+    return _table(header, lines)
+
+
+def _kappa_table(s: Summary) -> str | None:
+    if not s.kappas:
+        return None
+    rows = [[k.a, k.b, str(k.n), _num(k.kappa, 3)] for k in s.kappas]
+    return _table(["rater A", "rater B", "n", "Cohen's κ"], rows)
+
+
+def _title(s: Summary) -> list[str]:
+    n_all, n_sc = s.n_questions["all"], s.n_questions["scored"]
+    sets = (
+        f"scored = categories 1–4 ({n_sc}), all = {n_all}"
+        if s.locomo_style
+        else f"every question scored ({n_all})"
+    )
+    return [
+        f"# Summary of {s.run_dir}",
+        "",
+        f"dataset {s.dataset} · {sets} · outcome `{s.outcome}` · labels {s.labels}",
+    ]
+
+
+def _sections(s: Summary) -> list[str]:
+    out = [*(f"> note: {n}" for n in s.notes), "", "## Accuracy per arm", "", _arm_table(s)]
+    out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
+    out += ["", _group_table(s)]
+    for title, table in (
+        ("## Adversarial (category 5)", _adversarial_table(s)),
+        ("## Superseded facts", _stale_table(s)),
+    ):
+        if table:
+            out += ["", title, "", table]
+    if s.pairs:
+        out += ["", "## Paired comparisons (exact McNemar; paired on question_id)", ""]
+        out += [_pair_table(s, s.pairs, baseline=False)]
+    if s.baseline is not None:
+        out += ["", f"## Against baseline {s.baseline_dir} (same arm, paired on question_id)"]
+        out += ["", _pair_table(s, s.baseline, baseline=True)]
+    kappa = _kappa_table(s)
+    if kappa:
+        out += ["", "## Judge agreement", "", kappa]
+    out += [
+        "",
+        f"MDE: smallest accuracy difference the exact test calls significant (p < 0.05) "
+        f"with the discordant pairs observed; underpowered: n < {SMALL_N} or no MDE.",
+    ]
+    return out
+
+
+def render_text(s: Summary) -> str:
+    """The console summary: title, notes and every table, as Markdown."""
+    return "\n".join([*_title(s), *_sections(s)]) + "\n"
+
+
+def _metadata(s: Summary) -> list[str]:
+    meta = s.meta or {}
+    provider = meta.get("provider") or {}
+    dataset = meta.get("dataset") or {}
+    prov = meta.get("provenance") or {}
+    judges = meta.get("judges") or []
+    judge_text = ", ".join(
+        f"{j.get('judge_id')} ({j.get('model')}, prompt {str(j.get('prompt_hash', ''))[:12]})"
+        for j in judges
+    )
+    labels = ", ".join(f"{k} {v}" for k, v in LABEL_SCHEMES[s.labels].items())
+    items = [
+        ("run", f"{meta.get('run_name', 'unknown')} (created {meta.get('created_at', 'unknown')})"),
+        ("dataset", f"{dataset.get('name', s.dataset)} sha256 {dataset.get('sha256', 'unknown')}"),
+        ("provider", str(provider.get("name", "unknown"))),
+        ("answerer model", str(provider.get("answerer_model", "unknown"))),
+        ("extractor model", str(provider.get("extractor_model", "unknown"))),
+        ("embedder model", str(provider.get("embedder_model", "unknown"))),
+        ("judges", judge_text or ("none" if meta else "unknown")),
+        ("outcome rule", s.outcome),
+        ("label scheme", f"{s.labels} ({labels})" if s.locomo_style else s.labels),
+        ("git", f"{prov.get('git_commit', 'unknown')} dirty={prov.get('git_dirty', 'unknown')}"),
+    ]
+    return ["", "## Run", "", *(f"- {k}: {v}" for k, v in items)]
+
+
+def render_markdown(s: Summary) -> str:
+    """SUMMARY.md: the same tables plus the run's metadata."""
+    return "\n".join([*_title(s), *_metadata(s), *_sections(s)]) + "\n"
+
+
+def _rate_json(rate: Rate | None) -> dict[str, Any] | None:
+    if rate is None:
+        return None
+    ci = rate.ci
+    return {"k": rate.k, "n": rate.n, "rate": rate.value, "ci": list(ci) if ci else None}
+
+
+def _group_json(g: GroupStats) -> dict[str, Any]:
+    ci = g.accuracy.ci
+    return {
+        "label": g.label,
+        "n_questions": g.n_questions,
+        "n": g.accuracy.n,
+        "acc": g.accuracy.value,
+        "ci": list(ci) if ci else None,
+        "f1": g.f1,
+        "excluded": g.excluded,
+    }
+
+
+def _arm_json(a: ArmStats) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in ("all", "scored"):
+        rate = a.accuracy[name]
+        ci = rate.ci
+        out[f"n_{name}"] = rate.n
+        out[f"correct_{name}"] = rate.k
+        out[f"acc_{name}"] = rate.value
+        out[f"ci_{name}"] = list(ci) if ci else None
+        out[f"f1_{name}"] = a.f1[name]
+        out[f"excluded_{name}"] = a.excluded[name]
+    out["errors"] = a.excluded["all"].get("error", 0)
+    out["context_tokens_mean"] = a.context_tokens_mean
+    out["latency_ms"] = dict(a.latency_ms)
+    out["by_category"] = {k: _group_json(g) for k, g in a.groups.items()}
+    out["abstention_rate_answerable"] = _rate_json(a.abstention_answerable)
+    out["adversarial"] = None
+    if a.adversarial_abstention is not None:
+        out["adversarial"] = {
+            "abstention_acc": _rate_json(a.adversarial_abstention),
+            "trap_hit_rate": _rate_json(a.trap_hits),
+        }
+    out["stale_rate"] = _rate_json(a.stale)
+    return out
+
+
+def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
+    if baseline:
+        sides = {"gained": t.b_only, "lost": t.a_only}
+    else:
+        sides = {"a_only": t.a_only, "b_only": t.b_only}
+    return {
+        "n": t.n,
+        **sides,
+        "both": t.both,
+        "neither": t.neither,
+        "p": t.p,
+        "p_holm": t.p_holm,
+        "mde": t.mde,
+        "underpowered": t.underpowered,
+    }
+
+
+def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
+    ident = {"arm": row.a} if baseline else {"a": row.a, "b": row.b}
+    body = _test_json(row.pooled, baseline)
+    groups = {k: _test_json(t, baseline) for k, t in row.groups.items()}
+    return {**ident, "set": row.set, **body, "by_category": groups}
+
+
+def summary_to_json(s: Summary) -> dict[str, Any]:
+    """The `bench.summarise --json` contract (interfaces.md) plus extra keys."""
+    out: dict[str, Any] = {
+        "run_dir": s.run_dir,
+        "dataset": s.dataset,
+        "outcome": s.outcome,
+        "f1_threshold": s.f1_threshold,
+        "labels": s.labels,
+        "group_kind": "category" if s.locomo_style else "question_type",
+        "n_questions": dict(s.n_questions),
+        "categories": {k: {"label": v, "n": s.group_sizes[k]} for k, v in s.group_labels.items()},
+        "arms": {name: _arm_json(a) for name, a in s.arms.items()},
+        "pairs": [_row_json(r, baseline=False) for r in s.pairs],
+        "kappa": [{"a": k.a, "b": k.b, "n": k.n, "kappa": k.kappa} for k in s.kappas],
+        "notes": list(s.notes),
+        "small_n": s.n_questions["scored"] < SMALL_N,
+    }
+    if s.baseline is not None:
+        out["baseline_dir"] = s.baseline_dir
+        out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
+    return out

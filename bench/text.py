@@ -1,0 +1,94 @@
+"""Small text utilities for the offline components: terms, stems and session dates."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+from dateutil import parser as date_parser
+from dateutil.relativedelta import relativedelta
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    out over own same she should so some such than that the their theirs them then there these
+    they this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours yourself also really yeah oh hey like get got
+    gonna wanna lot thing things much many one ever going go went been""".split()
+)
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_DATE_IN_HEADER = re.compile(r"(\d{1,2} [A-Z][a-z]+,? \d{4})")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Porter stem of a lower-cased word (memoised: vocabularies are small)."""
+    return str(_stemmer().stem(word))
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` in order, as written."""
+    return _WORD.findall(text)
+
+
+@lru_cache(maxsize=100_000)
+def content_terms(text: str) -> tuple[str, ...]:
+    """Stemmed, lower-cased words of `text` minus stopwords (memoised per text)."""
+    out = []
+    for w in words(text):
+        low = w.lower().split("'")[0]
+        if low and low not in STOPWORDS:
+            out.append(stem(low))
+    return tuple(out)
+
+
+def session_date(date_time: str) -> date | None:
+    """The calendar date of a LoCoMo session stamp such as `1:56 pm on 8 May, 2023`."""
+    match = _DATE_IN_HEADER.search(date_time)
+    if not match:
+        try:
+            return datetime.fromisoformat(date_time.strip()[:10]).date()
+        except ValueError:
+            return None
+    try:
+        return date_parser.parse(match.group(1).replace(",", "")).date()
+    except (ValueError, OverflowError):
+        return None
+
+
+def format_date(day: date) -> str:
+    """`8 May 2023` — the date form LoCoMo gold answers use."""
+    return f"{day.day} {day.strftime('%B')} {day.year}"
+
+
+_RELATIVE = (
+    ("yesterday", lambda d: format_date(d - timedelta(days=1))),
+    ("today", format_date),
+    ("last night", lambda d: format_date(d - timedelta(days=1))),
+    ("last week", lambda d: f"the week before {format_date(d)}"),
+    ("last weekend", lambda d: f"the weekend before {format_date(d)}"),
+    ("last month", lambda d: (d - relativedelta(months=1)).strftime("%B %Y")),
+    ("last year", lambda d: str(d.year - 1)),
+    ("next month", lambda d: (d + relativedelta(months=1)).strftime("%B %Y")),
+    ("this month", lambda d: d.strftime("%B %Y")),
+    ("this year", lambda d: str(d.year)),
+)
+
+
+def resolve_relative(text: str, anchor: date) -> str | None:
+    """The absolute date a relative expression in `text` means, said on `anchor`."""
+    low = text.lower()
+    for phrase, resolve in sorted(_RELATIVE, key=lambda p: -len(p[0])):
+        if phrase in low:
+            return str(resolve(anchor))
+    return None

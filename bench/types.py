@@ -1,0 +1,136 @@
+"""Typed values that flow through the pipeline: dataset items, contexts and answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One utterance of a conversation, with any shared image rendered as text."""
+
+    speaker: str
+    text: str
+    dia_id: str
+    session: int
+    image_caption: str | None = None
+
+    def render(self) -> str:
+        """The turn as the models see it: `Speaker: text [shares a photo: caption]`."""
+        line = f"{self.speaker}: {self.text}".rstrip()
+        if self.image_caption:
+            line += f" [shares a photo: {self.image_caption}]"
+        return line
+
+
+@dataclass(frozen=True)
+class Session:
+    """A dated session: the turns spoken in one sitting."""
+
+    index: int
+    date_time: str
+    turns: tuple[Turn, ...]
+
+    def header(self) -> str:
+        """`[Session <n> — <date>]`, the header every arm uses for this session."""
+        return f"[Session {self.index} — {self.date_time}]"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One benchmark question with its gold answer and evidence."""
+
+    question_id: str
+    conversation_id: str
+    question: str
+    category: int
+    gold: str | None
+    evidence: tuple[str, ...] = ()
+    adversarial_answer: str | None = None
+    question_type: str | None = None
+    question_date: str | None = None
+    is_abstention: bool = False
+    stale_answer: str | None = None
+    """A superseded value (supersession fixtures): it must not reach the context."""
+
+    @property
+    def file_stem(self) -> str:
+        """The record's file name without extension; ':' and '/' are unsafe in names."""
+        return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.question_id)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation (or a LongMemEval haystack) and the questions asked about it."""
+
+    conversation_id: str
+    speakers: tuple[str, ...]
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...] = ()
+
+    def turns(self) -> list[Turn]:
+        """All turns in session order."""
+        return [t for s in self.sessions for t in s.turns]
+
+    def session(self, index: int) -> Session:
+        """The session with this 1-based index."""
+        for s in self.sessions:
+            if s.index == index:
+                return s
+        raise KeyError(index)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A loaded dataset: its conversations plus where it came from."""
+
+    name: str
+    path: str
+    sha256: str
+    conversations: tuple[Conversation, ...]
+
+    def questions(self) -> list[Question]:
+        """Every question in conversation order."""
+        return [q for c in self.conversations for q in c.questions]
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One retrieved item: its rendered text, score and the turns it came from."""
+
+    text: str
+    score: float = 0.0
+    source_ids: tuple[str, ...] = ()
+    kind: str = "turn"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an arm retrieved for a question, rendered as the block the answerer sees."""
+
+    text: str
+    items: tuple[ContextItem, ...] = ()
+    truncated: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one model call (0 when the provider reports none)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A chat completion: the text, tool calls, usage and how it was produced."""
+
+    text: str
+    model: str
+    usage: Usage = Usage()
+    finish_reason: str = "stop"
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    cached: bool = False
+    latency_ms: float = 0.0

@@ -1,0 +1,399 @@
+"""A fault-injecting OpenAI-compatible HTTP server on loopback, for provider tests.
+
+It serves `POST /v1/chat/completions` and `POST /v1/embeddings` from a real
+`ThreadingHTTPServer` on 127.0.0.1 (random port, background thread). Faults are
+scripted (`fail_next`), permanent (`always`) or drawn at a seeded random rate
+(`fault_rate`); without a fault it answers deterministically:
+
+- chat: what the offline answerer answers for the same messages; a request that
+  carries a tool named `update_memory` gets a tool call with `{"items": []}`;
+- embeddings: WordLlama vectors of the configured dimension.
+
+Every request is logged with a monotonic timestamp, the path, the model, whether an
+Authorization header was present (never its value) and the fault applied.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+ChatFn = Callable[[list[dict[str, Any]]], str]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: an HTTP status, a slow reply, a drop or a bad body."""
+
+    kind: str
+    """`status`, `slow`, `drop`, `malformed`, `empty` or `length`."""
+    status: int = 500
+    headers: tuple[tuple[str, str], ...] = ()
+    delay_s: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """Short name used in the request log, e.g. `429` or `drop`."""
+        return str(self.status) if self.kind == "status" else self.kind
+
+    @classmethod
+    def http(cls, status: int, **headers: str) -> Fault:
+        """An error status; keyword headers use `_` for `-` (retry_after='1')."""
+        pairs = tuple((k.replace("_", "-"), v) for k, v in headers.items())
+        return cls("status", status=status, headers=pairs)
+
+    @classmethod
+    def slow(cls, delay_s: float) -> Fault:
+        """Answer correctly, but only after `delay_s` seconds."""
+        return cls("slow", delay_s=delay_s)
+
+    @classmethod
+    def of(cls, kind: str) -> Fault:
+        """`drop`, `malformed`, `empty` or `length`."""
+        return cls(kind)
+
+
+def transient_faults(slow_s: float = 1.0) -> tuple[Fault, ...]:
+    """The faults a robust client must survive by retrying."""
+    return (
+        Fault.http(429, retry_after="0"),
+        Fault.http(500),
+        Fault.http(502),
+        Fault.http(503),
+        Fault.slow(slow_s),
+        Fault.of("drop"),
+        Fault.of("malformed"),
+    )
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as the server saw it."""
+
+    t: float
+    """`time.monotonic()` when the request arrived."""
+    path: str
+    """The URL path without its query string."""
+    query: str
+    model: str
+    tools: tuple[str, ...]
+    """Names of the tools the request carried."""
+    auth_present: bool
+    fault: str | None
+
+
+@dataclass
+class _State:
+    """Mutable server state shared by the handler threads."""
+
+    chat_fn: ChatFn
+    embed_dim: int
+    fault_rate: float
+    random_faults: tuple[Fault, ...]
+    rng: random.Random
+    scripted: deque[Fault] = field(default_factory=deque)
+    permanent: Fault | None = None
+    log: list[LoggedRequest] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    embedder: Any = None
+
+    def next_fault(self) -> Fault | None:
+        """Scripted first, then the permanent fault, then a seeded random draw."""
+        with self.lock:
+            if self.scripted:
+                return self.scripted.popleft()
+            if self.permanent is not None:
+                return self.permanent
+            if self.fault_rate > 0 and self.rng.random() < self.fault_rate:
+                return self.rng.choice(self.random_faults)
+            return None
+
+
+class FaultServer:
+    """Context manager running the fault-injecting server; `base_url` ends in `/v1`."""
+
+    def __init__(
+        self,
+        *,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        random_faults: tuple[Fault, ...] | None = None,
+        chat_fn: ChatFn | None = None,
+        embed_dim: int = 256,
+    ) -> None:
+        self._state = _State(
+            chat_fn=chat_fn or offline_chat_fn(),
+            embed_dim=embed_dim,
+            fault_rate=fault_rate,
+            random_faults=random_faults or transient_faults(),
+            rng=random.Random(seed),
+        )
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> FaultServer:
+        handler = type("Handler", (_Handler,), {"state": self._state})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>/v1`."""
+        assert self._httpd is not None, "use FaultServer as a context manager"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def fail_next(self, *faults: Fault) -> None:
+        """Apply these faults, in order, to the next requests."""
+        with self._state.lock:
+            self._state.scripted.extend(faults)
+
+    def always(self, fault: Fault | None) -> None:
+        """Apply `fault` to every request from now on (None heals the server)."""
+        with self._state.lock:
+            self._state.permanent = fault
+
+    def set_fault_rate(self, rate: float) -> None:
+        """Change the random transient-fault rate."""
+        with self._state.lock:
+            self._state.fault_rate = rate
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        """A snapshot of the request log."""
+        with self._state.lock:
+            return list(self._state.log)
+
+    def clear_log(self) -> None:
+        """Forget the requests seen so far."""
+        with self._state.lock:
+            self._state.log.clear()
+
+
+def max_in_window(times: list[float], window_s: float) -> int:
+    """Most requests in any half-open window [t, t + window_s) of the given times."""
+    ordered = sorted(times)
+    best, start = 0, 0
+    for end, t in enumerate(ordered):
+        while t - ordered[start] >= window_s:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
+@functools.cache
+def offline_chat_fn() -> ChatFn:
+    """Answer as the offline answerer does, warmed up so the first reply is fast."""
+    from bench.providers.offline_answer import OfflineAnswerer
+
+    answerer = OfflineAnswerer()
+    warm = "<CONTEXT>\n[Session 1 — 8 May 2023]\nA: I went to the park yesterday.\n</CONTEXT>"
+    answerer.complete([{"role": "system", "content": warm}, {"role": "user", "content": "When?"}])
+    return lambda messages: answerer.complete(messages).text
+
+
+def echo_chat_fn(messages: list[dict[str, Any]]) -> str:
+    """A cheap deterministic reply for unit tests: `echo: <last message>`."""
+    return "echo: " + str(messages[-1].get("content", "")) if messages else "echo:"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Routes the two endpoints and applies the fault drawn for each request."""
+
+    state: _State
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Silence the default stderr access log."""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        """Log the request, then fault or answer it."""
+        arrived = time.monotonic()
+        body = self._read_json()
+        fault = self.state.next_fault()
+        url = urlsplit(self.path)
+        entry = LoggedRequest(
+            t=arrived,
+            path=url.path,
+            query=url.query,
+            model=str(body.get("model", "")),
+            tools=tuple(_tool_names(body)),
+            auth_present=bool(self.headers.get("Authorization")),
+            fault=fault.label if fault else None,
+        )
+        with self.state.lock:
+            self.state.log.append(entry)
+        if fault is not None and fault.kind == "slow":
+            time.sleep(fault.delay_s)
+            fault = None
+        if fault is not None and self._apply(fault):
+            return
+        self._answer(url.path.rstrip("/"), body, fault)
+
+    def _read_json(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+
+    def _apply(self, fault: Fault) -> bool:
+        """Send an error, drop or malformed body; False for faults shaped as answers."""
+        if fault.kind == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if fault.kind == "malformed":
+            self._send(200, b'{"id": "x", "choices": [', ())
+            return True
+        if fault.kind == "status":
+            err = {"error": {"message": f"injected {fault.status}", "type": "injected"}}
+            self._send(fault.status, json.dumps(err).encode(), fault.headers)
+            return True
+        return False
+
+    def _answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> None:
+        if path.endswith("/embeddings"):
+            payload = self._embeddings(body)
+        elif path.endswith("/chat/completions"):
+            payload = self._chat(body, fault)
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}', ())
+            return
+        self._send(200, json.dumps(payload).encode(), ())
+
+    def _chat(self, body: dict[str, Any], fault: Fault | None) -> dict[str, Any]:
+        messages = body.get("messages") or []
+        tool_names = _tool_names(body)
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        finish = "stop"
+        if fault is not None and fault.kind in ("empty", "length"):
+            message["content"] = ""
+            finish = "length" if fault.kind == "length" else "stop"
+        elif "update_memory" in tool_names:
+            message["tool_calls"] = [_tool_call("update_memory", {"items": []})]
+            finish = "tool_calls"
+        else:
+            message["content"] = self.state.chat_fn(messages)
+        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
+        completion = len(message["content"] or "") // 4 + 1
+        return {
+            "id": "chatcmpl-fault",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "unknown"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": _usage(prompt_chars // 4 + 1, completion),
+        }
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        texts = body.get("input") or []
+        texts = [texts] if isinstance(texts, str) else [str(t) for t in texts]
+        with self.state.lock:
+            if self.state.embedder is None:
+                from bench.providers.offline_embed import WordLlamaEmbedder
+
+                self.state.embedder = WordLlamaEmbedder(dim=self.state.embed_dim)
+            embedder = self.state.embedder
+        vectors = embedder.embed(texts)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(x) for x in row]}
+            for i, row in enumerate(vectors)
+        ]
+        tokens = sum(len(t) // 4 + 1 for t in texts)
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "unknown"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    def _send(self, status: int, body: bytes, headers: tuple[tuple[str, str], ...]) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in headers:
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (timeout): nothing to do
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    return [str(t.get("function", {}).get("name")) for t in body.get("tools") or []]
+
+
+def _tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "call_0",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def quick_chat(
+    base_url: str,
+    *,
+    role: str = "answerer",
+    cache: Any = None,
+    policy: Any = None,
+    limiter: Any = None,
+    api_key: str = "sk-test-0000",
+    **overrides: Any,
+) -> Any:
+    """An `OpenAIChat` on `base_url` with fast backoff, for tests (cache off by default)."""
+    from bench.config import EndpointConfig
+    from bench.providers.accounting import Accountant
+    from bench.providers.cache import ResponseCache
+    from bench.providers.deployment import Deployment, make_client
+    from bench.providers.openai_chat import OpenAIChat
+    from bench.providers.ratelimit import SlidingWindowLimiter
+    from bench.providers.retry import RetryPolicy
+
+    cfg = EndpointConfig(kind="openai", model="test-model", base_url=base_url, **overrides)
+    deployment = Deployment(
+        base_url=base_url,
+        model=cfg.model,
+        client=make_client(base_url, api_key, cfg.api_version, cfg.timeout_s),
+        limiter=limiter or SlidingWindowLimiter(None, None),
+        concurrency=cfg.concurrency,
+        policy=policy or RetryPolicy(max_attempts=cfg.max_attempts, backoff_base_s=0.01),
+    )
+    return OpenAIChat(
+        cfg,
+        role=role,
+        deployment=deployment,
+        cache=cache or ResponseCache(None, "off"),
+        accountant=Accountant(),
+    )
