@@ -5,3 +5,8 @@ through `bench.registry`.
 """
 
 __version__ = "0.1.0"
+
+import os as _os
+
+# LanceDB logs a WARN line for every table it creates; keep its log to real errors.
+_os.environ.setdefault("LANCEDB_LOG", "error")

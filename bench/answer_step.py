@@ -10,6 +10,7 @@ from bench.answering import AnswerPrompt, postprocess
 from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 from bench.records import OK, ArmResult
+from bench.scoring.judges import needs_judgement
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -69,8 +70,7 @@ class AnswerStep:
             return result
         judgements = dict(result.judgements)
         for judge in self.judges:
-            previous = judgements.get(judge.judge_id)
-            if rejudge or previous is None or previous.status != OK:
+            if needs_judgement(result, judge, rejudge=rejudge):
                 judgements[judge.judge_id] = judge.judge(question, result.answer or "")
         updated = replace(result, judgements=judgements)
         primary = judgements.get(self.primary_judge) if self.primary_judge else None

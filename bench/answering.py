@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.errors import ConfigError
 from bench.paths import resolve_resource
 from bench.providers.base import Message
 
@@ -55,16 +56,9 @@ def load_answer_prompt(path: str) -> AnswerPrompt:
     """Read the prompt file (relative paths resolve against the project root)."""
     resolved = resolve_resource(path, what="answer.prompt")
     text = resolved.read_text(encoding="utf-8")
-    if "{context}" not in text:
-        raise_missing_placeholder(resolved)
+    if "{context}" not in text:  # it would silently drop every arm's context
+        raise ConfigError(f"{resolved}: answer prompt has no {{context}} placeholder; add one")
     return AnswerPrompt(text, path, hashlib.sha256(text.encode()).hexdigest())
-
-
-def raise_missing_placeholder(path: Path) -> None:
-    """A prompt without `{context}` would silently drop every arm's context."""
-    from bench.errors import ConfigError
-
-    raise ConfigError(f"{path}: answer prompt has no {{context}} placeholder; add one")
 
 
 _PREFIX = re.compile(r"^\s*(final answer|answer|a)\s*[:\-]\s*", re.IGNORECASE)
@@ -79,9 +73,10 @@ def postprocess(raw: str) -> str:
     lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
     text = lines[0] if lines else ""
     text = _PREFIX.sub("", text).strip()
-    text = text.strip("\"'`*").strip()
-    if text.endswith(".") and not text.endswith(".."):
-        text = text[:-1].rstrip()
+    for _ in range(2):  # quotes and a final full stop, in either order
+        text = text.strip("\"'`*").strip()
+        if text.endswith(".") and not text.endswith(".."):
+            text = text[:-1].rstrip()
     return text
 
 

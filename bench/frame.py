@@ -29,22 +29,59 @@ from bench.records import QuestionRecord, iter_records
 from bench.summary_model import LABEL_SCHEMES
 
 QUESTION_COLUMNS = [
-    "question_id", "dataset", "conversation_id", "category", "category_label",
-    "question", "gold", "adversarial_answer",
-]  # fmt: skip
+    "question_id",
+    "dataset",
+    "conversation_id",
+    "category",
+    "category_label",
+    "question",
+    "gold",
+    "adversarial_answer",
+]
 ARM_COLUMNS = [
-    "arm", "status", "answer", "correct", "outcome", "f1", "em", "abstained", "trap_hit",
-    "context_tokens", "latency_ms", "retrieve_ms", "cached", "error",
-]  # fmt: skip
+    "arm",
+    "status",
+    "answer",
+    "correct",
+    "outcome",
+    "f1",
+    "em",
+    "abstained",
+    "trap_hit",
+    "context_tokens",
+    "latency_ms",
+    "retrieve_ms",
+    "cached",
+    "error",
+]
 SCORE_COLUMNS = ("f1", "em", "abstained", "trap_hit")
 JUDGE_PREFIX = "judge:"
 _DTYPES = {
-    "category": "Int64", "correct": "boolean", "f1": "Float64", "em": "boolean",
-    "abstained": "boolean", "trap_hit": "boolean", "context_tokens": "Int64",
-    "latency_ms": "Float64", "retrieve_ms": "Float64", "cached": "boolean",
-}  # fmt: skip
-_STRINGS = ("question_id", "dataset", "conversation_id", "category_label", "question",
-            "gold", "adversarial_answer", "arm", "status", "answer", "outcome", "error")  # fmt: skip
+    "category": "Int64",
+    "correct": "boolean",
+    "f1": "Float64",
+    "em": "boolean",
+    "abstained": "boolean",
+    "trap_hit": "boolean",
+    "context_tokens": "Int64",
+    "latency_ms": "Float64",
+    "retrieve_ms": "Float64",
+    "cached": "boolean",
+}
+_STRINGS = (
+    "question_id",
+    "dataset",
+    "conversation_id",
+    "category_label",
+    "question",
+    "gold",
+    "adversarial_answer",
+    "arm",
+    "status",
+    "answer",
+    "outcome",
+    "error",
+)
 
 
 def load_run(run_dir: str | Path, labels: str = "official") -> pd.DataFrame:
@@ -62,10 +99,7 @@ def load_run(run_dir: str | Path, labels: str = "official") -> pd.DataFrame:
         raise BenchError(f"{path}: unreadable question record ({exc})") from exc
     arm_order = _arm_order(path, records)
     rows = [
-        _row(record, arm, labels)
-        for record in records
-        for arm in arm_order
-        if arm in record.arms
+        _row(record, arm, labels) for record in records for arm in arm_order if arm in record.arms
     ]
     judges = sorted({key for row in rows for key in row if key.startswith(JUDGE_PREFIX)})
     frame = pd.DataFrame(rows, columns=[*QUESTION_COLUMNS, *ARM_COLUMNS, *judges])
@@ -91,14 +125,20 @@ def paired(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     left = df.loc[df["arm"] == a, [*QUESTION_COLUMNS, *per_arm]]
     right = df.loc[df["arm"] == b, ["question_id", *per_arm]]
     wide = left.merge(right, on="question_id", how="inner", suffixes=(f"_{a}", f"_{b}"))
-    wide.insert(len(QUESTION_COLUMNS), "pair", _pair_labels(wide[f"correct_{a}"], wide[f"correct_{b}"]))
+    wide.insert(
+        len(QUESTION_COLUMNS), "pair", _pair_labels(wide[f"correct_{a}"], wide[f"correct_{b}"])
+    )
     return wide.reset_index(drop=True)
 
 
 def _pair_labels(ca: pd.Series, cb: pd.Series) -> pd.Series:
     """`both` / `a_only` / `b_only` / `neither` per row; `<NA>` when either side is missing."""
-    names = {(True, True): "both", (True, False): "a_only",
-             (False, True): "b_only", (False, False): "neither"}  # fmt: skip
+    names = {
+        (True, True): "both",
+        (True, False): "a_only",
+        (False, True): "b_only",
+        (False, False): "neither",
+    }
     values = [
         pd.NA if pd.isna(x) or pd.isna(y) else names[(bool(x), bool(y))]
         for x, y in zip(ca, cb, strict=True)

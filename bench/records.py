@@ -131,18 +131,24 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     return ArmResult(**known)
 
 
-def write_json_atomic(path: Path, payload: Any) -> None:
-    """Write JSON to `path` via a temp file in the same folder and an atomic rename."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False, indent=1, allow_nan=False)
-            fh.write("\n")
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    """Atomically write `payload` as indented JSON (NaN is refused, never written)."""
+    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
+    write_text_atomic(path, text + "\n")
 
 
 def record_path(run_dir: Path, file_stem: str) -> Path:

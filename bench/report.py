@@ -27,8 +27,12 @@ from bench.summary_model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Su
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"
 _SET_TITLES = {"scored": "categories 1–4", "all": "all questions"}
-_LAYOUT: dict[str, Any] = {"template": "plotly_white", "height": 420, "barmode": "group",
-                           "margin": {"t": 60, "b": 60, "l": 60, "r": 20}}  # fmt: skip
+_LAYOUT: dict[str, Any] = {
+    "template": "plotly_white",
+    "height": 420,
+    "barmode": "group",
+    "margin": {"t": 60, "b": 60, "l": 60, "r": 20},
+}
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
 .banner{background:#b00020;color:#fff;font-weight:700;font-size:1.3rem;padding:.8rem 1rem;
@@ -50,7 +54,7 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
         ("tokens", _tokens_figure(summary, tokens)),
         ("latency", _latency_figure(summary)),
     ]
-    parts = [_header(summary), _accuracy_table(summary)]
+    parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
     inline_js = True  # plotly.js goes inline once, with the first figure
     for name, fig in figures:
         if fig is None:
@@ -82,8 +86,21 @@ def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
     """Context tokens of every `ok` answer, per arm."""
     df = load_run(run_dir, labels=labels)
     ok = df[(df["status"] == "ok") & df["context_tokens"].notna()]
-    return {str(arm): [int(v) for v in group["context_tokens"]] for arm, group in ok.groupby(
-        "arm", sort=False)}  # fmt: skip
+    return {
+        str(arm): [int(v) for v in group["context_tokens"]]
+        for arm, group in ok.groupby("arm", sort=False)
+    }
+
+
+def offline_banner(summary: Summary) -> str:
+    """The warning an offline run carries; names the outcome rule actually used."""
+    if summary.outcome.startswith("f1>="):
+        if summary.f1_threshold == 0.5:
+            return OFFLINE_BANNER
+        return (
+            f"OFFLINE — extractive answerer, official F1 ≥ {summary.f1_threshold:g}; not LLM-judged"
+        )
+    return f"OFFLINE — extractive answerer; outcome {summary.outcome}"
 
 
 def _meta(summary: Summary, *keys: str) -> Any:
@@ -98,29 +115,42 @@ def _header(summary: Summary) -> str:
     """Run metadata from run.json, the offline banner, and the summariser's notes."""
     esc = html.escape
     judges = _meta(summary, "judges") or []
-    judge_text = ", ".join(
-        f"{j.get('judge_id')} ({j.get('model')}, prompt {j.get('prompt_hash')})"
-        for j in judges if isinstance(j, dict)
-    ) or "none"  # fmt: skip
+    judge_text = (
+        ", ".join(
+            f"{j.get('judge_id')} ({j.get('model')}, prompt {j.get('prompt_hash')})"
+            for j in judges
+            if isinstance(j, dict)
+        )
+        or "none"
+    )
     commit = _meta(summary, "provenance", "git_commit")
     dirty = _meta(summary, "provenance", "git_dirty")
+    dataset = summary.dataset
     rows = [
-        ("dataset", f"{_meta(summary, 'dataset', 'name') or summary.dataset} — sha256 "
-                    f"<code>{esc(str(_meta(summary, 'dataset', 'sha256')))}</code>"),
-        ("questions", f"{summary.n_questions['scored']} scored (categories 1–4), "
-                      f"{summary.n_questions['all']} in all"),
-        ("provider", esc(str(_meta(summary, "provider", "name")))),
-        ("answerer", esc(str(_meta(summary, "provider", "answerer_model")))),
+        (
+            "dataset",
+            f"{esc(_text(dataset))} — sha256 "
+            f"<code>{esc(_text(_meta(summary, 'dataset', 'sha256')))}</code>",
+        ),
+        (
+            "questions",
+            f"{summary.n_questions['scored']} scored (categories 1–4), "
+            f"{summary.n_questions['all']} in all"
+            if summary.locomo_style
+            else f"{summary.n_questions['all']}",
+        ),
+        ("provider", esc(_text(_meta(summary, "provider", "name")))),
+        ("answerer", esc(_text(_meta(summary, "provider", "answerer_model")))),
         ("judges", esc(judge_text)),
         ("outcome rule", f"<code>{esc(summary.outcome)}</code>"),
         ("category labels", esc(summary.labels)),
-        ("git commit", f"<code>{esc(str(commit))}</code>{' (dirty)' if dirty else ''}"),
-        ("created", esc(str(_meta(summary, "created_at")))),
-    ]  # fmt: skip
+        ("git commit", f"<code>{esc(_text(commit))}</code>{' (dirty)' if dirty else ''}"),
+        ("created", esc(_text(_meta(summary, "created_at")))),
+    ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
     if _meta(summary, "offline") is True:
-        parts.append(f'<div class="banner">{esc(OFFLINE_BANNER)}</div>')
+        parts.append(f'<div class="banner">{esc(offline_banner(summary))}</div>')
     parts.append(f"<table>{table}</table>")
     if summary.notes:
         items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
@@ -128,9 +158,14 @@ def _header(summary: Summary) -> str:
     return "\n".join(parts)
 
 
-def _pct(rate: Rate) -> str:
+def _text(value: Any) -> str:
+    """A metadata value as text; an en dash when run.json does not say."""
+    return "–" if value is None or value == "" else str(value)
+
+
+def _pct(rate: Rate | None) -> str:
     """`41.2% [38.7, 43.8] (k/n)`, or an en dash when n = 0."""
-    if rate.value is None or rate.ci is None:
+    if rate is None or rate.value is None or rate.ci is None:
         return "–"
     lo, hi = rate.ci
     return f"{100 * rate.value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({rate.k}/{rate.n})"
@@ -159,6 +194,22 @@ def _accuracy_table(summary: Summary) -> str:
     )
 
 
+def _abstention_table(summary: Summary) -> str:
+    """LoCoMo category 5 (abstention accuracy, trap hits) and abstention where answerable."""
+    if not summary.locomo_style:
+        return ""
+    body = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{_pct(arm.adversarial_abstention)}</td>"
+        f"<td>{_pct(arm.trap_hits)}</td><td>{_pct(arm.abstention_answerable)}</td></tr>"
+        for name, arm in summary.arms.items()
+    )
+    return (
+        "<h2>Adversarial questions (category 5) and abstention</h2><table><tr><th>arm</th>"
+        "<th>abstained on category 5 (correct)</th><th>fell for the trap</th>"
+        "<th>abstained on categories 1–4</th></tr>" + body + "</table>"
+    )
+
+
 def _error_bars(rates: list[Rate]) -> dict[str, Any]:
     """Asymmetric Plotly error bars (in %) from Wilson intervals."""
     plus = [100 * (r.ci[1] - r.value) if r.ci and r.value is not None else 0 for r in rates]
@@ -169,11 +220,15 @@ def _error_bars(rates: list[Rate]) -> dict[str, Any]:
 def _rate_bar(name: str, x: list[str], rates: list[Rate]) -> go.Bar:
     """A bar per rate (accuracy in %), with Wilson error bars and k/n in the hover."""
     return go.Bar(
-        name=name, x=x, y=[100 * r.value if r.value is not None else None for r in rates],
-        error_y=_error_bars(rates), customdata=[[r.k, r.n] for r in rates],
+        name=name,
+        x=x,
+        y=[100 * r.value if r.value is not None else None for r in rates],
+        error_y=_error_bars(rates),
+        customdata=[[r.k, r.n] for r in rates],
         hovertemplate="%{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<extra>"
-        + name + "</extra>",
-    )  # fmt: skip
+        + name
+        + "</extra>",
+    )
 
 
 def _accuracy_figure(summary: Summary) -> go.Figure:
@@ -184,22 +239,34 @@ def _accuracy_figure(summary: Summary) -> go.Figure:
     for s in sets:
         label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
         fig.add_trace(_rate_bar(label, arms, [summary.arms[a].accuracy[s] for a in arms]))
-    fig.update_layout(title="Accuracy per arm (Wilson 95% interval)", yaxis_title="% correct",
-                      yaxis_range=[0, 100], **_LAYOUT)  # fmt: skip
+    fig.update_layout(
+        title="Accuracy per arm (Wilson 95% interval)",
+        yaxis_title="% correct",
+        yaxis_range=[0, 100],
+        **_LAYOUT,
+    )
     return fig
 
 
 def _category_figure(summary: Summary) -> go.Figure:
     """Accuracy per category (or question type) per arm, Wilson 95% error bars."""
     groups = list(summary.group_labels)
-    x = [f"{g} {summary.group_labels[g]} (n={summary.group_sizes.get(g, 0)})"
-         if g.isdigit() else f"{g} (n={summary.group_sizes.get(g, 0)})" for g in groups]  # fmt: skip
+    x = [
+        f"{g} {summary.group_labels[g]} (n={summary.group_sizes.get(g, 0)})"
+        if g.isdigit()
+        else f"{g} (n={summary.group_sizes.get(g, 0)})"
+        for g in groups
+    ]
     fig = go.Figure()
     for name, arm in summary.arms.items():
         rates = [_group_rate(arm, g) for g in groups]
         fig.add_trace(_rate_bar(name, x, rates))
-    fig.update_layout(title=f"Accuracy per category ({summary.labels} labels)",
-                      yaxis_title="% correct", yaxis_range=[0, 100], **_LAYOUT)  # fmt: skip
+    fig.update_layout(
+        title=f"Accuracy per category ({summary.labels} labels)",
+        yaxis_title="% correct",
+        yaxis_range=[0, 100],
+        **_LAYOUT,
+    )
     return fig
 
 
@@ -223,23 +290,29 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
     if not rows:
         return None
     x = [_pair_title(r) for r in rows]
-    fig = go.Figure([
-        go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
-        go.Bar(name="B only (B right, A wrong)", x=x, y=[r.pooled.b_only for r in rows]),
-    ])  # fmt: skip
+    fig = go.Figure(
+        [
+            go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
+            go.Bar(name="B only (B right, A wrong)", x=x, y=[r.pooled.b_only for r in rows]),
+        ]
+    )
     for label, row in zip(x, rows, strict=True):
         top = max(row.pooled.a_only, row.pooled.b_only)
-        fig.add_annotation(x=label, y=top, text=f"p = {row.pooled.p:.3g}", showarrow=False,
-                           yshift=14)  # fmt: skip
-    fig.update_layout(title="Paired discordance (exact McNemar p)", yaxis_title="questions",
-                      **_LAYOUT)  # fmt: skip
+        fig.add_annotation(
+            x=label, y=top, text=f"p = {row.pooled.p:.3g}", showarrow=False, yshift=14
+        )
+    fig.update_layout(
+        title="Paired discordance (exact McNemar p)", yaxis_title="questions", **_LAYOUT
+    )
     return fig
 
 
 def _pairs_table(summary: Summary) -> str:
     """Every arm pair, pooled: n, both/neither, a_only/b_only, exact and Holm p, MDE."""
-    head = ("<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
-            "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>")
+    head = (
+        "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
+        "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
+    )
     body = []
     for row in _pair_rows(summary):
         t = row.pooled
@@ -253,7 +326,7 @@ def _pairs_table(summary: Summary) -> str:
         )
     if not body:
         return ""
-    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"  # fmt: skip
+    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"
 
 
 def _tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure | None:
@@ -266,11 +339,17 @@ def _tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure 
         if values:
             fig.add_trace(go.Box(name=name, y=values, boxmean=True, boxpoints=False))
         if arm.context_tokens_mean is not None:
-            fig.add_annotation(x=name, y=arm.context_tokens_mean, showarrow=False,
-                               text=f"mean {arm.context_tokens_mean:,.0f}", xshift=60)  # fmt: skip
+            fig.add_annotation(
+                x=name,
+                y=arm.context_tokens_mean,
+                showarrow=False,
+                text=f"mean {arm.context_tokens_mean:,.0f}",
+                xshift=60,
+            )
     layout = {**_LAYOUT, "barmode": None}
-    fig.update_layout(title="Context tokens per answer", yaxis_title="tokens",
-                      showlegend=False, **layout)  # fmt: skip
+    fig.update_layout(
+        title="Context tokens per answer", yaxis_title="tokens", showlegend=False, **layout
+    )
     return fig
 
 
@@ -280,10 +359,9 @@ def _latency_figure(summary: Summary) -> go.Figure | None:
     if not keys:
         return None
     arms = list(summary.arms)
-    fig = go.Figure([
-        go.Bar(name=k, x=arms, y=[summary.arms[a].latency_ms.get(k) for a in arms])
-        for k in keys
-    ])  # fmt: skip
+    fig = go.Figure(
+        [go.Bar(name=k, x=arms, y=[summary.arms[a].latency_ms.get(k) for a in arms]) for k in keys]
+    )
     fig.update_layout(title="Answering latency per arm", yaxis_title="ms", **_LAYOUT)
     return fig
 

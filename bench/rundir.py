@@ -109,9 +109,11 @@ class RunDirectory:
 
 
 def arms_to_run(
-    record: QuestionRecord | None, arms: list[str], judge_ids: list[str], rejudge: bool
+    record: QuestionRecord | None, arms: list[str], judges: tuple[Any, ...], rejudge: bool
 ) -> tuple[list[str], list[str]]:
     """(arms needing an answer, arms needing only judging) for a question's record."""
+    from bench.scoring.judges import needs_judgement
+
     if record is None:
         return list(arms), []
     answer, judge = [], []
@@ -119,10 +121,7 @@ def arms_to_run(
         result = record.arms.get(name)
         if result is None or result.status != OK:
             answer.append(name)
-        elif rejudge or any(
-            jid not in result.judgements or result.judgements[jid].status != OK
-            for jid in judge_ids
-        ):
+        elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
 

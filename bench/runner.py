@@ -94,11 +94,10 @@ def run_conversation(
     outcome: RunOutcome,
 ) -> None:
     """Ingest what is needed, then answer every pending question with every arm."""
-    judge_ids = [j.judge_id for j in step.judges]
     work = []
     for question in conversation.questions:
         record = run_dir.load_record(question)
-        to_answer, to_judge = arms_to_run(record, list(arms), judge_ids, cfg.scoring.rejudge)
+        to_answer, to_judge = arms_to_run(record, list(arms), step.judges, cfg.scoring.rejudge)
         outcome.questions += 1
         if to_answer or to_judge:
             work.append(_Work(question, record, to_answer, to_judge))
@@ -253,13 +252,12 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
 
 
 def _judge_warnings(cfg: RunConfig) -> list[str]:
-    warnings = []
-    for judge in cfg.judges:
-        if judge.endpoint.model == cfg.provider.answerer.model:
-            msg = f"judge '{judge.judge_id}' uses the answering model ({judge.endpoint.model})"
-            log.warning(msg)
-            warnings.append(msg)
-    return warnings
+    from bench.scoring.judges import judge_model_warning
+
+    warnings = [judge_model_warning(j, cfg.provider.answerer.model) for j in cfg.judges]
+    for warning in filter(None, warnings):
+        log.warning(warning)
+    return [w for w in warnings if w]
 
 
 def _run_meta(

@@ -19,7 +19,8 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
 
         centre = (p + z²/2n) / (1 + z²/n),  half = z·√(p(1−p)/n + z²/4n²) / (1 + z²/n)
 
-    Equals statsmodels `proportion_confint(successes, n, method="wilson")`.
+    Equals statsmodels `proportion_confint(successes, n, method="wilson")`, clipped to
+    [0, 1] against rounding (k = 0 gives a lower bound of 0, not 3e-17).
     """
     if n <= 0:
         return None
@@ -28,7 +29,7 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return (centre - half, centre + half)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def _lower_tail_count(k: int, n: int) -> int:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.comparable import comparable_export
-from bench.records import OK, QuestionRecord, read_record
+from bench.records import OK, QuestionRecord, write_text_atomic
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.stats import holm, mcnemar_exact_p, min_detectable_effect
 from bench.summary_model import (
@@ -71,7 +69,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     seen: dict[str, Path] = {}
     for path in sorted(folder.glob("*.json")):
         try:
-            record = read_record(path)
+            record = QuestionRecord.from_json(json.loads(path.read_bytes()), source=str(path))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             reason = (str(exc).splitlines() or [""])[0][:200]
             raise SummaryError(
@@ -158,21 +156,16 @@ def _threshold(run: LoadedRun, outcome: str) -> float:
     return threshold_from_outcome(outcome) or DEFAULT_F1_THRESHOLD
 
 
-def _paired(a: dict[str, bool], b: dict[str, bool], qids: list[str]) -> PairedTest:
-    """Pair two outcome maps on question id over `qids` (both sides must count)."""
-    a_only = b_only = both = neither = 0
-    for qid in qids:
-        x, y = a.get(qid), b.get(qid)
-        if x is None or y is None:
-            continue
-        if x and y:
-            both += 1
-        elif x:
-            a_only += 1
-        elif y:
-            b_only += 1
-        else:
-            neither += 1
+Outcomes = tuple[frozenset[str], frozenset[str]]
+"""Question ids an arm got right, and those it got wrong (results that count only)."""
+
+
+def _paired(a: Outcomes, b: Outcomes, qids: frozenset[str]) -> PairedTest:
+    """Pair two arms' outcomes on question id over `qids` (both sides must count)."""
+    (a_right, a_wrong), (b_right, b_wrong) = a, b
+    a_right, a_wrong = a_right & qids, a_wrong & qids
+    both, a_only = len(a_right & b_right), len(a_right & b_wrong)
+    b_only, neither = len(a_wrong & b_right), len(a_wrong & b_wrong)
     n = a_only + b_only + both + neither
     mde = min_detectable_effect(a_only + b_only, n)
     return PairedTest(n, a_only, b_only, both, neither, mcnemar_exact_p(a_only, b_only), mde)
@@ -181,8 +174,8 @@ def _paired(a: dict[str, bool], b: dict[str, bool], qids: list[str]) -> PairedTe
 def _pair_rows(
     a_name: str,
     b_name: str,
-    a: dict[str, bool],
-    b: dict[str, bool],
+    a: Outcomes,
+    b: Outcomes,
     layout: _Layout,
 ) -> list[PairRow]:
     """One row per set; group tests are shared between sets so Holm counts each once."""
@@ -210,28 +203,27 @@ def _apply_holm(rows: list[PairRow]) -> None:
 
 @dataclass
 class _Layout:
-    """Which questions each set and group holds, in display order."""
+    """Which questions each set and group holds, groups in display order."""
 
     locomo_style: bool
-    set_qids: dict[str, list[str]]
-    group_qids: dict[str, list[str]]
+    set_qids: dict[str, frozenset[str]]
+    group_qids: dict[str, frozenset[str]]
     set_groups: dict[str, list[str]]
 
 
 def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
-    set_qids: dict[str, list[str]] = {name: [] for name in SETS}
-    group_qids: dict[str, list[str]] = {}
+    groups: dict[str, list[str]] = {}
+    scored_groups: set[str] = set()
     for r in run.records:
-        set_qids["all"].append(r.question_id)
+        key = _group_key(r, locomo_style)
+        groups.setdefault(key, []).append(r.question_id)
         if not locomo_style or r.category in SCORED_CATEGORIES:
-            set_qids["scored"].append(r.question_id)
-        group_qids.setdefault(_group_key(r, locomo_style), []).append(r.question_id)
-    order = sorted(group_qids, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
-    group_qids = {k: group_qids[k] for k in order}
-    scored = set(set_qids["scored"])
-    set_groups = {
-        "all": order,
-        "scored": [k for k in order if any(q in scored for q in group_qids[k])],
+            scored_groups.add(key)
+    order = sorted(groups, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+    set_groups = {"all": order, "scored": [k for k in order if k in scored_groups]}
+    group_qids = {k: frozenset(groups[k]) for k in order}
+    set_qids = {
+        name: frozenset(q for k in keys for q in group_qids[k]) for name, keys in set_groups.items()
     }
     return _Layout(locomo_style, set_qids, group_qids, set_groups)
 
@@ -250,10 +242,9 @@ def summarise_records(
     threshold = _threshold(run, outcome)
     names = _arm_names(run)
     group_of = {r.question_id: _group_key(r, locomo_style) for r in run.records}
-    scored_ids = set(layout.set_qids["scored"])
     group_labels = {g: _group_label(g, locomo_style, labels) for g in layout.group_qids}
     arms = {
-        n: arm_stats(n, run.records, group_of, scored_ids, group_labels, locomo_style)
+        n: arm_stats(n, run.records, group_of, layout.set_groups, group_labels, locomo_style)
         for n in names
     }
     outcomes = {n: outcomes_of(run.records, n) for n in names}
@@ -328,17 +319,6 @@ def summarise_run(
     return summarise_records(load_run(Path(run_dir)), baseline=base, labels=labels)
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.summarise", description=__doc__.splitlines()[0] if __doc__ else ""
@@ -376,9 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         text = render_text(summary)
     print(text)
     if args.write:
-        _write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
+        write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
         if fmt == "comparable":
-            _write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+            write_text_atomic(args.run_dir / "comparable.json", text + "\n")
     return 0
 
 

@@ -178,14 +178,15 @@ def is_abstention_item(record: QuestionRecord, locomo_style: bool) -> bool:
     return record.question_id.endswith("_abs")
 
 
-def outcomes_of(records: list[QuestionRecord], arm: str) -> dict[str, bool]:
-    """Question id -> binary outcome, for the results of `arm` that count."""
-    out = {}
+def outcomes_of(records: list[QuestionRecord], arm: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Question ids where `arm`'s counting result is (right, wrong); others are in neither."""
+    right: set[str] = set()
+    wrong: set[str] = set()
     for r in records:
         res = r.arms.get(arm)
         if res is not None and res.status == OK and res.correct is not None:
-            out[r.question_id] = bool(res.correct)
-    return out
+            (right if res.correct else wrong).add(r.question_id)
+    return frozenset(right), frozenset(wrong)
 
 
 @dataclass
@@ -207,6 +208,18 @@ class _Tally:
         if isinstance(f1, int | float) and not isinstance(f1, bool):
             self.f1.append(float(f1))
 
+    @classmethod
+    def merged(cls, parts: list[_Tally]) -> _Tally:
+        """One tally of several disjoint ones."""
+        out = cls()
+        for part in parts:
+            out.questions += part.questions
+            out.k += part.k
+            out.n += part.n
+            out.f1 += part.f1
+            out.excluded.update(part.excluded)
+        return out
+
     def group(self, key: str, label: str) -> GroupStats:
         excluded = sum(self.excluded.values())
         return GroupStats(key, label, self.questions, Rate(self.k, self.n), mean(self.f1), excluded)
@@ -226,27 +239,33 @@ def _score_rate(pairs: list[tuple[QuestionRecord, ArmResult]], key: str) -> Rate
     return Rate(sum(values), len(values)) if values else None
 
 
+def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
+    out = {f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES}
+    out["mean"] = mean(latencies)
+    return out
+
+
 def arm_stats(
     name: str,
     records: list[QuestionRecord],
     group_of: dict[str, str],
-    scored_ids: set[str],
+    set_groups: dict[str, list[str]],
     group_labels: dict[str, str],
     locomo_style: bool,
 ) -> ArmStats:
-    """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm."""
-    sets = {s: _Tally() for s in SETS}
+    """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm.
+
+    Groups partition the questions and each set is a union of whole groups, so set
+    tallies are merged from group tallies.
+    """
     groups: dict[str, _Tally] = {g: _Tally() for g in group_labels}
     ok: list[tuple[QuestionRecord, ArmResult]] = []
     for r in records:
         res = r.arms.get(name)
         if res is not None and res.status == OK:
             ok.append((r, res))
-        reason = _exclusion(res)
-        sets["all"].add(res, reason)
-        groups[group_of[r.question_id]].add(res, reason)
-        if r.question_id in scored_ids:
-            sets["scored"].add(res, reason)
+        groups[group_of[r.question_id]].add(res, _exclusion(res))
+    sets = {s: _Tally.merged([groups[g] for g in set_groups[s]]) for s in SETS}
     latencies = [float(res.latency_ms) for _, res in ok if res.latency_ms is not None]
     tokens = [float(res.context_tokens) for _, res in ok if res.context_tokens is not None]
     answerable = [(r, res) for r, res in ok if not is_abstention_item(r, locomo_style)]
@@ -268,10 +287,7 @@ def arm_stats(
             for g, t in groups.items()
         },
         context_tokens_mean=mean(tokens),
-        latency_ms={
-            **{f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES},
-            "mean": mean(latencies),
-        },
+        latency_ms=_latency_summary(latencies),
         abstention_answerable=_score_rate(answerable, "abstained") or Rate(0, 0),
         adversarial_abstention=_score_rate(adversarial, "abstained"),
         trap_hits=_score_rate(adversarial, "trap_hit"),

@@ -154,12 +154,14 @@ def _title(s: Summary) -> list[str]:
     return [
         f"# Summary of {s.run_dir}",
         "",
-        f"dataset {s.dataset} · {sets} · outcome `{s.outcome}` · labels {s.labels}",
+        f"dataset {s.dataset} · {sets} · outcome `{s.outcome}`"
+        + (f" · labels {s.labels}" if s.locomo_style else ""),
     ]
 
 
 def _sections(s: Summary) -> list[str]:
-    out = [*(f"> note: {n}" for n in s.notes), "", "## Accuracy per arm", "", _arm_table(s)]
+    out = ["", *(f"> note: {n}" for n in s.notes)] if s.notes else []
+    out += ["", "## Accuracy per arm", "", _arm_table(s)]
     out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
     out += ["", _group_table(s)]
     for title, table in (

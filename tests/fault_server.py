@@ -15,18 +15,19 @@ Authorization header was present (never its value) and the fault applied.
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.fault_replies import deterministic_chat_fn
 
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
@@ -40,6 +41,8 @@ class Fault:
     status: int = 500
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0
+    echo_auth: bool = False
+    """Echo the Authorization header in the error body, as careless servers do."""
 
     @property
     def label(self) -> str:
@@ -47,10 +50,10 @@ class Fault:
         return str(self.status) if self.kind == "status" else self.kind
 
     @classmethod
-    def http(cls, status: int, **headers: str) -> Fault:
+    def http(cls, status: int, echo_auth: bool = False, **headers: str) -> Fault:
         """An error status; keyword headers use `_` for `-` (retry_after='1')."""
         pairs = tuple((k.replace("_", "-"), v) for k, v in headers.items())
-        return cls("status", status=status, headers=pairs)
+        return cls("status", status=status, headers=pairs, echo_auth=echo_auth)
 
     @classmethod
     def slow(cls, delay_s: float) -> Fault:
@@ -103,19 +106,35 @@ class _State:
     rng: random.Random
     scripted: deque[Fault] = field(default_factory=deque)
     permanent: Fault | None = None
+    healthy_left: int = 0
+    """Requests still served before `permanent` takes effect."""
+    max_random_per_request: int = 2
+    random_hits: Counter[str] = field(default_factory=Counter)
     log: list[LoggedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     embedder: Any = None
+    in_flight: int = 0
+    max_in_flight: int = 0
 
-    def next_fault(self) -> Fault | None:
-        """Scripted first, then the permanent fault, then a seeded random draw."""
+    def next_fault(self, body: dict[str, Any]) -> Fault | None:
+        """Scripted first, then the permanent fault, then a seeded random draw.
+
+        Random faults hit one request body at most `max_random_per_request` times, so a
+        client with enough attempts always gets through: outcomes stay deterministic.
+        """
         with self.lock:
             if self.scripted:
                 return self.scripted.popleft()
             if self.permanent is not None:
-                return self.permanent
+                if not self.healthy_left:
+                    return self.permanent
+                self.healthy_left -= 1
+                return None
             if self.fault_rate > 0 and self.rng.random() < self.fault_rate:
-                return self.rng.choice(self.random_faults)
+                key = json.dumps(body, sort_keys=True)
+                if self.random_hits[key] < self.max_random_per_request:
+                    self.random_hits[key] += 1
+                    return self.rng.choice(self.random_faults)
             return None
 
 
@@ -132,7 +151,7 @@ class FaultServer:
         embed_dim: int = 256,
     ) -> None:
         self._state = _State(
-            chat_fn=chat_fn or offline_chat_fn(),
+            chat_fn=chat_fn or deterministic_chat_fn,
             embed_dim=embed_dim,
             fault_rate=fault_rate,
             random_faults=random_faults or transient_faults(),
@@ -145,7 +164,9 @@ class FaultServer:
         handler = type("Handler", (_Handler,), {"state": self._state})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -167,10 +188,11 @@ class FaultServer:
         with self._state.lock:
             self._state.scripted.extend(faults)
 
-    def always(self, fault: Fault | None) -> None:
-        """Apply `fault` to every request from now on (None heals the server)."""
+    def always(self, fault: Fault | None, *, after: int = 0) -> None:
+        """Apply `fault` to every request after the next `after` (None heals the server)."""
         with self._state.lock:
             self._state.permanent = fault
+            self._state.healthy_left = after
 
     def set_fault_rate(self, rate: float) -> None:
         """Change the random transient-fault rate."""
@@ -182,6 +204,12 @@ class FaultServer:
         """A snapshot of the request log."""
         with self._state.lock:
             return list(self._state.log)
+
+    @property
+    def max_in_flight(self) -> int:
+        """Most requests the server was handling at the same time."""
+        with self._state.lock:
+            return self._state.max_in_flight
 
     def clear_log(self) -> None:
         """Forget the requests seen so far."""
@@ -200,22 +228,6 @@ def max_in_window(times: list[float], window_s: float) -> int:
     return best
 
 
-@functools.cache
-def offline_chat_fn() -> ChatFn:
-    """Answer as the offline answerer does, warmed up so the first reply is fast."""
-    from bench.providers.offline_answer import OfflineAnswerer
-
-    answerer = OfflineAnswerer()
-    warm = "<CONTEXT>\n[Session 1 — 8 May 2023]\nA: I went to the park yesterday.\n</CONTEXT>"
-    answerer.complete([{"role": "system", "content": warm}, {"role": "user", "content": "When?"}])
-    return lambda messages: answerer.complete(messages).text
-
-
-def echo_chat_fn(messages: list[dict[str, Any]]) -> str:
-    """A cheap deterministic reply for unit tests: `echo: <last message>`."""
-    return "echo: " + str(messages[-1].get("content", "")) if messages else "echo:"
-
-
 class _Handler(BaseHTTPRequestHandler):
     """Routes the two endpoints and applies the fault drawn for each request."""
 
@@ -229,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Log the request, then fault or answer it."""
         arrived = time.monotonic()
         body = self._read_json()
-        fault = self.state.next_fault()
+        fault = self.state.next_fault(body)
         url = urlsplit(self.path)
         entry = LoggedRequest(
             t=arrived,
@@ -242,12 +254,23 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with self.state.lock:
             self.state.log.append(entry)
+            self.state.in_flight += 1
+            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
+        try:
+            self._respond(url.path.rstrip("/"), body, fault)
+        except Exception as exc:  # a bug in the server: say so instead of dropping
+            self._send(500, json.dumps({"error": {"message": repr(exc)}}).encode(), ())
+        finally:
+            with self.state.lock:
+                self.state.in_flight -= 1
+
+    def _respond(self, path: str, body: dict[str, Any], fault: Fault | None) -> None:
         if fault is not None and fault.kind == "slow":
             time.sleep(fault.delay_s)
             fault = None
         if fault is not None and self._apply(fault):
             return
-        self._answer(url.path.rstrip("/"), body, fault)
+        self._answer(path, body, fault)
 
     def _read_json(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -268,7 +291,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b'{"id": "x", "choices": [', ())
             return True
         if fault.kind == "status":
-            err = {"error": {"message": f"injected {fault.status}", "type": "injected"}}
+            message = f"injected {fault.status}"
+            if fault.echo_auth:
+                message += f" for {self.headers.get('Authorization')}"
+            err = {"error": {"message": message, "type": "injected"}}
             self._send(fault.status, json.dumps(err).encode(), fault.headers)
             return True
         return False
@@ -360,40 +386,3 @@ def _usage(prompt: int, completion: int) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
-
-
-def quick_chat(
-    base_url: str,
-    *,
-    role: str = "answerer",
-    cache: Any = None,
-    policy: Any = None,
-    limiter: Any = None,
-    api_key: str = "sk-test-0000",
-    **overrides: Any,
-) -> Any:
-    """An `OpenAIChat` on `base_url` with fast backoff, for tests (cache off by default)."""
-    from bench.config import EndpointConfig
-    from bench.providers.accounting import Accountant
-    from bench.providers.cache import ResponseCache
-    from bench.providers.deployment import Deployment, make_client
-    from bench.providers.openai_chat import OpenAIChat
-    from bench.providers.ratelimit import SlidingWindowLimiter
-    from bench.providers.retry import RetryPolicy
-
-    cfg = EndpointConfig(kind="openai", model="test-model", base_url=base_url, **overrides)
-    deployment = Deployment(
-        base_url=base_url,
-        model=cfg.model,
-        client=make_client(base_url, api_key, cfg.api_version, cfg.timeout_s),
-        limiter=limiter or SlidingWindowLimiter(None, None),
-        concurrency=cfg.concurrency,
-        policy=policy or RetryPolicy(max_attempts=cfg.max_attempts, backoff_base_s=0.01),
-    )
-    return OpenAIChat(
-        cfg,
-        role=role,
-        deployment=deployment,
-        cache=cache or ResponseCache(None, "off"),
-        accountant=Accountant(),
-    )

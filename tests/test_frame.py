@@ -38,18 +38,29 @@ def _arm_result(arm: str, i: int, category: int) -> ArmResult:
         return ArmResult.failed("provider timed out after 6 attempts")
     ok = _correct(arm, i)
     answer = ("Not mentioned in the conversation" if ok else "Paris") if category == 5 else "x"
-    scores: dict[str, Any] = {"f1": 1.0 if ok else 0.25, "em": ok, "abstained": category == 5 and ok}
+    scores: dict[str, Any] = {
+        "f1": 1.0 if ok else 0.25,
+        "em": ok,
+        "abstained": category == 5 and ok,
+    }
     if category == 5:
         scores["trap_hit"] = not ok
     judgements = {"llm": Judgement(judge_id="llm", status="ok", verdict=ok, model="m")}
     if i == 1:
         judgements["llm"] = Judgement(judge_id="llm", status="error", error="unparsable")
     return ArmResult(
-        status="ok", answer=answer, correct=ok, scores=scores, context_tokens=100 * (i + 1)
-        + {"raw": 5000, "rag": 0, "neuromorphic": 50}[arm], latency_ms=10.0 + i,
-        retrieve_ms=1.0, outcome="f1>=0.5", answerer="offline-extractive",
-        cached=i % 5 == 0, judgements=judgements,
-    )  # fmt: skip
+        status="ok",
+        answer=answer,
+        correct=ok,
+        scores=scores,
+        context_tokens=100 * (i + 1) + {"raw": 5000, "rag": 0, "neuromorphic": 50}[arm],
+        latency_ms=10.0 + i,
+        retrieve_ms=1.0,
+        outcome="f1>=0.5",
+        answerer="offline-extractive",
+        cached=i % 5 == 0,
+        judgements=judgements,
+    )
 
 
 def make_run(root: Path, *, offline: bool = True, arms: tuple[str, ...] = ARMS) -> Path:
@@ -59,28 +70,38 @@ def make_run(root: Path, *, offline: bool = True, arms: tuple[str, ...] = ARMS) 
         category = i % 5 + 1
         qid = _qid(i)
         record = QuestionRecord(
-            question_id=qid, dataset="locomo", conversation_id=qid.split(":")[0],
-            category=category, question=f"Question {i}?",
-            gold=None if category == 5 else f"gold {i}", evidence=[f"D1:{i}"],
+            question_id=qid,
+            dataset="locomo",
+            conversation_id=qid.split(":")[0],
+            category=category,
+            question=f"Question {i}?",
+            gold=None if category == 5 else f"gold {i}",
+            evidence=[f"D1:{i}"],
             arms={arm: _arm_result(arm, i, category) for arm in arms},
             adversarial_answer="Paris" if category == 5 else None,
-        )  # fmt: skip
+        )
         write_record(run_dir, qid.replace(":", "_"), record)
     sha = hashlib.sha256(b"fixture").hexdigest()
     meta = {
-        "schema_version": 1, "run_name": "run", "arms": list(arms),
+        "schema_version": 1,
+        "run_name": "run",
+        "arms": list(arms),
         "dataset": {"name": "locomo", "path": "/data/locomo10.json", "sha256": sha},
-        "provider": {"name": "offline" if offline else "openai",
-                     "answerer_model": "offline-extractive" if offline else "gpt-4o-mini"},
-        "offline": offline, "outcome": "f1>=0.5" if offline else "judge:llm",
+        "provider": {
+            "name": "offline" if offline else "openai",
+            "answerer_model": "offline-extractive" if offline else "gpt-4o-mini",
+        },
+        "offline": offline,
+        "outcome": "f1>=0.5" if offline else "judge:llm",
         "judges": [{"judge_id": "llm", "model": "m", "prompt_hash": "abc"}],
         "provenance": {"git_commit": "0" * 40, "git_dirty": False},
-    }  # fmt: skip
+    }
     (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     return run_dir
 
 
-def _snapshot(run_dir: Path) -> dict[str, bytes]:
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    """Every file under run_dir and its bytes (to prove a reader wrote nothing)."""
     return {str(p): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
 
 
@@ -89,10 +110,27 @@ def test_load_run_has_one_row_per_question_and_arm(tmp_path: Path) -> None:
     assert len(df) == N_QUESTIONS * len(ARMS)
     assert list(df["arm"].unique()) == list(ARMS)
     expected = {
-        "question_id", "conversation_id", "category", "category_label", "question", "gold",
-        "arm", "status", "answer", "correct", "f1", "em", "abstained", "trap_hit",
-        "context_tokens", "latency_ms", "retrieve_ms", "cached", "error", "judge:llm",
-    }  # fmt: skip
+        "question_id",
+        "conversation_id",
+        "category",
+        "category_label",
+        "question",
+        "gold",
+        "arm",
+        "status",
+        "answer",
+        "correct",
+        "f1",
+        "em",
+        "abstained",
+        "trap_hit",
+        "context_tokens",
+        "latency_ms",
+        "retrieve_ms",
+        "cached",
+        "error",
+        "judge:llm",
+    }
     assert expected <= set(df.columns)
     order = list(dict.fromkeys(df["question_id"]))
     assert order == [_qid(i) for i in range(N_QUESTIONS)]  # natural order: :9 before :10
@@ -166,9 +204,9 @@ def test_paired_rejects_unknown_or_same_arm(tmp_path: Path) -> None:
 
 def test_load_run_never_writes(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path)
-    before = _snapshot(run_dir)
+    before = snapshot(run_dir)
     load_run(run_dir)
-    assert _snapshot(run_dir) == before
+    assert snapshot(run_dir) == before
 
 
 def test_load_run_bad_directory(tmp_path: Path) -> None:

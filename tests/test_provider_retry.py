@@ -11,7 +11,9 @@ import pytest
 
 from bench.errors import ProviderError
 from bench.providers.retry import RetryPolicy, parse_retry_after
-from tests.fault_server import Fault, FaultServer, echo_chat_fn, quick_chat
+from tests.fault_clients import quick_chat
+from tests.fault_replies import echo_chat_fn
+from tests.fault_server import Fault, FaultServer
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

@@ -66,7 +66,7 @@ class NeuromorphicConfig:
     hydration: bool = True
     answer_type_gate: bool = True
     # storage
-    flush_every: int = 10
+    flush_every: int = 20
     """Exchanges between store flushes (SQLite commit, LanceDB batch write, checkpoint)."""
     compact_every: int = 20
     """LanceDB versions allowed to accumulate before compaction and cleanup."""

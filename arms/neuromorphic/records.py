@@ -1,9 +1,10 @@
-"""Memory records and tiers: what an extractor proposes, what the archive keeps, what recall returns."""
+"""Memory records and tiers: what extractors propose, the archive keeps and recall returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ def parse_tier(name: str) -> Tier | None:
     return _BY_NAME.get(name.strip().lower().replace("_", ""))
 
 
+@lru_cache(maxsize=100_000)
 def entity_key(name: str) -> str:
     """The matching key of an entity name: case-folded, whitespace collapsed."""
     return " ".join(name.casefold().split())

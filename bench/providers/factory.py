@@ -31,6 +31,7 @@ from bench.providers.secrets import read_api_key
 CHAT_KINDS = ("offline", "openai")
 EMBED_KINDS = ("wordllama", "openai")
 RATE_WINDOW_S = 60.0
+"""The limiter's window: `requests_per_minute` is per this many seconds (tests shorten it)."""
 
 
 def _check_kind(kind: str, allowed: tuple[str, ...], setting: str) -> None:
@@ -157,4 +158,4 @@ def _open_cache(cfg: CacheConfig, run_dir: Path) -> ResponseCache:
 
 def build_providers(cfg: ProviderConfig, run_dir: Path) -> ProviderSet:
     """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind)."""
-    return ProviderSet(cfg, run_dir)
+    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S)

@@ -1,7 +1,9 @@
 """Chat completions from any OpenAI-compatible endpoint, cached, limited and retried.
 
 The request is `model`, `messages`, `temperature`, `max_tokens` and, for the
-extractor only, `tools`. A response with neither text nor a tool call (including
+extractor only, `tools`. Identical requests made at the same time by several threads
+(two arms giving the same answer to one judge, say) are sent once and shared, as
+cache hits, when the cache is read. A response with neither text nor a tool call (including
 `finish_reason: length` with empty text) raises ProviderError: an empty answer is
 never scored silently.
 """
@@ -9,7 +11,9 @@ never scored silently.
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +53,8 @@ class OpenAIChat:
         self._cache = cache
         self._accountant = accountant
         self._price = Price(cfg.price_prompt_per_1k, cfg.price_completion_per_1k)
+        self._lock = threading.Lock()
+        self._pending: dict[str, Future[ChatResult]] = {}
 
     def complete(
         self,
@@ -71,9 +77,41 @@ class OpenAIChat:
         )
         hit = self._cache.get_json(key)
         if hit is not None:
-            result = _from_json(hit, cached=True, latency_ms=_ms_since(started))
-            self._record(result, http_requests=0)
+            return self._hit(hit, started)
+        if not self._cache.reads:
+            return self._fetch(messages, params, tools, key, started)
+        with self._lock:
+            pending = self._pending.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = self._pending[key] = Future()
+        if not owner:  # the same request is in flight on another thread: share its result
+            return self._shared(pending, started)
+        try:
+            hit = self._cache.get_json(key)  # it may have finished just before we registered
+            result = (
+                self._hit(hit, started)
+                if hit is not None
+                else self._fetch(messages, params, tools, key, started)
+            )
+            pending.set_result(result)
             return result
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+
+    def _fetch(
+        self,
+        messages: list[Message],
+        params: dict[str, Any],
+        tools: list[dict[str, Any]] | None,
+        key: str,
+        started: float,
+    ) -> ChatResult:
+        """Send the request (limited, retried), store and account for the result."""
         counter = AttemptCounter()
         try:
             result = self._deployment.call(
@@ -84,15 +122,34 @@ class OpenAIChat:
                 counter=counter,
             )
         except Exception:
-            latency = _ms_since(started)
-            self._accountant.record(
-                self.role, self.model, http_requests=counter.n, failed=True, latency_ms=latency
-            )
+            self._record_failure(counter.n, started)
             raise
         result = _with_latency(result, _ms_since(started))
         self._cache.put_json(key, "chat", _to_json(result))
         self._record(result, http_requests=counter.n)
         return result
+
+    def _hit(self, stored: dict[str, Any], started: float) -> ChatResult:
+        result = _from_json(stored, cached=True, latency_ms=_ms_since(started))
+        self._record(result, http_requests=0)
+        return result
+
+    def _shared(self, pending: Future[ChatResult], started: float) -> ChatResult:
+        try:
+            result = pending.result()
+        except Exception:
+            self._record_failure(0, started)
+            raise
+        return self._hit(_to_json(result), started)
+
+    def _record_failure(self, http_requests: int, started: float) -> None:
+        self._accountant.record(
+            self.role,
+            self.model,
+            http_requests=http_requests,
+            failed=True,
+            latency_ms=_ms_since(started),
+        )
 
     def _record(self, result: ChatResult, *, http_requests: int) -> None:
         self._accountant.record(

@@ -72,6 +72,14 @@ class SlidingWindowLimiter:
                 reservation.tokens = max(0, actual_tokens)
             self._cond.notify_all()
 
+    def delay_for(self, estimated_tokens: int) -> float:
+        """Seconds until a request of `estimated_tokens` would fit (inf: until one ends)."""
+        tokens = max(0, estimated_tokens)
+        if self.tokens_per_window:
+            tokens = min(tokens, self.tokens_per_window)
+        with self._cond:
+            return max(0.0, self._wait_needed(tokens))
+
     def pause(self, seconds: float) -> None:
         """Hold every new request for `seconds` (a server asked us to back off)."""
         with self._cond:

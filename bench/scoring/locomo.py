@@ -34,6 +34,7 @@ from bench.types import Question
 
 __all__ = [
     "DEFAULT_F1_THRESHOLD",
+    "OUTCOME_F1",
     "exact_match",
     "f1_outcome_name",
     "is_abstention",
@@ -46,6 +47,8 @@ __all__ = [
     "trap_hit",
 ]
 
+OUTCOME_F1 = f1_outcome_name(DEFAULT_F1_THRESHOLD)
+"""The default offline outcome name, `f1>=0.5`."""
 ABSTENTION_PHRASES = ("not mentioned", "no information available")
 TRAP_F1_THRESHOLD = 0.5
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")

@@ -1,0 +1,125 @@
+"""In-memory view of one scope's cold archive: live facts, supersessions, exchange log.
+
+Built by folding the archive's event log (see `state.py`), so it always agrees with the
+SQLite file. It serves the archive's dense search, the link cleanup's "does this
+entity exist anywhere" check, history, and the source turns used for hydration.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from arms.neuromorphic.archive import query_terms
+from arms.neuromorphic.records import FactRow, entity_key
+from arms.neuromorphic.vectors import cosine_scores
+from bench.text import format_date, session_date
+
+
+@dataclass(frozen=True)
+class SourceTurn:
+    """A turn of the exchange log: when it was said and how it reads."""
+
+    dia_id: str
+    turn: int
+    date: str
+    text: str
+
+
+@lru_cache(maxsize=4096)
+def day_of(date_time: str) -> str:
+    """A session stamp as a calendar day (`8 May 2023`); the stamp itself if unparsable."""
+    day = session_date(date_time)
+    return format_date(day) if day else date_time.strip()
+
+
+class ArchiveIndex:
+    """Live archived facts of one scope, their vectors, and the exchange log."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.facts: dict[int, FactRow] = {}
+        self.order: list[int] = []
+        self._emb = np.zeros((64, dim), dtype=np.float32)
+        self._superseded_mask = np.zeros(64, dtype=bool)
+        self.pos: dict[int, int] = {}
+        self.superseded: dict[int, int] = {}
+        """Fact id → turn at which a newer fact replaced it."""
+        self.by_entity: dict[str, list[int]] = defaultdict(list)
+        self.df: dict[str, int] = defaultdict(int)
+        """Term → number of archived facts containing it (picks rare query terms)."""
+        self.turn_date: dict[int, str] = {}
+        self.turns: dict[str, SourceTurn] = {}
+
+    def add_exchange(self, turn: int, date_time: str, turns: list[list[str]]) -> None:
+        """Log one exchange's date and turns (`[dia_id, rendered text]` pairs)."""
+        day = day_of(date_time)
+        self.turn_date[turn] = day
+        for dia_id, text in turns:
+            self.turns[dia_id] = SourceTurn(dia_id, turn, day, text)
+
+    def add_fact(self, fact: FactRow) -> None:
+        """Append a fact (never rewritten)."""
+        i = len(self.order)
+        if i == len(self._emb):
+            self._emb = np.concatenate([self._emb, np.zeros_like(self._emb)])
+            self._superseded_mask = np.concatenate(
+                [self._superseded_mask, np.zeros_like(self._superseded_mask)]
+            )
+        self._emb[i] = fact.embedding
+        self.facts[fact.id] = fact
+        self.order.append(fact.id)
+        self.pos[fact.id] = i
+        self.by_entity[entity_key(fact.entity_name)].append(fact.id)
+        for term in set(query_terms(f"{fact.entity_name} {fact.fact_content}")):
+            self.df[term] += 1
+
+    def rare_terms(self, terms: list[str], k: int) -> list[str]:
+        """The `k` query terms found in the fewest archived facts (terms found in none dropped)."""
+        scored = [(self.df.get(t, 0), i, t) for i, t in enumerate(terms)]
+        return [t for df, _, t in sorted(scored) if df > 0][:k]
+
+    def supersede(self, ids: list[int], turn: int) -> None:
+        """Mark facts as replaced at `turn`: kept for history, excluded from search."""
+        for fid in ids:
+            if fid in self.pos and fid not in self.superseded:
+                self.superseded[fid] = turn
+                self._superseded_mask[self.pos[fid]] = True
+
+    def is_live(self, fid: int) -> bool:
+        """True when the fact exists and has not been superseded."""
+        return fid in self.facts and fid not in self.superseded
+
+    def live_ids_of(self, key: str) -> list[int]:
+        """Live fact ids with entity key `key`."""
+        return [f for f in self.by_entity.get(key, ()) if f not in self.superseded]
+
+    def known(self, key: str) -> bool:
+        """True when any archived fact (live or superseded) has entity key `key`."""
+        return bool(self.by_entity.get(key))
+
+    def dense_search(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k live facts by cosine (vectors are unit length), best first, ties by id."""
+        n = len(self.order)
+        if n == 0 or k <= 0:
+            return []
+        scores = cosine_scores(self._emb, n, qvec)
+        scores[self._superseded_mask[:n]] = -np.inf
+        k = min(k, n)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def cosine(self, fid: int, qvec: np.ndarray) -> float:
+        """Cosine between a fact's vector and a unit query vector."""
+        return float(self._emb[self.pos[fid]] @ qvec)
+
+    def history(self, key: str) -> list[FactRow]:
+        """Every archived fact of an entity, oldest first (superseded ones included)."""
+        return [self.facts[f] for f in self.by_entity.get(key, ())]
+
+    def __len__(self) -> int:
+        return len(self.order)

@@ -1,0 +1,179 @@
+"""The `neuromorphic` and `tuned` arms: the memory engine run over each conversation.
+
+One engine store per conversation under `store_dir/<conversation_id>/`, ingested one
+exchange per clock tick and checkpointed after every flush, so an interrupted
+ingestion resumes mid-conversation and a complete store is reopened, not rebuilt.
+`retrieve` only reads (unless `reinforce_on_query`), so a resumed run reproduces an
+uninterrupted one. The context block the answerer sees::
+
+    <FACTS>
+    - Caroline went to a LGBTQ support group yesterday (7 May 2023). (valid 7 May 2023 – present)
+      > (8 May 2023) Caroline: I went to a LGBTQ support group yesterday.
+    - Caroline: The transgender stories were so inspiring! (valid 8 May 2023 – present)
+    </FACTS>
+    <ANSWER_TYPE>The question asks for a date. Answer with the calendar date ...</ANSWER_TYPE>
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import re
+import time
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from arms.base import ArmServices
+from arms.neuromorphic.answer_gate import answer_type
+from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.engine import MemoryEngine
+from arms.neuromorphic.exchange import exchanges
+from arms.neuromorphic.extraction import make_extractor
+from bench import __version__
+from bench.checkpoint import IngestCheckpoint, source_hash
+from bench.errors import BenchError
+from bench.records import write_json_atomic
+from bench.types import Context, ContextItem, Conversation, Question
+
+ENGINE_MODULES = (
+    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "dates",
+    "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "fusion",
+    "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
+    "retrieval", "rollback", "spreading", "state", "workingset",
+)  # fmt: skip
+MAX_OPEN = 8
+"""Engines kept open at once (LongMemEval has one store per question)."""
+
+
+def code_hash() -> str:
+    """Hash of every engine module's source (part of the checkpoint fingerprint)."""
+    modules = [importlib.import_module(f"arms.neuromorphic.{m}") for m in ENGINE_MODULES]
+    return source_hash(*modules)
+
+
+def conversation_hash(conversation: Conversation) -> str:
+    """Hash of what ingestion reads from a conversation (turns, speakers, dates)."""
+    blob = json.dumps(
+        [conversation.speakers, [(s.index, s.date_time, [asdict(t) for t in s.turns])
+                                 for s in conversation.sessions]],
+        sort_keys=True,
+    )  # fmt: skip
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class NeuromorphicArm:
+    """The neuromorphic memory engine as a benchmark arm."""
+
+    def __init__(self, name: str, config: NeuromorphicConfig, services: ArmServices) -> None:
+        self.name = name
+        self.config = config
+        self.services = services
+        self.extractor = make_extractor(services.extractor)
+        self._engines: OrderedDict[str, MemoryEngine] = OrderedDict()
+        self._folders: dict[str, Path] = {}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Params, embedder, extractor, armbench version and engine code hash."""
+        return {
+            "params": asdict(self.config),
+            "embedder": self.services.embedder.model,
+            "embedder_dim": self.services.embedder.dim,
+            "extractor": self.extractor.model,
+            "extractor_version": self.extractor.version,
+            "armbench": __version__,
+            "code": code_hash(),
+        }
+
+    def _folder(self, conversation_id: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", conversation_id)
+        return self.services.store_dir / safe
+
+    def _open(self, conversation_id: str, folder: Path) -> MemoryEngine:
+        engine = MemoryEngine(
+            folder, self.services.embedder, self.config,
+            extractor=self.extractor, conversation_id=conversation_id,
+        )  # fmt: skip
+        self._engines[conversation_id] = engine
+        while len(self._engines) > MAX_OPEN:
+            self._engines.popitem(last=False)[1].close()
+        return engine
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Build, resume or reopen this conversation's store; return ingestion stats."""
+        cid = conversation.conversation_id
+        if cid in self._engines:
+            self._engines.pop(cid).close()
+        folder = self._folder(cid)
+        fingerprint = {**self.fingerprint(), "conversation": conversation_hash(conversation)}
+        checkpoint = IngestCheckpoint(folder, fingerprint)
+        saved = checkpoint.load()
+        start = time.perf_counter()
+        engine = self._open(cid, folder)
+        todo = exchanges(conversation)
+        resumed_from = engine.turn
+        try:
+            for exchange in todo[engine.turn :]:
+                if engine.process_exchange(exchange)["flushed"]:
+                    checkpoint.save({**engine.stats(), "exchanges_total": len(todo)})
+            engine.flush()
+        except BaseException:
+            self._engines.pop(cid, None)
+            engine.abort()
+            raise
+        write_json_atomic(folder / "extraction_errors.json", engine.archive.errors())
+        stats = {
+            **engine.stats(),
+            "exchanges_total": len(todo),
+            "resumed_from": resumed_from,
+            "reopened": bool(saved and saved.get("complete")) and resumed_from == len(todo),
+            "ingest_s": round(time.perf_counter() - start, 3),
+            "extract_s": round(engine.timings["extract"], 3),
+            "embed_s": round(engine.timings["embed"], 3),
+            "store": engine.loaded_from,
+        }
+        checkpoint.save(stats, complete=True)
+        self._folders[cid] = folder
+        return stats
+
+    def _engine(self, conversation_id: str) -> MemoryEngine:
+        if conversation_id in self._engines:
+            self._engines.move_to_end(conversation_id)
+            return self._engines[conversation_id]
+        if conversation_id not in self._folders:
+            raise BenchError(
+                f"arm {self.name}: conversation {conversation_id} was not ingested; "
+                "call ingest(conversation) before retrieve"
+            )
+        return self._open(conversation_id, self._folders[conversation_id])
+
+    def retrieve(self, question: Question) -> Context:
+        """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""
+        engine = self._engine(question.conversation_id)
+        recalled = engine.recall(question.question)
+        if self.config.reinforce_on_query:
+            engine.flush()
+        text = engine.render(recalled, question.question)
+        items = tuple(
+            ContextItem(r.fact.fact_content, r.score, r.fact.source_ids, kind="fact")
+            for r in recalled
+        )
+        found_by = {
+            name: sum(name in r.found_by for r in recalled) for name in ("hot", "graph", "cold")
+        }
+        kind = answer_type(question.question) if self.config.answer_type_gate else None
+        meta = {
+            "facts": len(recalled),
+            "found_by": found_by,
+            "turn": engine.turn,
+            "answer_type": kind[0] if kind else None,
+            "reinforced": self.config.reinforce_on_query,
+        }
+        return Context(text=text, items=items, meta=meta)
+
+    def close(self) -> None:
+        """Flush and close every open engine."""
+        while self._engines:
+            self._engines.popitem()[1].close()

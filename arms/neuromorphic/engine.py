@@ -1,0 +1,324 @@
+"""The neuromorphic memory engine: a reusable conversational memory (methodology §4).
+
+    from arms.neuromorphic import MemoryEngine
+    with MemoryEngine("memstore", embedder, conversation_id="alice") as memory:
+        memory.process_turn("Alice", "I moved to Berlin last month.", date_time="8 May 2023")
+        print(memory.render(memory.recall("Where does Alice live?")))
+
+Per exchange (`process_exchange`): advance the clock; retrieve against the exchange
+(and remember what came back); extract facts; archive each one, supersede the facts it
+overrides and insert it at w = 1; prune by the decayed weights; consolidate every
+`consolidate_every` turns; reinforce what was retrieved (LTP, one batch); every
+`flush_every` exchanges commit the archive and write the hot set to LanceDB in one
+batch. Every state change is an event in the append-only archive, so reopening,
+resuming after a crash and rollback all rebuild the same state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arms.neuromorphic import consolidation, decay, ltp, pruning
+from arms.neuromorphic.answer_gate import gate_note
+from arms.neuromorphic.archive import ColdArchive
+from arms.neuromorphic.archive_index import day_of
+from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.exchange import Exchange, exchanges
+from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
+from arms.neuromorphic.hotstore import HotStore
+from arms.neuromorphic.hydration import hydrate
+from arms.neuromorphic.invalidation import supersede_targets
+from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
+from arms.neuromorphic.render import render_facts
+from arms.neuromorphic.retrieval import archived_fact, recall
+from arms.neuromorphic.rollback import live_events, replay
+from bench.providers.base import Embedder
+from bench.types import Conversation, Turn
+
+COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
+            "reinforced", "elevated", "links_dropped", "extraction_errors",
+            "extract_prompt_tokens", "extract_completion_tokens")  # fmt: skip
+
+
+class MemoryEngine:
+    """A persistent neuromorphic memory for one agent and conversation scope."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        embedder: Embedder,
+        config: NeuromorphicConfig | None = None,
+        *,
+        extractor: Extractor | None = None,
+        agent_id: str | None = None,
+        conversation_id: str = "default",
+        hot_uri: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.config = config or NeuromorphicConfig()
+        self.embedder = embedder
+        self.extractor = extractor or make_extractor(None)
+        self.scope = (agent_id or self.config.agent_id, conversation_id)
+        self.archive = ColdArchive(self.path / "archive.sqlite", *self.scope)
+        self.hot = HotStore(hot_uri or str(self.path / "hot.lance"), embedder.dim)
+        self._lambdas = decay.tier_lambdas(self.config)
+        self._pending: list[tuple[int, str, dict[str, Any]]] = []
+        self._pending_facts: list[FactRow] = []
+        self.timings = {"extract": 0.0, "embed": 0.0}
+        """Seconds spent in the extractor and embedder (engine time excludes both)."""
+        self._open()
+
+    # ---- opening and persistence ----------------------------------------------------
+    def _open(self) -> None:
+        events, facts = self.archive.events(), self.archive.facts()
+        meta = self.archive.meta()
+        live = live_events(events)
+        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
+        self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
+        last_seq = events[-1].seq if events else 0
+        if events and meta.get("hot_synced_seq") == last_seq:
+            self.state = replay(events, facts, self.embedder.dim, hot=False)
+            self.state.ws = self.hot.load(*self.scope)
+            self.loaded_from = "lancedb"
+        else:
+            self.state = replay(events, facts, self.embedder.dim)
+            self.loaded_from = "archive"
+            if events:
+                self._sync_hot(replace=True)
+
+    def _sync_hot(self, *, replace: bool = False) -> None:
+        """Write the hot set to LanceDB (changed records, or all) and note the sync point."""
+        ws = self.state.ws
+        if replace:
+            self.hot.replace(*self.scope, ws)
+        elif ws.dirty:
+            self.hot.upsert(*self.scope, ws, ws.dirty)
+        ws.dirty.clear()
+        self.archive.set_meta({"hot_synced_seq": self.archive.last_seq()})
+        self.archive.commit()
+
+    def flush(self) -> None:
+        """Commit the archive, then write the hot set to LanceDB in one batch."""
+        self._write_pending()
+        self.archive.set_meta({"counters": self.counters, "turn": self.turn})
+        self.archive.commit()
+        self._sync_hot()
+        self.hot.maybe_compact(self.config.compact_every)
+        self.state.ws.compact()
+
+    def close(self) -> None:
+        """Flush and close the stores."""
+        self.flush()
+        self.archive.close()
+
+    def abort(self) -> None:
+        """Discard everything since the last flush and close (after a failure)."""
+        self._pending, self._pending_facts = [], []
+        self.archive.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.close()
+        else:
+            self.abort()
+
+    # ---- events ---------------------------------------------------------------------
+    def _emit(
+        self, t: int, kind: str, payload: dict[str, Any], facts: Sequence[FactRow] = ()
+    ) -> None:
+        self._pending.append((t, kind, payload))
+        self._pending_facts.extend(facts)
+        self.state.apply(Event(0, t, kind, payload), {f.id: f for f in facts})
+
+    def _write_pending(self) -> None:
+        self.archive.write(self._pending, self._pending_facts)
+        self._pending, self._pending_facts = [], []
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        start = time.perf_counter()
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        self.timings["embed"] += time.perf_counter() - start
+        return vectors
+
+    def weights(self, t: int | None = None) -> np.ndarray:
+        """Current weights of every working-set row at turn `t` (default: now)."""
+        ws = self.state.ws
+        n = ws.n
+        return decay.weights(
+            ws.w[:n], ws.tier[:n], ws.k[:n], ws.reinforced[:n], ws.invalid_at[:n],
+            self.turn if t is None else t, self._lambdas, self.config.eta,
+        )  # fmt: skip
+
+    # ---- one exchange ---------------------------------------------------------------
+    def process_exchange(self, exchange: Exchange) -> dict[str, Any]:
+        """Run one clock tick of the engine on an exchange; return what it did."""
+        cfg = self.config
+        self.turn += 1
+        t = self.turn
+        turns = [[turn.dia_id, turn.render()] for turn in exchange.turns]
+        self._emit(t, "exchange", {"date_time": exchange.date_time, "turns": turns})
+        retrieved: list[Recalled] = []
+        if cfg.retrieve_during_ingest:
+            text = exchange.text()
+            retrieved = self._recall(text, self._embed([text])[0])
+        extraction = self._extract(exchange, [r.fact for r in retrieved])
+        self._store(extraction.facts, exchange, t)
+        if cfg.prune:
+            self._prune(t)
+        if cfg.consolidation and t % cfg.consolidate_every == 0:
+            self._consolidate(t)
+        if cfg.ltp and retrieved:
+            self._reinforce([r.fact.id for r in retrieved], t)
+        self.counters["exchanges"] += 1
+        self._write_pending()
+        flushed = t % cfg.flush_every == 0
+        if flushed:
+            self.flush()
+        return {"turn": t, "facts": len(extraction.facts), "errors": len(extraction.errors),
+                "retrieved": len(retrieved), "flushed": flushed}  # fmt: skip
+
+    def process_turn(
+        self,
+        speaker: str,
+        text: str,
+        *,
+        date_time: str,
+        replies: Sequence[tuple[str, str]] = (),
+        session: int = 1,
+    ) -> dict[str, Any]:
+        """Process one utterance (and any replies) as an exchange dated `date_time`."""
+        t = self.turn + 1
+        said = [(speaker, text), *replies]
+        turns = tuple(Turn(s, x, f"T{t}:{i + 1}", session) for i, (s, x) in enumerate(said))
+        return self.process_exchange(Exchange(session, date_time, turns))
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Process every exchange of a conversation not yet processed; flush; return stats."""
+        for exchange in exchanges(conversation)[self.turn :]:
+            self.process_exchange(exchange)
+        self.flush()
+        return self.stats()
+
+    def _extract(self, exchange: Exchange, known: list[Fact]) -> Extraction:
+        start = time.perf_counter()
+        extraction = self.extractor.extract(exchange, known[: self.config.extractor_context_k])
+        self.timings["extract"] += time.perf_counter() - start
+        if extraction.errors:
+            rows = [(e.kind, e.message, e.raw) for e in extraction.errors]
+            self.archive.add_errors(self.turn, rows)
+        self.counters["extraction_errors"] += len(extraction.errors)
+        self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
+        self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens
+        return extraction
+
+    def _store(self, drafts: Sequence[FactDraft], exchange: Exchange, t: int) -> None:
+        if not drafts:
+            return
+        vectors = self._embed([d.fact_content for d in drafts])
+        session_day = day_of(exchange.date_time)
+        for draft, vector in zip(drafts, vectors, strict=True):
+            if self.config.override:
+                replaced = supersede_targets(self.state.index, draft)
+                if replaced:
+                    self._emit(t, "supersede", {"ids": replaced})
+                    self.counters["superseded"] += len(replaced)
+            fact = FactRow(
+                self.archive.new_fact_id(), t, draft.entity_name, draft.fact_content,
+                draft.memory_type, draft.related_entities, draft.valid_date or session_day,
+                draft.source_ids or exchange.dia_ids(), vector,
+            )  # fmt: skip
+            self._emit(t, "insert", {"ids": [fact.id]}, [fact])
+            self.counters["facts"] += 1
+
+    def _prune(self, t: int) -> None:
+        delete, archive = pruning.prune_plan(self.state.ws, self.weights(t), self.config.w_prune)
+        if archive:
+            self._emit(t, "archive", {"ids": archive})
+            self.counters["pruned_archived"] += len(archive)
+        if delete:
+            self._emit(t, "delete", {"ids": delete})
+            self.counters["pruned_deleted"] += len(delete)
+
+    def _consolidate(self, t: int) -> None:
+        ws = self.state.ws
+        elevate = consolidation.elevation_targets(ws, self.config.elevate_k)
+        if elevate:
+            self._emit(t, "elevate", {"ids": elevate})
+            self.counters["elevated"] += len(elevate)
+        window = ws.alive[: ws.n] & (ws.created[: ws.n] > t - self.config.consolidate_every)
+        recent = [ws.ids[r] for r in np.flatnonzero(window)]
+        links = consolidation.dead_links(ws, self.state.index, recent)
+        if links:
+            self._emit(t, "relink", {"links": links})
+            self.counters["links_dropped"] += sum(
+                len(ws.related[ws.row_of[int(i)]]) for i in links
+            ) - sum(len(v) for v in links.values())
+
+    def _reinforce(self, ids: list[int], t: int) -> None:
+        targets = ltp.ltp_targets(self.state.ws, ids)
+        if targets:
+            self._emit(t, "reinforce", {"ids": targets})
+            self.counters["reinforced"] += len(targets)
+
+    # ---- reading --------------------------------------------------------------------
+    def _recall(self, query: str, qvec: np.ndarray) -> list[Recalled]:
+        return recall(self.state, self.archive, self.config, query, qvec, self.weights())
+
+    def recall(self, query: str, *, reinforce: bool | None = None) -> list[Recalled]:
+        """Facts relevant to `query`, best first; changes nothing unless reinforcing."""
+        self._write_pending()
+        found = self._recall(query, self._embed([query])[0])
+        wanted = self.config.reinforce_on_query if reinforce is None else reinforce
+        if wanted and self.config.ltp and found:
+            self._reinforce([r.fact.id for r in found], self.turn)
+            self._write_pending()
+        return found
+
+    def render(self, recalled: list[Recalled], query: str | None = None) -> str:
+        """The `<FACTS>` block: validity windows, hydrated sources, answer-type rule."""
+        cfg = self.config
+        sources: dict[int, list[str]] = {}
+        if cfg.hydration and query is not None:
+            sources = hydrate(
+                recalled, self.state.index, query, cfg.hydrate_top_k, cfg.hydrate_full_k
+            )
+        note = gate_note(query) if cfg.answer_type_gate and query else None
+        return render_facts(recalled, sources, note)
+
+    def history(self, entity_name: str) -> list[Fact]:
+        """Every archived fact of an entity, oldest first, superseded ones included."""
+        index = self.state.index
+        ids = index.by_entity.get(entity_key(entity_name), [])
+        return [archived_fact(self.state, fid) for fid in ids]
+
+    def rollback(self, turn: int) -> None:
+        """Return to the state right after exchange `turn`, replaying the archive."""
+        if not 0 <= turn <= self.turn:
+            raise ValueError(f"rollback: turn must be within 0..{self.turn}, got {turn}")
+        self.flush()
+        self.archive.write([(self.turn, "rollback", {"to_turn": turn})], [])
+        self.archive.commit()
+        events, facts = self.archive.events(), self.archive.facts()
+        self.state = replay(events, facts, self.embedder.dim)
+        self.turn = turn
+        self.archive.set_meta({"turn": turn})
+        self._sync_hot(replace=True)
+
+    def stats(self) -> dict[str, Any]:
+        """Counters plus the current sizes of the hot set and the archive."""
+        ws = self.state.ws
+        return {
+            **self.counters,
+            "turn": self.turn,
+            "hot_valid": int(ws.valid_mask().sum()),
+            "hot_rows": int(ws.alive[: ws.n].sum()),
+            "archived_facts": len(self.state.index),
+        }

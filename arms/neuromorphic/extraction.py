@@ -1,0 +1,52 @@
+"""The extractor interface (methodology §4 step 3) and the choice between the two kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from arms.neuromorphic.exchange import Exchange
+from arms.neuromorphic.records import Fact, FactDraft
+from bench.providers.base import ChatProvider
+from bench.types import Usage
+
+
+@dataclass(frozen=True)
+class ExtractionError:
+    """A malformed extraction, kept with its raw text (never dropped silently)."""
+
+    kind: str
+    message: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one exchange yielded: facts, errors, and the tokens it cost."""
+
+    facts: tuple[FactDraft, ...] = ()
+    errors: tuple[ExtractionError, ...] = ()
+    usage: Usage = Usage()
+
+
+class Extractor(Protocol):
+    """Turns an exchange (plus facts already known about it) into fact drafts."""
+
+    model: str
+    version: str
+
+    def extract(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
+        """Facts stated in `exchange`; `known` are retrieved facts it may override."""
+        ...
+
+
+def make_extractor(provider: ChatProvider | None) -> Extractor:
+    """The LLM extractor over `provider`, or the offline rule-based one when None."""
+    if provider is None:
+        from arms.neuromorphic.extract_rules import RuleExtractor
+
+        return RuleExtractor()
+    from arms.neuromorphic.extract_llm import LLMExtractor
+
+    return LLMExtractor(provider)

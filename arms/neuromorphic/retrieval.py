@@ -1,0 +1,128 @@
+"""The full retrieval path (methodology §4 step 9): hot, cold and graph lists, fused.
+
+1. hot: top_k valid records of the working set by cosine;
+2. cold: archive keyword search (FTS5, the rarest query terms) interleaved with dense search, cold_top_k total,
+   superseded facts excluded;
+3. graph: spreading activation from the hot hits (max_hops) and one hop from cold hits;
+4. Reciprocal Rank Fusion of [hot, graph, cold], one record per entity (hot beats
+   archive), the best rerank_top_k kept.
+Nothing here mutates the state; reinforcement is the caller's decision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arms.neuromorphic.archive import ColdArchive, query_terms
+from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
+from arms.neuromorphic.records import Fact, Recalled, entity_key
+from arms.neuromorphic.spreading import spread
+from arms.neuromorphic.state import MemoryState
+from arms.neuromorphic.vectors import cosine_scores
+from arms.neuromorphic.workingset import WorkingSet
+
+MAX_KEYWORD_TERMS = 8
+"""The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
+
+
+def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order."""
+    n = ws.n
+    valid = ws.valid_mask()
+    if k <= 0 or not valid.any():
+        return []
+    scores = cosine_scores(ws.emb, n, qvec)
+    scores[~valid] = -np.inf
+    k = min(k, int(valid.sum()))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.lexsort((top, -scores[top]))]
+    return [(int(r), float(scores[r])) for r in top]
+
+
+def cold_search(
+    archive: ColdArchive, state: MemoryState, query: str, qvec: np.ndarray, limit: int, dense: bool
+) -> list[int]:
+    """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped."""
+    index = state.index
+    terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
+    keyword = [f for f in archive.keyword_search(terms, 3 * limit) if index.is_live(f)]
+    vectors = [f for f, _ in index.dense_search(qvec, limit)] if dense else []
+    merged: list[int] = []
+    for i in range(max(len(keyword), len(vectors))):
+        for hits in (keyword, vectors):
+            if i < len(hits) and hits[i] not in merged:
+                merged.append(hits[i])
+    return merged[:limit]
+
+
+def recall(
+    state: MemoryState,
+    archive: ColdArchive,
+    config: NeuromorphicConfig,
+    query: str,
+    qvec: np.ndarray,
+    weights: np.ndarray,
+) -> list[Recalled]:
+    """Retrieve, fuse and rerank facts for `query` (no state change)."""
+    ws, index = state.ws, state.index
+    hot = hot_search(ws, qvec, config.top_k)
+    cold: list[int] = []
+    if config.cold_search:
+        cold = cold_search(archive, state, query, qvec, config.cold_top_k, config.cold_dense)
+    graph: list[tuple[int, float]] = []
+    if config.spreading:
+        seeds = [(index.facts[f], index.cosine(f, qvec)) for f in cold]
+        graph = spread(
+            ws, weights, hot, seeds,
+            max_hops=config.max_hops, cap=config.spread_cap, factor=config.spread_factor,
+        )  # fmt: skip
+    named = {
+        "hot": [ws.ids[r] for r, _ in hot],
+        "graph": [ws.ids[r] for r, _ in graph],
+        "cold": cold,
+    }
+    lists = list(named.values())
+    fused = rrf(lists, config.rrf_k) if config.rrf else concatenate(lists)
+
+    def is_hot(fid: int) -> bool:
+        row = ws.row_of.get(fid)
+        return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
+
+    def entity_of(fid: int) -> str:
+        return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
+
+    kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
+    out = []
+    for fid, score in kept:
+        if is_hot(fid):
+            fact = ws.fact(ws.row_of[fid], weights[ws.row_of[fid]])
+        else:
+            fact = archived_fact(state, fid)
+        found_by = tuple(name for name, ids in named.items() if fid in ids)
+        out.append(Recalled(fact, score, found_by))
+    return out
+
+
+def archived_fact(state: MemoryState, fid: int) -> Fact:
+    """The public view of an archived fact that is not (or no longer) in the hot set."""
+    f = state.index.facts[fid]
+    superseded = state.index.superseded.get(fid)
+    return Fact(
+        id=f.id,
+        entity_name=f.entity_name,
+        fact_content=f.fact_content,
+        memory_type=f.tier,
+        weight=0.0,
+        k=0,
+        created_at_turn=f.turn,
+        last_reinforced_turn=f.turn,
+        related_entities=f.related,
+        valid_at=f.turn,
+        invalid_at=superseded,
+        valid_date=f.valid_date,
+        invalid_date=None if superseded is None else state.index.turn_date.get(superseded),
+        source_ids=f.source_ids,
+        invalid_reason=None if superseded is None else "superseded",
+        in_hot=False,
+    )

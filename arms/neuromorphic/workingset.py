@@ -1,0 +1,224 @@
+"""The hot working set of one scope: weights and vectors in numpy, text in lists.
+
+Rows never move except in `compact` (which keeps their order), so row indices held in
+the entity and link maps stay valid between compactions. Rows are kept in record-id
+order; a working set rebuilt from the archive or loaded from LanceDB is row-for-row
+identical to the live one, so search ties break the same way after a resume.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from arms.neuromorphic.records import Fact, FactRow, Tier, entity_key
+
+NUMERIC = ("w", "k", "tier", "created", "reinforced", "valid_at", "invalid_at")
+TEXT = ("ids", "entity", "content", "related", "sources", "valid_date", "invalid_date", "reason")
+_DTYPES = {
+    "w": np.float64,
+    "k": np.int64,
+    "tier": np.int64,
+    "created": np.int64,
+    "reinforced": np.int64,
+    "valid_at": np.int64,
+    "invalid_at": np.int64,
+}
+
+
+class WorkingSet:
+    """Hot records (valid and recently invalidated) of one agent/conversation scope."""
+
+    def __init__(self, dim: int, capacity: int = 64) -> None:
+        self.dim = dim
+        self.n = 0
+        self.emb = np.zeros((capacity, dim), dtype=np.float32)
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.w, self.k, self.tier = (np.zeros(capacity, _DTYPES[c]) for c in ("w", "k", "tier"))
+        self.created = np.zeros(capacity, dtype=np.int64)
+        self.reinforced = np.zeros(capacity, dtype=np.int64)
+        self.valid_at = np.zeros(capacity, dtype=np.int64)
+        self.invalid_at = np.full(capacity, -1, dtype=np.int64)
+        self.ids: list[int] = []
+        self.entity: list[str] = []
+        self.content: list[str] = []
+        self.related: list[tuple[str, ...]] = []
+        self.sources: list[tuple[str, ...]] = []
+        self.valid_date: list[str] = []
+        self.invalid_date: list[str | None] = []
+        self.reason: list[str | None] = []
+        self.keys: list[str] = []
+        self.row_of: dict[int, int] = {}
+        self.by_entity: dict[str, set[int]] = defaultdict(set)
+        self.linked_from: dict[str, set[int]] = defaultdict(set)
+        self.dirty: set[int] = set()
+        """Record ids changed since the last flush (removed ones included)."""
+
+    # ---- growth and insertion -------------------------------------------------------
+    def _grow(self) -> None:
+        cap = max(64, 2 * len(self.alive))
+        emb = np.zeros((cap, self.dim), dtype=np.float32)
+        emb[: self.n] = self.emb[: self.n]
+        self.emb = emb
+        self.alive = np.concatenate([self.alive, np.zeros(cap - len(self.alive), dtype=bool)])
+        for name in NUMERIC:
+            old = getattr(self, name)
+            fill = -1 if name == "invalid_at" else 0
+            extra = np.full(cap - len(old), fill, dtype=old.dtype)
+            setattr(self, name, np.concatenate([old, extra]))
+
+    def add(self, fact: FactRow, t: int) -> int:
+        """Insert a new record at weight 1, k 0, valid from turn `t`; return its row."""
+        return self.add_state(
+            fact,
+            {"w": 1.0, "k": 0, "tier": int(fact.tier), "created": t, "reinforced": t},
+            {"valid_at": t, "invalid_at": -1, "invalid_date": None, "reason": None},
+        )
+
+    def add_state(self, fact: FactRow, nums: dict[str, Any], validity: dict[str, Any]) -> int:
+        """Append a record with explicit state (used when loading a persisted store)."""
+        if self.n == len(self.alive):
+            self._grow()
+        row = self.n
+        self.n += 1
+        self.emb[row] = fact.embedding
+        self.alive[row] = True
+        for name in ("w", "k", "tier", "created", "reinforced"):
+            getattr(self, name)[row] = nums[name]
+        self.valid_at[row] = validity["valid_at"]
+        self.invalid_at[row] = validity["invalid_at"]
+        self.ids.append(fact.id)
+        self.entity.append(fact.entity_name)
+        self.keys.append(entity_key(fact.entity_name))
+        self.content.append(fact.fact_content)
+        self.related.append(fact.related)
+        self.sources.append(fact.source_ids)
+        self.valid_date.append(fact.valid_date)
+        self.invalid_date.append(validity["invalid_date"])
+        self.reason.append(validity["reason"])
+        self.row_of[fact.id] = row
+        self._index(row)
+        self.dirty.add(fact.id)
+        return row
+
+    def _index(self, row: int) -> None:
+        self.by_entity[self.keys[row]].add(row)
+        for name in self.related[row]:
+            self.linked_from[entity_key(name)].add(row)
+
+    def _unindex(self, row: int) -> None:
+        self.by_entity[self.keys[row]].discard(row)
+        for name in self.related[row]:
+            self.linked_from[entity_key(name)].discard(row)
+
+    # ---- state transitions ------------------------------------------------------------
+    def invalidate(self, rows: list[int], t: int, reason: str, date: str | None) -> None:
+        """Mark rows invalid at turn `t` (history kept, weight frozen, out of search)."""
+        for row in rows:
+            self.invalid_at[row] = t
+            self.invalid_date[row] = date
+            self.reason[row] = reason
+            self.dirty.add(self.ids[row])
+
+    def remove(self, rows: list[int]) -> None:
+        """Delete rows from the hot set (they stay in the cold archive)."""
+        for row in rows:
+            if self.alive[row]:
+                self.alive[row] = False
+                self._unindex(row)
+                self.dirty.add(self.ids[row])
+
+    def reinforce(self, rows: list[int], t: int) -> None:
+        """LTP: w = 1, k += 1, last_reinforced_turn = t, for all rows at once."""
+        idx = np.asarray(rows, dtype=np.int64)
+        self.w[idx] = 1.0
+        self.k[idx] += 1
+        self.reinforced[idx] = t
+        self.dirty.update(self.ids[r] for r in rows)
+
+    def elevate(self, rows: list[int], t: int) -> None:
+        """Promote rows to CoreAnchor at w = 1."""
+        idx = np.asarray(rows, dtype=np.int64)
+        self.tier[idx] = int(Tier.CORE)
+        self.w[idx] = 1.0
+        self.reinforced[idx] = t
+        self.dirty.update(self.ids[r] for r in rows)
+
+    def relink(self, row: int, names: tuple[str, ...]) -> None:
+        """Replace a row's related entities."""
+        self._unindex(row)
+        self.related[row] = names
+        self._index(row)
+        self.dirty.add(self.ids[row])
+
+    # ---- queries ----------------------------------------------------------------------
+    def valid_mask(self) -> np.ndarray:
+        """Rows that are alive and valid (searchable)."""
+        return self.alive[: self.n] & (self.invalid_at[: self.n] < 0)
+
+    def valid_rows_of(self, key: str) -> list[int]:
+        """Valid rows whose entity key is `key`, in row order."""
+        return sorted(r for r in self.by_entity.get(key, ()) if self.invalid_at[r] < 0)
+
+    def fact(self, row: int, weight: float) -> Fact:
+        """The public view of one row."""
+        invalid = int(self.invalid_at[row])
+        return Fact(
+            id=self.ids[row],
+            entity_name=self.entity[row],
+            fact_content=self.content[row],
+            memory_type=Tier(int(self.tier[row])),
+            weight=float(weight),
+            k=int(self.k[row]),
+            created_at_turn=int(self.created[row]),
+            last_reinforced_turn=int(self.reinforced[row]),
+            related_entities=self.related[row],
+            valid_at=int(self.valid_at[row]),
+            invalid_at=None if invalid < 0 else invalid,
+            valid_date=self.valid_date[row],
+            invalid_date=self.invalid_date[row],
+            source_ids=self.sources[row],
+            invalid_reason=self.reason[row],
+        )
+
+    # ---- maintenance ------------------------------------------------------------------
+    def compact(self, min_dead_fraction: float = 0.5) -> bool:
+        """Drop removed rows (keeping order) once they are a large share; True if done."""
+        dead = self.n - int(self.alive[: self.n].sum())
+        if self.n < 64 or dead < min_dead_fraction * self.n:
+            return False
+        keep = np.flatnonzero(self.alive[: self.n])
+        self.emb[: len(keep)] = self.emb[keep]
+        for name in NUMERIC:
+            arr = getattr(self, name)
+            arr[: len(keep)] = arr[keep]
+        self.alive[: len(keep)] = True
+        self.alive[len(keep) :] = False
+        for name in TEXT:
+            values = getattr(self, name)
+            setattr(self, name, [values[i] for i in keep])
+        self.keys = [self.keys[i] for i in keep]
+        self.n = len(keep)
+        self._reindex()
+        return True
+
+    def _reindex(self) -> None:
+        self.row_of = {rid: row for row, rid in enumerate(self.ids)}
+        self.by_entity = defaultdict(set)
+        self.linked_from = defaultdict(set)
+        for row in range(self.n):
+            if self.alive[row]:
+                self._index(row)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Alive rows' full state, keyed by record id (for comparisons and tests)."""
+        out: dict[str, Any] = {}
+        for row in np.flatnonzero(self.alive[: self.n]):
+            out[str(self.ids[row])] = {
+                **{name: getattr(self, name)[row].item() for name in NUMERIC},
+                **{name: getattr(self, name)[row] for name in TEXT if name != "ids"},
+                "emb": self.emb[row].tobytes().hex(),
+            }
+        return out

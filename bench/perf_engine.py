@@ -1,0 +1,204 @@
+"""Performance figures of the neuromorphic engine (`python -m bench.perf engine|ingest`).
+
+`figures()`: median engine time per exchange — decay, prune, consolidate, retrieve and
+store writes (SQLite every exchange, LanceDB every `flush_every`), excluding
+extraction and embedding — with the hot set at about 300, 1,000 and 3,000 records.
+Embeddings are precomputed random unit vectors and facts come from a scripted
+extractor, so only engine work is timed. Target: ≤ 5 ms at 1,000 records, growth no
+worse than linear.
+
+`ingestion_figures(path)`: wall time of the full offline ingestion (WordLlama +
+rule-based extractor) of every LoCoMo conversation by both memory arms. Target:
+under five minutes for both arms on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+import numpy as np
+
+SIZES = (300, 1_000, 3_000)
+PREFILL_EXCHANGES = 10
+TIMED_EXCHANGES = 30
+FACTS_PER_EXCHANGE = 4
+DIM = 256
+_VOCAB_SIZE = 2_000
+
+
+class RandomEmbedder:
+    """Precomputed random unit vectors looked up by a hash of the text (no model)."""
+
+    model = "random-fixed"
+    dim = DIM
+
+    def __init__(self, pool: int = 8_192, seed: int = 0) -> None:
+        vectors = np.random.default_rng(seed).standard_normal((pool, DIM)).astype(np.float32)
+        self._pool = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors for `texts`, fixed per text."""
+        idx = [zlib.crc32(t.encode()) % len(self._pool) for t in texts]
+        return self._pool[idx]
+
+
+class ScriptedExtractor:
+    """Returns precomputed fact drafts, one batch per call, in order."""
+
+    model = "scripted"
+    version = "perf"
+
+    def __init__(self, batches: list[list[Any]]) -> None:
+        self._batches = batches
+        self._next = 0
+
+    def extract(self, exchange: Any, known: Sequence[Any]) -> Any:
+        """The next precomputed batch."""
+        from arms.neuromorphic.extraction import Extraction
+
+        batch = self._batches[self._next]
+        self._next += 1
+        return Extraction(facts=tuple(batch))
+
+
+def _workload(records: int, seed: int = 0) -> tuple[list[list[Any]], list[Any]]:
+    """Fact batches (prefill, then timed) and the timed exchanges, all precomputed."""
+    from arms.neuromorphic.exchange import Exchange
+    from arms.neuromorphic.records import FactDraft, Tier
+    from bench.types import Turn
+
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(_VOCAB_SIZE)]
+    names: list[str] = []
+
+    def draft(tier: Tier, new: bool = True) -> FactDraft:
+        name = (
+            f"person{rng.integers(2)} topic{len(names)}"
+            if new or not names
+            else str(names[rng.integers(len(names))])
+        )
+        related = tuple(str(names[i]) for i in rng.integers(len(names), size=3)) if names else ()
+        names.append(name)
+        words = " ".join(vocab[i] for i in rng.integers(_VOCAB_SIZE, size=12))
+        return FactDraft(name, f"{name} {words}", tier, related_entities=related)
+
+    per = records // PREFILL_EXCHANGES
+    tiers = [Tier.CORE, Tier.ACTIVE, Tier.ACTIVE, Tier.ACTIVE]
+    batches = [[draft(tiers[i % 4]) for i in range(per)] for _ in range(PREFILL_EXCHANGES)]
+    timed_tiers = [Tier.ACTIVE, Tier.ACTIVE, Tier.EPHEMERAL, Tier.CORE]
+    for _ in range(TIMED_EXCHANGES):
+        batch = [draft(timed_tiers[i], new=i != 0) for i in range(FACTS_PER_EXCHANGE)]
+        batches.append(batch)
+    exchanges = []
+    for n in range(PREFILL_EXCHANGES + TIMED_EXCHANGES):
+        text = " ".join(vocab[i] for i in rng.integers(_VOCAB_SIZE, size=40))
+        turns = (Turn("A", text, f"D1:{2 * n + 1}", 1), Turn("B", "ok then", f"D1:{2 * n + 2}", 1))
+        exchanges.append(Exchange(1, "1:00 pm on 8 May, 2023", turns))
+    return batches, exchanges
+
+
+def engine_time(records: int, store: Path) -> dict[str, Any]:
+    """Per-exchange engine milliseconds with about `records` records in the hot set."""
+    from arms.neuromorphic.config import NeuromorphicConfig
+    from arms.neuromorphic.engine import MemoryEngine
+
+    batches, exchanges = _workload(records)
+    engine = MemoryEngine(
+        store, RandomEmbedder(), NeuromorphicConfig(), extractor=ScriptedExtractor(batches)
+    )
+    for exchange in exchanges[:PREFILL_EXCHANGES]:
+        engine.process_exchange(exchange)
+    start_records = engine.stats()["hot_valid"]
+    times = []
+    for exchange in exchanges[PREFILL_EXCHANGES:]:
+        before = sum(engine.timings.values())
+        started = time.perf_counter()
+        engine.process_exchange(exchange)
+        elapsed = time.perf_counter() - started - (sum(engine.timings.values()) - before)
+        times.append(elapsed * 1000)
+    stats = engine.stats()
+    engine.close()
+    return {
+        "records_start": start_records,
+        "records_end": stats["hot_valid"],
+        "archived": stats["archived_facts"],
+        "median_ms": round(median(times), 3),
+        "mean_ms": round(mean(times), 3),
+        "p90_ms": round(float(np.percentile(times, 90)), 3),
+        "max_ms": round(max(times), 3),
+    }
+
+
+def figures() -> dict[str, Any]:
+    """Engine ms per exchange at 300, 1,000 and 3,000 records, and the growth ratios."""
+    from bench.text import stem
+
+    stem("warm")  # import the stemmer outside the timed region
+    out: dict[str, Any] = {"exchanges_timed": TIMED_EXCHANGES, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in SIZES:
+            out[str(size)] = engine_time(size, Path(tmp) / str(size))
+    base = out[str(SIZES[0])]["median_ms"]
+    out["growth_vs_300"] = {str(s): round(out[str(s)]["median_ms"] / base, 2) for s in SIZES[1:]}
+    out["records_ratio_vs_300"] = {str(s): round(s / SIZES[0], 2) for s in SIZES[1:]}
+    out["target"] = "median <= 5 ms at 1,000 records; growth no worse than linear"
+    return out
+
+
+def ingestion_figures(path: Path) -> dict[str, Any]:
+    """Wall time of offline ingestion of every conversation in `path` by both memory arms."""
+    from arms.base import ArmServices
+    from arms.neuromorphic.arm import NeuromorphicArm
+    from arms.neuromorphic.config import NeuromorphicConfig
+    from bench.loaders.locomo import load_locomo
+    from bench.providers.offline_embed import WordLlamaEmbedder
+    from bench.tokens import TokenCounter
+
+    dataset = load_locomo(path)
+    embedder, tokens = WordLlamaEmbedder(), TokenCounter()
+    arms = {
+        "neuromorphic": NeuromorphicConfig(),
+        "tuned": replace(NeuromorphicConfig(), lambda_active=0.005),
+    }
+    out: dict[str, Any] = {"conversations": len(dataset.conversations), "cpus": os.cpu_count()}
+    total = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, config in arms.items():
+            services = ArmServices(embedder, tokens, Path(tmp) / name)
+            arm = NeuromorphicArm(name, config, services)
+            started = time.perf_counter()
+            stats = [arm.ingest(conv) for conv in dataset.conversations]
+            seconds = time.perf_counter() - started
+            arm.close()
+            total += seconds
+            exchanges = sum(s["exchanges"] for s in stats)
+            out[name] = {
+                "seconds": round(seconds, 2),
+                "exchanges": exchanges,
+                "ms_per_exchange": round(1000 * seconds / exchanges, 2),
+                "facts": sum(s["facts"] for s in stats),
+                "hot_valid_at_end_mean": round(mean(s["hot_valid"] for s in stats), 1),
+                "extract_s": round(sum(s["extract_s"] for s in stats), 2),
+                "embed_s": round(sum(s["embed_s"] for s in stats), 2),
+            }
+    out["total_seconds"] = round(total, 2)
+    out["target"] = "both arms < 300 s on 2 cores"
+    return out
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    if len(sys.argv) > 1:
+        print(json.dumps(ingestion_figures(Path(sys.argv[1])), indent=1))
+    else:
+        print(json.dumps(figures(), indent=1))

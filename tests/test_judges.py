@@ -1,0 +1,196 @@
+"""LLM judges with a tiny fake chat provider: strict parsing, errors, rubrics, prompt hashes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.config import EndpointConfig, JudgeConfig
+from bench.errors import ConfigError, ProviderError
+from bench.paths import PROJECT_ROOT
+from bench.records import ArmResult, Judgement
+from bench.scoring.judge_prompt import fill, parse_judge_prompt
+from bench.scoring.judges import (
+    NO_GOLD,
+    build_judge,
+    judge_model_warning,
+    needs_judgement,
+    parse_verdict,
+    verdict_outcome,
+)
+from bench.types import ChatResult, Question, Usage
+
+LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v1.txt")
+LME = JudgeConfig(judge_id="j2", kind="longmemeval", prompt="conf/prompts/judge_longmemeval_v1.txt")
+
+
+class FakeChat:
+    """Replies with canned texts in order (or raises an exception given instead)."""
+
+    def __init__(self, *replies: str | Exception, model: str = "judge-model") -> None:
+        self.model = model
+        self.replies = list(replies)
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> ChatResult:
+        self.calls.append(messages)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return ChatResult(text=reply, model=self.model, usage=Usage(100, 7))
+
+
+def file_hash(rel: str) -> str:
+    return hashlib.sha256((PROJECT_ROOT / rel).read_text(encoding="utf-8").encode()).hexdigest()
+
+
+QUESTION = Question("conv-26:0", "conv-26", "When did Caroline go?", 2, "7 May 2023")
+
+
+def test_valid_verdict_records_model_hash_and_raw() -> None:
+    chat = FakeChat('{"reasoning": "same date", "correct": true}')
+    judge = build_judge(LOCOMO, chat)
+    result = judge.judge(QUESTION, "May 7, 2023")
+    assert result == Judgement(
+        judge_id="j1",
+        status="ok",
+        verdict=True,
+        model="judge-model",
+        prompt_hash=file_hash(LOCOMO.prompt),
+        raw='{"reasoning": "same date", "correct": true}',
+    )
+    assert judge.prompt_hash == file_hash(LOCOMO.prompt)
+    assert judge.usage == {"calls": 1, "errors": 0, "prompt_tokens": 100, "completion_tokens": 7}
+
+
+def test_string_false_is_false_and_fenced_json_parses() -> None:
+    chat = FakeChat('{"correct": "false"}', '```json\n{"correct": "True"}\n```')
+    judge = build_judge(LOCOMO, chat)
+    assert judge.judge(QUESTION, "June").verdict is False
+    second = judge.judge(QUESTION, "7 May 2023")
+    assert second.status == "ok" and second.verdict is True
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "CORRECT",
+        'The answer is correct. {"correct": true}',
+        '{"reasoning": "no verdict"}',
+        '{"correct": 1}',
+        '{"correct": "maybe"}',
+        '["correct", true]',
+        "",
+    ],
+)
+def test_garbage_is_an_error_never_false(reply: str) -> None:
+    judge = build_judge(LOCOMO, FakeChat(reply))
+    result = judge.judge(QUESTION, "7 May 2023")
+    assert result.status == "error"
+    assert result.verdict is None
+    assert result.raw == reply
+    assert result.error and "\n" not in result.error
+    assert judge.usage["errors"] == 1
+
+
+def test_failed_call_is_an_error_verdict() -> None:
+    judge = build_judge(LOCOMO, FakeChat(ProviderError("rate limited after 6 attempts")))
+    result = judge.judge(QUESTION, "x")
+    assert result.status == "error" and result.verdict is None and result.raw is None
+    assert "rate limited" in (result.error or "")
+    assert result.prompt_hash == judge.prompt_hash
+
+
+def test_parse_verdict_strictness() -> None:
+    assert parse_verdict(' {"correct": false} ') is False
+    with pytest.raises(ValueError):
+        parse_verdict('```json\n{"correct": true}')  # unterminated fence
+
+
+def user_message(judge_cfg: JudgeConfig, question: Question, answer: str = "a") -> str:
+    chat = FakeChat('{"correct": true}')
+    build_judge(judge_cfg, chat).judge(question, answer)
+    assert chat.calls[0][0]["role"] == "system"
+    return str(chat.calls[0][1]["content"])
+
+
+def test_locomo_rubrics_by_category() -> None:
+    temporal = user_message(LOCOMO, QUESTION)
+    assert "asks about time" in temporal and "Gold answer: 7 May 2023" in temporal
+    adversarial = Question("c:1", "c", "Is Oscar Melanie's pet?", 5, None, adversarial_answer="Yes")
+    text = user_message(LOCOMO, adversarial)
+    assert NO_GOLD in text and 'the trap answer "Yes"' in text
+    single = Question("c:2", "c", "What?", 4, 2022)  # int gold is rendered as text
+    assert "Gold answer: 2022" in user_message(LOCOMO, single)
+
+
+def lme(qid: str, qtype: str) -> Question:
+    return Question(qid, qid, "How many days?", 0, "18", question_type=qtype, question_date="X")
+
+
+def test_longmemeval_rubric_per_type_and_abs_suffix() -> None:
+    assert "Off-by-one" in user_message(LME, lme("q1", "temporal-reasoning"))
+    assert "updated value" in user_message(LME, lme("q2", "knowledge-update"))
+    assert "personalised response" in user_message(LME, lme("q3", "single-session-preference"))
+    # abstention is keyed on the _abs suffix, not on the type
+    abs_text = user_message(LME, lme("q4_abs", "temporal-reasoning"))
+    assert "cannot be answered" in abs_text and "Off-by-one" not in abs_text
+    default = user_message(LME, lme("q5", "single-session-user"))
+    assert "intermediate steps" in default and "asked on X" in default
+
+
+def test_answer_text_is_not_expanded_as_a_placeholder() -> None:
+    text = user_message(LOCOMO, QUESTION, answer="{{gold}} {{rubric}}")
+    assert "Model's answer: {{gold}} {{rubric}}" in text
+    assert fill("{{a}} {{b}}", {"a": "{{b}}"}) == "{{b}} {{b}}"
+
+
+def test_prompt_resolves_from_another_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert build_judge(LME, FakeChat()).prompt_hash == file_hash(LME.prompt)
+
+
+def test_bad_configuration_fails_with_one_line() -> None:
+    with pytest.raises(ConfigError, match="kind=nope"):
+        build_judge(JudgeConfig(kind="nope"), FakeChat())
+    with pytest.raises(ConfigError, match="not found"):
+        build_judge(JudgeConfig(prompt="conf/prompts/missing.txt"), FakeChat())
+    with pytest.raises(ConfigError, match=r"\[rubric:adversarial\]"):
+        parse_judge_prompt("[system]\ns\n[user]\nu\n[rubric:default]\nd\n", "p", ("adversarial",))
+    with pytest.raises(ConfigError, match=r"\[user\]"):
+        parse_judge_prompt("# c\n[system]\ns\n[rubric:default]\nd\n", "p")
+
+
+def test_needs_judgement_and_outcome() -> None:
+    judge = build_judge(LOCOMO, FakeChat())
+    fresh = ArmResult(status="ok", answer="x")
+    assert needs_judgement(fresh, judge)
+    ok = Judgement("j1", "ok", True, model=judge.model, prompt_hash=judge.prompt_hash)
+    done = ArmResult(status="ok", answer="x", judgements={"j1": ok})
+    assert not needs_judgement(done, judge)
+    assert needs_judgement(done, judge, rejudge=True)
+    assert verdict_outcome(done, "j1") is True
+    stale = Judgement("j1", "ok", True, model=judge.model, prompt_hash="old")
+    assert needs_judgement(ArmResult(status="ok", answer="x", judgements={"j1": stale}), judge)
+    failed = ArmResult(status="ok", answer="x", judgements={"j1": Judgement("j1", "error")})
+    assert needs_judgement(failed, judge)
+    assert verdict_outcome(failed, "j1") is None
+    assert not needs_judgement(ArmResult.failed("boom"), judge)
+
+
+def test_self_judging_warning() -> None:
+    cfg = JudgeConfig(judge_id="j", endpoint=EndpointConfig(model="gpt-x"))
+    warning = judge_model_warning(cfg, "gpt-x")
+    assert warning and "gpt-x" in warning
+    assert judge_model_warning(cfg, "other") is None

@@ -1,0 +1,44 @@
+"""The offline extractive answerer, from hand-made contexts."""
+
+from __future__ import annotations
+
+from bench.answering import ABSTAIN, load_answer_prompt
+from bench.providers.offline_answer import OfflineAnswerer, answer
+
+CONTEXT = """[Session 1 — 1:56 pm on 8 May, 2023]
+Caroline: I went to a LGBTQ support group yesterday and it was so powerful.
+Melanie: Wow, that's cool! I painted a sunrise last year.
+[Session 2 — 1:14 pm on 25 May, 2023]
+Caroline: I've been researching adoption agencies lately.
+Melanie: I ran a charity race for mental health on 20 May 2023."""
+
+
+def test_when_question_resolves_relative_date_against_its_session() -> None:
+    assert answer("When did Caroline go to the LGBTQ support group?", CONTEXT) == "7 May 2023"
+    assert answer("When did Melanie paint a sunrise?", CONTEXT) == "2022"
+
+
+def test_explicit_date_in_the_line_wins_over_the_session_date() -> None:
+    assert answer("When did Melanie run the charity race?", CONTEXT) == "20 May 2023"
+
+
+def test_span_answer_drops_the_question_words() -> None:
+    assert answer("What did Caroline research?", CONTEXT).startswith("adoption agencies")
+
+
+def test_abstains_when_nothing_matches() -> None:
+    assert answer("What is Caroline's favourite food?", CONTEXT) == ABSTAIN
+    assert answer("Anything?", "") == ABSTAIN
+
+
+def test_other_speakers_lines_are_down_weighted() -> None:
+    # The race was Melanie's; asked about Caroline, the trap line must not be taken.
+    assert answer("What did Caroline realize after her charity race?", CONTEXT) == ABSTAIN
+
+
+def test_chat_interface_reads_the_context_block_of_the_messages() -> None:
+    prompt = load_answer_prompt("conf/prompts/answer_v1.txt")
+    result = OfflineAnswerer().complete(prompt.messages("What did Caroline research?", CONTEXT))
+    assert result.text.startswith("adoption agencies")
+    assert result.model == "offline-extractive"
+    assert result.usage.prompt_tokens == 0  # offline: no model usage to report

@@ -1,0 +1,214 @@
+"""The summariser's command line: exit codes, --write, formats, golden output, stdlib isolation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.paths import PROJECT_ROOT
+from bench.perf_summarise import figures
+from bench.summarise import main, summarise_run
+from bench.summary_render import render_markdown, summary_to_json
+from tests.test_summarise import arm, record, small_run, write_run
+
+GOLDEN = Path(__file__).parent / "golden" / "summarise"
+UPDATE = os.environ.get("ARMBENCH_UPDATE_GOLDEN") == "1"
+
+META = {
+    "schema_version": 1,
+    "run_name": "small",
+    "created_at": "2026-01-01T00:00:00Z",
+    "dataset": {"name": "locomo", "path": "locomo10.json", "sha256": "ab" * 32},
+    "arms": ["raw", "rag"],
+    "provider": {
+        "name": "openai",
+        "answerer_model": "gpt-answer",
+        "extractor_model": "gpt-extract",
+        "embedder_model": "text-embed",
+    },
+    "judges": [{"judge_id": "llm", "model": "gpt-judge", "prompt_hash": "cd" * 32}],
+    "outcome": "f1>=0.5",
+    "config": {"scoring": {"f1_threshold": 0.5}, "arm_options": {"rag": {"top_k": 10}}},
+    "provenance": {"git_commit": "0123abc", "git_dirty": False},
+    "warnings": ["judge model equals the answering model"],
+}
+
+
+def test_cli_prints_tables_and_writes_summary_md(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = write_run(small_run(tmp_path), [], META)
+    assert main([str(run), "--write"]) == 0
+    out = capsys.readouterr().out
+    assert "| raw | rag | scored (pooled) | 5 | 1 | 2 |" in out
+    assert "1 multi-hop (n=2)" in out and "5 adversarial (n=2)" in out
+    assert "not a result" in out
+    md = (run / "SUMMARY.md").read_text(encoding="utf-8")
+    assert "- answerer model: gpt-answer" in md
+    assert "- judges: llm (gpt-judge, prompt cdcdcdcdcdcd)" in md
+    assert "- outcome rule: f1>=0.5" in md
+    assert "- label scheme: official (1 multi-hop" in md
+    assert "run warning: judge model equals the answering model" in md
+    assert (
+        out.split("## Accuracy per arm")[1].rstrip() == md.split("## Accuracy per arm")[1].rstrip()
+    )
+
+
+def test_cli_json_and_mem0_labels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = small_run(tmp_path)
+    assert main([str(run), "--json", "--labels", "mem0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["labels"] == "mem0" and out["categories"]["1"]["label"] == "single-hop"
+    assert out["arms"]["rag"]["n_scored"] == 5
+
+
+def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_run(small_run(tmp_path), [], META)
+    assert main([str(run), "--format", "comparable", "--write"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == json.loads((run / "comparable.json").read_text(encoding="utf-8"))
+    rag = next(s for s in out["submissions"] if s["metadata"]["arm"] == "rag")
+    assert rag["metadata"] == {
+        "benchmark": "locomo",
+        "arm": "rag",
+        "answerer_model": "gpt-answer",
+        "judge_model": "none (f1>=0.5)",
+        "provider": "openai",
+        "top_k": 10,
+        "outcome": "f1>=0.5",
+        "label_scheme": "official",
+        "run_name": "small",
+    }
+    assert rag["accuracy"]["overall"] == pytest.approx(80.0)  # 4 of 5 scored, error excluded
+    assert rag["accuracy"]["by_question_type"]["single-hop"] == pytest.approx(100.0)
+    assert len(rag["evaluations"]) == 8
+    failed = next(e for e in rag["evaluations"] if e["status"] == "error")
+    assert failed["correct"] is None and failed["question_id"] == "conv-1:5"
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ("no_questions", "no questions/ folder"),
+        ("empty", "no question records"),
+        ("bad_json", "conv-1_0.json: unreadable record"),
+        ("bad_version", "schema_version 99"),
+        ("no_arms", "conv-1_0.json: unreadable record"),
+    ],
+)
+def test_cli_fails_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup: str, expected: str
+) -> None:
+    questions = tmp_path / "questions"
+    if setup != "no_questions":
+        questions.mkdir()
+    bodies = {
+        "bad_json": "{not json",
+        "bad_version": json.dumps({"schema_version": 99, "arms": {}}),
+        "no_arms": json.dumps({"schema_version": 1, "question_id": "conv-1:0"}),
+    }
+    if setup in bodies:
+        (questions / "conv-1_0.json").write_text(bodies[setup], encoding="utf-8")
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1
+
+
+def test_cli_rejects_conflicting_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["somewhere", "--json", "--format", "text"]) == 2
+    assert "conflicts" in capsys.readouterr().err
+
+
+def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
+    rec = record("conv-1:0", 4, {"a": arm(True, 1.0)})
+    write_run(tmp_path, [rec])
+    (tmp_path / "questions" / "copy.json").write_text(
+        (tmp_path / "questions" / "conv-1_0.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    with pytest.raises(Exception, match="also in"):
+        summarise_run(tmp_path)
+
+
+BLOCK = """
+import importlib.abc, runpy, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in {'numpy', 'scipy', 'pandas'}:
+            raise ImportError('blocked ' + name)
+        return None
+sys.meta_path.insert(0, Block())
+"""
+BLOCKER = (
+    BLOCK
+    + """
+sys.argv = ['bench.summarise', *sys.argv[1:]]
+code = 0
+try:
+    runpy.run_module('bench.summarise', run_name='__main__', alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+outside = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)
+outside = sorted(m for m in outside if not m.startswith('_') and m != 'bench')
+print('OUTSIDE_STDLIB', outside, file=sys.stderr)
+sys.exit(code)
+"""
+)
+
+
+def run_blocked(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", BLOCKER, *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_summariser_runs_where_numpy_scipy_pandas_cannot_be_imported(tmp_path: Path) -> None:
+    run = write_run(small_run(tmp_path / "now"), [], META)
+    base = small_run(tmp_path / "base")
+    for fmt in ("text", "json", "comparable"):
+        proc = run_blocked(str(run), "--baseline", str(base), "--format", fmt, "--write")
+        assert proc.returncode == 0, proc.stderr
+        assert "OUTSIDE_STDLIB []" in proc.stderr
+    assert "## Against baseline" in (run / "SUMMARY.md").read_text(encoding="utf-8")
+    control = subprocess.run(
+        [sys.executable, "-c", BLOCK + "import numpy"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "blocked numpy" in control.stderr  # the blocker really blocks
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text, f"rerun with ARMBENCH_UPDATE_GOLDEN=1 ({path})"
+
+
+def test_golden_json_and_summary_md(tmp_path: Path) -> None:
+    run = write_run(small_run(tmp_path / "now"), [], META)
+    base = small_run(tmp_path / "base")
+    s = summarise_run(run, baseline=base)
+    out = summary_to_json(s)
+    out["run_dir"], out["baseline_dir"] = "<RUN_DIR>", "<BASELINE_DIR>"
+    check_golden("small_run.json", json.dumps(out, indent=1, sort_keys=True) + "\n")
+    md = render_markdown(s).replace(str(run), "<RUN_DIR>").replace(str(base), "<BASELINE_DIR>")
+    check_golden("small_run_SUMMARY.md", md)
+
+
+def test_perf_figures_shape() -> None:
+    result = figures(repeats=1)
+    assert set(result) == {"summarise_4x1986_s", "render_text_4x1986_s"}
+    assert 0 < result["summarise_4x1986_s"] < 10  # target is well under 1 s; this guards collapse
