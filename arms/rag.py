@@ -62,9 +62,7 @@ def make_chunks(conversation: Conversation, window: int, stride: int) -> list[Ch
     starts = list(range(0, max(len(turns) - window, 0) + 1, stride))
     if starts and starts[-1] + window < len(turns):
         starts.append(len(turns) - window)
-    return [
-        _render_chunk(i, conversation, turns[s : s + window]) for i, s in enumerate(starts)
-    ]
+    return [_render_chunk(i, conversation, turns[s : s + window]) for i, s in enumerate(starts)]
 
 
 def _render_chunk(index: int, conversation: Conversation, turns: list[Turn]) -> Chunk:
@@ -204,4 +202,3 @@ def _code_hash() -> str:
     from bench.checkpoint import source_hash
 
     return source_hash(inspect.getmodule(RagArm))
-

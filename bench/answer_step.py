@@ -38,7 +38,9 @@ class AnswerStep:
         latency_ms = (time.perf_counter() - started) * 1000
         answer = postprocess(reply.text)
         if not answer:
-            raise ProviderError(f"{reply.model}: empty answer (finish_reason={reply.finish_reason})")
+            raise ProviderError(
+                f"{reply.model}: empty answer (finish_reason={reply.finish_reason})"
+            )
         scores = score_answer(answer, question)
         if question.stale_answer:
             scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()

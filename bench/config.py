@@ -69,9 +69,7 @@ class ProviderConfig:
 
     name: str = "offline"
     answerer: EndpointConfig = field(default_factory=EndpointConfig)
-    extractor: EndpointConfig = field(
-        default_factory=lambda: EndpointConfig(model="offline-rules")
-    )
+    extractor: EndpointConfig = field(default_factory=lambda: EndpointConfig(model="offline-rules"))
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
 

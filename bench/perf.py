@@ -51,10 +51,14 @@ def run_figures(overrides: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         args = [sys.executable, "-m", "bench.run", *(overrides or ["dataset=smoke"])]
         args += [f"out={tmp}/run", "progress=false"]
-        fresh = _timed(lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True))
-        resume = _timed(lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True))
+        fresh = _timed(
+            lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True)
+        )
+        resume = _timed(
+            lambda: subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True)
+        )
         summ = [sys.executable, "-m", "bench.summarise", f"{tmp}/run", "--json"]
-        summarise_s = _timed(lambda: subprocess.run(summ, check=True, capture_output=True))
+        summarise_s = _timed(lambda: _run_quietly(summ))
         questions = len(list(Path(tmp, "run", "questions").glob("*.json")))
     return {
         "overrides": overrides or ["dataset=smoke"],
@@ -64,6 +68,10 @@ def run_figures(overrides: list[str]) -> dict[str, Any]:
         "resume_over_fresh": round(resume / fresh, 3),
         "summarise_cli_s": round(summarise_s, 3),
     }
+
+
+def _run_quietly(args: list[str]) -> None:
+    subprocess.run(args, check=True, cwd=PROJECT_ROOT, capture_output=True)
 
 
 def _timed(fn: Any, repeat: int = 1) -> float:
@@ -90,7 +98,6 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
 
             out[name] = engine_figures()
         elif name == "ingest":
-            from bench.config import DatasetConfig
             from bench.loaders.resolve import resolve_data_file
             from bench.perf_engine import ingestion_figures
 
@@ -105,7 +112,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
 
 
 def _locomo_config() -> Any:
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     from bench.config import DatasetConfig
     from bench.paths import CONF_DIR

@@ -20,13 +20,15 @@ import hydra
 from omegaconf import DictConfig
 
 from bench.errors import BenchError
-from bench.settings import check_group_overrides, load_run_config
+from bench.settings import launch, load_run_config
 
 log = logging.getLogger("bench.run")
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
+    for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per HTTP request otherwise
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
         from bench.runner import run_benchmark
@@ -44,7 +46,8 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(2)
     if outcome.errors:
         print(
-            "error: some arm results are in `error`; re-run the same command to retry them",
+            f"error: {outcome.errors} arm results in `error` (first: {outcome.first_error}); "
+            "re-run the same command to retry them",
             file=sys.stderr,
         )
         sys.exit(1)
@@ -61,12 +64,7 @@ def _report(run_dir: str) -> None:
 
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
-    try:
-        check_group_overrides(sys.argv[1:])
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    _hydra_main()
+    launch(_hydra_main)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,15 @@ class RunOutcome:
     questions: int = 0
     written: int = 0
     errors: int = 0
+    first_error: str | None = None
+
+
+    def count_errors(self, record: QuestionRecord) -> None:
+        """Add a written record's `error` results to the tally, keeping the first message."""
+        for result in record.arms.values():
+            if result.status == ERROR:
+                self.errors += 1
+                self.first_error = self.first_error or result.error
 
 
 @dataclass
@@ -109,12 +118,14 @@ def run_conversation(
     bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
     with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
         for chunk in _chunks(work, batch):
-            submitted = [(item, submit_question(item, arms, failed, step, cfg, pool)) for item in chunk]
+            submitted = [
+                (item, submit_question(item, arms, failed, step, cfg, pool)) for item in chunk
+            ]
             for item, futures in submitted:
                 record = collect_question(item, futures, cfg)
                 write_record(run_dir.path, item.question.file_stem, record)
                 outcome.written += 1
-                outcome.errors += sum(1 for r in record.arms.values() if r.status == ERROR)
+                outcome.count_errors(record)
                 bar.update(1)
     bar.close()
 
@@ -289,7 +300,9 @@ def _run_meta(
 
 
 def _workers(cfg: RunConfig) -> int:
-    return 1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
+    return (
+        1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
+    )
 
 
 def _chunks(items: list[_Work], size: int) -> Iterator[list[_Work]]:
@@ -300,4 +313,3 @@ def _chunks(items: list[_Work], size: int) -> Iterator[list[_Work]]:
 def _arm_order(cfg: RunConfig) -> Any:
     order = {name: i for i, name in enumerate(cfg.arms)}
     return lambda name: (order.get(name, len(order)), name)
-

@@ -33,7 +33,7 @@ from bench.loaders import load_dataset
 from bench.provenance import stable_hash
 from bench.records import write_json_atomic
 from bench.runner import ingest_arms, limit_dataset, open_arms
-from bench.settings import arm_specs, check_group_overrides, load_run_config
+from bench.settings import arm_specs, launch, load_run_config
 from bench.text import content_terms
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -146,12 +146,7 @@ def _fmt(value: float | None) -> str:
 
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
-    try:
-        check_group_overrides(sys.argv[1:])
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    _hydra_main()
+    launch(_hydra_main)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ unknown dataset, provider or judge is a one-line "did you mean" error.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,13 +46,38 @@ def check_group_overrides(overrides: list[str]) -> None:
                 raise unknown(key, value, known, f"{key}={value}")
 
 
+def launch(hydra_entry: Callable[[], None]) -> None:
+    """Check config-group choices in sys.argv (one-line error, exit 2), then run Hydra."""
+    args = sys.argv[1:]
+    try:
+        check_group_overrides(args)
+        if not any(a in ("-m", "--multirun") or a.startswith("--") for a in args):
+            _compose_or_fail(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    hydra_entry()
+
+
+def _compose_or_fail(overrides: list[str]) -> None:
+    """Compose once up front so a bad override is a one-line error, not Hydra's page."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            compose(config_name="config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"override: {_one_line(exc)}") from None
+
+
 def load_run_config(cfg: DictConfig) -> RunConfig:
     """Merge the composed config onto the RunConfig schema; unknown keys are errors."""
-    plain = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(plain, dict)
-    plain.pop("hydra", None)
-    plain.pop("experiment", None)
     try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(plain, dict)
+        plain.pop("hydra", None)
+        plain.pop("experiment", None)
         merged = OmegaConf.merge(OmegaConf.structured(RunConfig), plain)
         run = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:

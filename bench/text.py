@@ -5,26 +5,26 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from dateutil import parser as date_parser
 from dateutil.relativedelta import relativedelta
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    out over own same she should so some such than that the their theirs them then there these
-    they this those through to too under until up very was we were what when where which while
-    who whom why will with would you your yours yourself also really yeah oh hey like get got
-    gonna wanna lot thing things much many one ever going go went been""".split()
-)
+_STOPWORD_TEXT = """a about above after again against all am an and any are as at be because been
+before being below between both but by can could did do does doing down during each few for from
+further had has have having he her here hers herself him himself his how i if in into is it its
+itself just me more most my myself no nor not now of off on once only or other our ours out over
+own same she should so some such than that the their theirs them then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself also really yeah oh hey like get got gonna wanna lot thing things
+much many one ever going go went been"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 _DATE_IN_HEADER = re.compile(r"(\d{1,2} [A-Z][a-z]+,? \d{4})")
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
+def _stemmer() -> Any:
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()

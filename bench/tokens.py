@@ -17,7 +17,7 @@ class TokenCounter:
         self.name = TOKENIZER_NAME
 
     @cached_property
-    def _tokenizer(self):  # type: ignore[no-untyped-def]
+    def _tokenizer(self) -> Any:
         from tokenizers import Tokenizer
 
         from bench.wordllama_files import tokenizer_file

@@ -38,7 +38,5 @@ def weights_file(dim: int = 256) -> Path:
     path = package_dir() / "weights" / f"{WORDLLAMA_CONFIG}_{dim}.safetensors"
     if not path.is_file():
         shipped = sorted(p.name for p in (package_dir() / "weights").glob("*.safetensors"))
-        raise ConfigError(
-            f"{path}: no WordLlama weights for dim={dim}; the wheel ships {shipped}"
-        )
+        raise ConfigError(f"{path}: no WordLlama weights for dim={dim}; the wheel ships {shipped}")
     return path

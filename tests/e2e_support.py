@@ -12,8 +12,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*overrides: str, module: str = "bench.run", env: dict[str, str] | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *overrides: str,
+    module: str = "bench.run",
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
     """Run a bench CLI from the project root; return the completed process."""
     full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     return subprocess.run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -47,3 +48,56 @@ def deterministic_chat_fn(messages: list[dict[str, Any]]) -> str:
 def echo_chat_fn(messages: list[dict[str, Any]]) -> str:
     """A cheap deterministic reply for unit tests: `echo: <last message>`."""
     return "echo: " + str(messages[-1].get("content", "")) if messages else "echo:"
+
+
+def update_memory_arguments(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tool arguments for an `update_memory` call: the offline rule extractor's facts.
+
+    The exchange is read back from the user message (`New exchange:` then the session
+    header and `Speaker: text` lines); anything unreadable yields `{"items": []}`.
+    """
+    user = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    exchange = _exchange_from_text(user.partition("New exchange:\n")[2])
+    if exchange is None:
+        return {"items": []}
+    from arms.neuromorphic.extract_rules import RuleExtractor
+
+    facts = RuleExtractor().extract(exchange, []).facts
+    items = [
+        {
+            "entity_name": f.entity_name,
+            "fact_content": f.fact_content,
+            "memory_type": f.memory_type.label,
+            "overrides_entity": f.overrides_entity,
+            "related_entities": list(f.related_entities),
+            "valid_at": f.valid_date,
+        }
+        for f in facts
+    ]
+    return {"items": items}
+
+
+_HEADER = re.compile(r"^\[Session (\d+) — (.+)\]$")
+_PHOTO = re.compile(r"^(.*) \[shares a photo: (.*)\]$")
+
+
+def _exchange_from_text(text: str) -> Any:
+    """The `Exchange` whose `text()` is `text`, or None."""
+    from arms.neuromorphic.exchange import Exchange
+    from bench.types import Turn
+
+    lines = text.strip().splitlines()
+    header = _HEADER.match(lines[0]) if lines else None
+    if header is None:
+        return None
+    session, date = int(header.group(1)), header.group(2)
+    turns = []
+    for i, line in enumerate(lines[1:]):
+        speaker, sep, said = line.partition(": ")
+        if not sep:
+            return None
+        photo = _PHOTO.match(said)
+        caption = photo.group(2) if photo else None
+        said = photo.group(1) if photo else said
+        turns.append(Turn(speaker, said, f"D{session}:{i + 1}", session, caption))
+    return Exchange(session, date, tuple(turns))

@@ -6,7 +6,8 @@ scripted (`fail_next`), permanent (`always`) or drawn at a seeded random rate
 (`fault_rate`); without a fault it answers deterministically:
 
 - chat: what the offline answerer answers for the same messages; a request that
-  carries a tool named `update_memory` gets a tool call with `{"items": []}`;
+  carries a tool named `update_memory` gets a tool call with the offline rule
+  extractor's facts (`{"items": []}` when the exchange cannot be read back);
 - embeddings: WordLlama vectors of the configured dimension.
 
 Every request is logged with a monotonic timestamp, the path, the model, whether an
@@ -27,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.fault_replies import deterministic_chat_fn
+from tests.fault_replies import deterministic_chat_fn, update_memory_arguments
 
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
@@ -318,7 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
             message["content"] = ""
             finish = "length" if fault.kind == "length" else "stop"
         elif "update_memory" in tool_names:
-            message["tool_calls"] = [_tool_call("update_memory", {"items": []})]
+            arguments = update_memory_arguments(messages)
+            message["tool_calls"] = [_tool_call("update_memory", arguments)]
             finish = "tool_calls"
         else:
             message["content"] = self.state.chat_fn(messages)

@@ -35,7 +35,12 @@ def conversation(n_sessions: int = 3, turns_per: int = 3) -> Conversation:
     sessions = []
     for s in range(1, n_sessions + 1):
         turns = tuple(
-            Turn("Ann" if t % 2 == 0 else "Bob", f"session {s} turn {t} topic{s}x{t}", f"D{s}:{t + 1}", s)
+            Turn(
+                "Ann" if t % 2 == 0 else "Bob",
+                f"session {s} turn {t} topic{s}x{t}",
+                f"D{s}:{t + 1}",
+                s,
+            )
             for t in range(turns_per)
         )
         sessions.append(Session(s, f"10:00 am on {s} May, 2023", turns))
@@ -94,7 +99,7 @@ def test_rag_ranking_equals_lancedb_cosine_search(tmp_path) -> None:
     got = [i for i, _ in arm._dense_ranking("topic3x1 session 3")]
     table = lancedb.connect(str(tmp_path / "c1" / "lancedb")).open_table("chunks")
     vector = arm.services.embedder.embed(["topic3x1 session 3"])[0]
-    rows = table.search(vector).distance_type("cosine").limit(5).to_list()
+    rows = table.search(vector).distance_type("cosine").limit(5).to_list()  # type: ignore[attr-defined]
     assert got == [r["chunk_id"] for r in rows]
 
 

@@ -141,3 +141,24 @@ def test_elevation_to_core_anchor_at_k_10(tmp_path: Path) -> None:
     run(mem, 300)
     assert weight(mem, "Ann plan") == 1.0  # CoreAnchor never decays
     mem.close()
+
+
+def test_consolidation_drops_links_to_entities_that_exist_nowhere(tmp_path: Path) -> None:
+    script = {
+        1: [
+            draft(
+                "Ann trip",
+                "Ann visited Rome",
+                related_entities=("Ann camera", "Ann ghost", "Ann mood"),
+            ),
+            draft("Ann mood", "Ann feels sleepy", Tier.EPHEMERAL),
+        ],
+        2: [draft("Ann camera", "Ann owns a camera")],
+    }
+    mem = engine(tmp_path, ScriptedExtractor(script))
+    run(mem, 5)  # consolidation at turn 5 checks the records created in turns 1–5
+    assert row_of(mem, "Ann mood") is None  # pruned from the hot set, still archived
+    row = row_of(mem, "Ann trip")
+    assert row is not None and mem.state.ws.related[row] == ("Ann camera", "Ann mood")
+    assert mem.counters["links_dropped"] == 1
+    mem.close()

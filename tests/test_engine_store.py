@@ -161,3 +161,18 @@ def test_uri_with_a_scheme_is_passed_to_lancedb_unchanged(
     mem.close()
     assert seen == ["s3://bucket/memory/hot"]
     assert not (tmp_path / "hot.lance").exists()
+
+
+def test_reading_a_store_never_writes_to_it(tmp_path: Path) -> None:
+    mem = engine(tmp_path, ScriptedExtractor(MOVES))
+    run(mem, 5)
+    mem.close()
+    reader = engine(tmp_path, ScriptedExtractor())
+    seq, versions, meta = reader.archive.last_seq(), reader.hot.versions(), reader.archive.meta()
+    reader.recall("where does Ann live")
+    reader.render(reader.recall("Ann hobby"), "What is Ann's hobby?")
+    reader.close()
+    check = engine(tmp_path, ScriptedExtractor())
+    assert (check.archive.last_seq(), check.hot.versions(), check.archive.meta()) == (
+        seq, versions, meta)  # fmt: skip
+    check.close()

@@ -78,7 +78,9 @@ def engine(
     return MemoryEngine(path, HashEmbedder(), cfg, extractor=extractor, **kw)
 
 
-def conversation(sessions: list[tuple[str, list[tuple[str, str]]]], cid: str = "c1") -> Conversation:
+def conversation(
+    sessions: list[tuple[str, list[tuple[str, str]]]], cid: str = "c1"
+) -> Conversation:
     """A Conversation from `[(date, [(speaker, text), ...]), ...]`; speakers in first-seen order."""
     built, speakers = [], []
     for n, (date, turns) in enumerate(sessions, start=1):

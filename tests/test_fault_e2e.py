@@ -34,9 +34,6 @@ def smoke_overrides(base_url: str, out: Path, *extra: str) -> list[str]:
         "dataset=smoke",
         f"out={out}",
         "progress=false",
-        "arms=[raw,rag]",
-        "~arm@arm_options.neuromorphic",
-        "~arm@arm_options.tuned",
         "provider=openai",
         "judge=llm",
         f"provider.answerer.base_url={base_url}",
@@ -89,7 +86,7 @@ def clean_run(server: FaultServer, tmp_path_factory) -> tuple[Path, int]:
 def test_clean_run_is_complete_and_judged(clean_run):
     out, requests = clean_run
     results = verdicts(out)
-    assert len(results) == 32 and requests > 0  # 16 smoke questions x 2 arms
+    assert len(results) == 64 and requests > 0  # 16 smoke questions x 4 arms
     assert all(r["status"] == "ok" for r in results.values())
     assert all(r["judgements"]["llm"][0] == "ok" for r in results.values())
     meta = json.loads((out / "run.json").read_text())
@@ -153,7 +150,7 @@ def test_dead_endpoint_leaves_errors_and_the_next_run_completes_them(clean_run, 
     out = tmp_path / "run"
     retries = ["provider.answerer.max_attempts=2", "provider.embedder.max_attempts=2"]
     with FaultServer() as dying:
-        dying.always(Fault.http(503), after=40)
+        dying.always(Fault.http(503), after=clean_run[1] // 2)
         first = run_cli(*smoke_overrides(dying.base_url, out, *retries), env=ENV)
         assert first.returncode == 1, first.stderr[-3000:]
         assert dying.base_url in first.stdout + first.stderr  # the log names the endpoint

@@ -39,7 +39,7 @@ def test_embeddings_are_the_wordllama_vectors():
     np.testing.assert_array_equal(got, WordLlamaEmbedder(dim=256).embed(["a cat", "a dog"]))
 
 
-def test_update_memory_tool_gets_an_empty_items_call():
+def test_update_memory_without_a_readable_exchange_gets_empty_items():
     tool = {"type": "function", "function": {"name": "update_memory", "parameters": {}}}
     with FaultServer() as server:
         body = {"model": "m", "messages": ANSWER_MESSAGES, "tools": [tool]}
@@ -47,6 +47,31 @@ def test_update_memory_tool_gets_an_empty_items_call():
     assert message["finish_reason"] == "tool_calls"
     call = message["message"]["tool_calls"][0]["function"]
     assert call["name"] == "update_memory" and json.loads(call["arguments"]) == {"items": []}
+
+
+def test_llm_extractor_over_http_finds_the_rule_extractors_facts(tmp_path):
+    from arms.neuromorphic.exchange import exchanges
+    from arms.neuromorphic.extract_llm import LLMExtractor
+    from arms.neuromorphic.extract_rules import RuleExtractor
+    from bench.config import DatasetConfig
+    from bench.loaders import load_dataset
+    from tests.fault_clients import quick_chat
+
+    data = DatasetConfig(name="smoke", path="datasets/fixtures/smoke_locomo.json")
+    conversation = load_dataset(data).conversations[0]
+    chosen = [e for e in exchanges(conversation) if RuleExtractor().extract(e, []).facts][:3]
+    assert chosen
+    with FaultServer() as server:
+        extractor = LLMExtractor(quick_chat(server.base_url, role="extractor"))
+        for exchange in chosen:
+            over_http = extractor.extract(exchange, [])
+            offline = RuleExtractor().extract(exchange, [])
+            assert not over_http.errors
+            assert [_essence(f) for f in over_http.facts] == [_essence(f) for f in offline.facts]
+
+
+def _essence(fact) -> tuple:
+    return (fact.entity_name, fact.fact_content, fact.memory_type, fact.valid_date)
 
 
 def test_judge_prompts_get_a_strict_json_verdict():

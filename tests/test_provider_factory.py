@@ -7,7 +7,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
@@ -28,6 +28,7 @@ UPDATE_MEMORY = {
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=lambda p: p.stem)
 def test_every_provider_yaml_is_exactly_a_provider_config(path: Path):
     raw = OmegaConf.load(path)
+    assert isinstance(raw, DictConfig)
     schema = OmegaConf.structured(ProviderConfig)
     merged = OmegaConf.merge({"provider": schema}, {"provider": raw})  # unknown keys raise
     cfg = OmegaConf.to_object(merged.provider)

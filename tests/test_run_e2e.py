@@ -112,5 +112,5 @@ def test_wrong_checksum_of_the_canonical_file_is_refused(tmp_path) -> None:
     shutil.copy(ROOT / "datasets/fixtures/smoke_locomo.json", fake / "locomo10.json")
     proc = run_cli("dataset=locomo", f"out={tmp_path / 'run'}", env={"BENCH_DATA_DIR": str(fake)})
     assert proc.returncode == 2
-    assert "locomo10.json" in last_line(proc.stderr) and "sha256" in proc.stderr.lower()
+    assert "locomo10.json" in last_line(proc.stderr) and "sha-256 mismatch" in proc.stderr.lower()
     assert not (tmp_path / "run" / "questions").exists()

@@ -82,6 +82,11 @@ class ColdArchive:
             row = self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM facts").fetchone()
             self._next_id = int(row[0]) + 1
 
+    @property
+    def in_transaction(self) -> bool:
+        """True while writes since the last commit are pending."""
+        return self._in_tx
+
     def new_fact_id(self) -> int:
         """A fresh fact id (unique in the file; taken inside the write transaction)."""
         self._begin()

@@ -42,7 +42,7 @@ ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "dates",
     "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "fusion",
     "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
-    "retrieval", "rollback", "spreading", "state", "workingset",
+    "retrieval", "rollback", "spreading", "state", "vectors", "workingset",
 )  # fmt: skip
 MAX_OPEN = 8
 """Engines kept open at once (LongMemEval has one store per question)."""

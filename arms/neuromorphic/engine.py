@@ -103,7 +103,12 @@ class MemoryEngine:
         self.archive.commit()
 
     def flush(self) -> None:
-        """Commit the archive, then write the hot set to LanceDB in one batch."""
+        """Commit the archive, then write the hot set to LanceDB in one batch.
+
+        A no-op when nothing changed, so a store opened only to read is never written.
+        """
+        if not (self._pending or self.archive.in_transaction or self.state.ws.dirty):
+            return
         self._write_pending()
         self.archive.set_meta({"counters": self.counters, "turn": self.turn})
         self.archive.commit()
@@ -257,10 +262,9 @@ class MemoryEngine:
         recent = [ws.ids[r] for r in np.flatnonzero(window)]
         links = consolidation.dead_links(ws, self.state.index, recent)
         if links:
+            before = sum(len(ws.related[ws.row_of[int(i)]]) for i in links)
             self._emit(t, "relink", {"links": links})
-            self.counters["links_dropped"] += sum(
-                len(ws.related[ws.row_of[int(i)]]) for i in links
-            ) - sum(len(v) for v in links.values())
+            self.counters["links_dropped"] += before - sum(len(v) for v in links.values())
 
     def _reinforce(self, ids: list[int], t: int) -> None:
         targets = ltp.ltp_targets(self.state.ws, ids)

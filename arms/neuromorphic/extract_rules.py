@@ -6,11 +6,12 @@ resolved against the session date and written into the fact; first-person words 
 replaced by the speaker's name. Attribute statements ("I live in …", "I work as …",
 "my favorite X is …", "my X is …") get a canonical entity name (`Alice residence`),
 so a later statement of the same attribute overrides the earlier one; other facts get
-a person-prefixed keyword entity (`Alice: lgbtq support group`). An image caption
+a person-prefixed keyword entity (`Alice: lgbtq support group yesterday powerful`),
+so only a near-duplicate sentence replaces it. An image caption
 becomes a fact of its own. Facts of one exchange are linked to each other.
 
 Example: Caroline on 8 May 2023, "I went to a LGBTQ support group yesterday." →
-FactDraft(entity_name="Caroline: went lgbtq support group",
+FactDraft(entity_name="Caroline: lgbtq support group yesterday",
           fact_content="Caroline went to a LGBTQ support group yesterday (7 May 2023).",
           memory_type=ActiveContext, valid_date="7 May 2023", source_ids=("D1:3",))
 """
@@ -30,6 +31,8 @@ from bench.types import Turn
 
 VERSION = "rules-v1"
 MAX_LINKS = 6
+ENTITY_WORDS = 6
+"""Content words in a generic entity name: same six words → same entity (near-duplicates)."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _ATTRIBUTES: tuple[tuple[re.Pattern[str], str, Tier], ...] = tuple(
     (re.compile(p), name, tier)
@@ -72,6 +75,16 @@ _FIRST_PERSON = tuple(
         (r"\bmyself\b", "{s}"),
     )
 )  # fmt: skip
+_VERB_LIST = """live work love like think want need feel hope enjoy play make know try miss plan
+paint read cook run take get see believe remember agree wish spend keep volunteer teach study
+write own use prefer guess mean understand find visit drive walk bake sing dance draw collect
+adore hate admire appreciate struggle worry care train practice"""
+_VERBS = frozenset(_VERB_LIST.split())
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes"}
+_I_VERB = re.compile(
+    r"\bI((?: (?:really|also|just|still|always|usually|often|never|mostly|sometimes|"
+    r"totally|definitely|actually|now))?) (\w+)\b"
+)
 _anchor = lru_cache(maxsize=4096)(session_date)
 _CAPTION = re.compile(r"^(?:a )?(?:photo|picture|image) of ", re.IGNORECASE)
 
@@ -158,17 +171,36 @@ def _content_words(text: str) -> list[str]:
     out: list[str] = []
     for word in words(text):
         low = word.lower().split("'")[0]
-        if len(low) > 2 and low not in STOPWORDS and low not in out:
+        keep = len(low) > 2 or low.isdigit()
+        if keep and low not in STOPWORDS and low not in out:
             out.append(low)
     return out
 
 
 def _keyword_entity(speaker: str, text: str) -> str:
-    keywords = [w for w in _content_words(text) if w != speaker.lower()][:4]
+    keywords = [w for w in _content_words(text) if w != speaker.lower()][:ENTITY_WORDS]
     return f"{speaker}: {' '.join(keywords)}"
 
 
+def _conjugate(verb: str) -> str | None:
+    """Third-person singular of a common present-tense verb, or None when not one."""
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb not in _VERBS:
+        return None
+    if verb.endswith(("s", "sh", "ch", "x", "o")):
+        return verb + "es"
+    if verb.endswith("y") and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
 def _third_person(sentence: str, speaker: str) -> str:
+    def agree(match: re.Match[str]) -> str:
+        verb = _conjugate(match.group(2))
+        return match.group(0) if verb is None else f"{speaker}{match.group(1)} {verb}"
+
+    sentence = _I_VERB.sub(agree, sentence)
     for pattern, replacement in _FIRST_PERSON:
         sentence = pattern.sub(replacement.format(s=speaker), sentence)
     return sentence

@@ -122,12 +122,7 @@ class HotStore:
         """LanceDB cosine search over one scope's valid records: (id, cosine) best first."""
         where = f"{scope_filter(agent_id, conversation_id)} AND invalid_at < 0"
         query: Any = self._table.search(np.asarray(qvec, dtype=np.float32))
-        hits = (
-            query.distance_type("cosine")
-            .where(where, prefilter=True)
-            .limit(k)
-            .to_arrow()
-        )
+        hits = query.distance_type("cosine").where(where, prefilter=True).limit(k).to_arrow()
         ids, distances = hits.column("id").to_pylist(), hits.column("_distance").to_pylist()
         return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
+from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.archive_index import ArchiveIndex
 from arms.neuromorphic.records import Recalled
-from arms.neuromorphic.archive import query_terms
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 

@@ -1,8 +1,8 @@
 """The full retrieval path (methodology §4 step 9): hot, cold and graph lists, fused.
 
 1. hot: top_k valid records of the working set by cosine;
-2. cold: archive keyword search (FTS5, the rarest query terms) interleaved with dense search, cold_top_k total,
-   superseded facts excluded;
+2. cold: archive keyword search (FTS5 on the rarest query terms) interleaved with dense
+   search, cold_top_k in total, superseded facts excluded;
 3. graph: spreading activation from the hot hits (max_hops) and one hop from cold hits;
 4. Reciprocal Rank Fusion of [hot, graph, cold], one record per entity (hot beats
    archive), the best rerank_top_k kept.

@@ -40,33 +40,38 @@ def spread(
     factor: float,
 ) -> list[tuple[int, float]]:
     """Activated hot rows (not seeds) as (row, activation), best first, at most `cap`."""
-    valid = ws.valid_mask()
-    exclude = {row for row, _ in seeds}
+    gain = (np.where(ws.valid_mask(), weights[: ws.n], 0.0) * factor).tolist()
+    for row, _ in seeds:
+        gain[row] = 0.0  # seeds are already in the hot list
     best: dict[int, float] = {}
-
-    def offer(found: dict[int, float], row: int, parent: float) -> None:
-        if row in exclude or not valid[row]:
-            return
-        act = parent * factor * float(weights[row])
-        if act > found.get(row, 0.0) and act > best.get(row, 0.0):
-            found[row] = act
-
     frontier = seeds
     for _ in range(max_hops):
         found: dict[int, float] = {}
         for row, score in frontier:
-            for nb in neighbours(ws, row):
-                offer(found, nb, score)
+            _offer(found, best, gain, neighbours(ws, row), score)
         frontier = _top(ws, found, cap)
         best.update(frontier)
         if not frontier:
             break
     found = {}
     for fact, score in cold_seeds:
-        for nb in _fact_neighbours(ws, fact):
-            offer(found, nb, score)
+        _offer(found, best, gain, _fact_neighbours(ws, fact), score)
     best.update(_top(ws, found, cap))
     return _top(ws, best, cap)
+
+
+def _offer(
+    found: dict[int, float],
+    best: dict[int, float],
+    gain: list[float],
+    rows: Iterator[int],
+    parent: float,
+) -> None:
+    """Pass `parent` activation to each row (× factor × weight), keeping the maximum."""
+    for row in rows:
+        act = parent * gain[row]
+        if act > found.get(row, 0.0) and act > best.get(row, 0.0):
+            found[row] = act
 
 
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:

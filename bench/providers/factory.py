@@ -87,13 +87,17 @@ class ProviderSet:
         self._deployments = _Deployments(window_s)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
-        self.answerer = self._chat(cfg.answerer, "answerer", "provider.answerer")
-        self.extractor = (
-            None
-            if cfg.extractor.kind == "offline"
-            else self._chat(cfg.extractor, "extractor", "provider.extractor")
-        )
-        self.embedder = self._embedder(cfg.embedder)
+        try:
+            self.answerer = self._chat(cfg.answerer, "answerer", "provider.answerer")
+            self.extractor = (
+                None
+                if cfg.extractor.kind == "offline"
+                else self._chat(cfg.extractor, "extractor", "provider.extractor")
+            )
+            self.embedder = self._embedder(cfg.embedder)
+        except BaseException:
+            self.close()
+            raise
 
     def judge(self, cfg: JudgeConfig) -> ChatProvider:
         """The chat provider for an LLM judge (memoised by judge id)."""

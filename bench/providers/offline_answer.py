@@ -96,12 +96,18 @@ def _best_line(index: _Index, question: str) -> tuple[_Line | None, float]:
     best, best_score = None, 0.0
     for line in index.lines:
         score = sum(weight[t] for t in q_terms & line.terms)
-        if named and line.speaker and line.speaker not in named:
-            if not any(n.lower() in line.text.lower() for n in named):
-                score *= OTHER_SPEAKER_PENALTY
+        if _spoken_by_someone_else(line, named):
+            score *= OTHER_SPEAKER_PENALTY
         if score > best_score:
             best, best_score = line, score
     return best, best_score / total
+
+
+def _spoken_by_someone_else(line: _Line, named: set[str]) -> bool:
+    """The question names a speaker; this line is by another and does not mention them."""
+    if not named or not line.speaker or line.speaker in named:
+        return False
+    return not any(n.lower() in line.text.lower() for n in named)
 
 
 def _date_answer(line: _Line) -> str:

@@ -69,7 +69,9 @@ def classify(exc: BaseException) -> Failure:
         retryable = status == 429 or status >= 500
         headers = exc.response.headers
         return Failure(retryable, reason, parse_retry_after(headers) if retryable else None)
-    if isinstance(exc, MalformedResponse | json.JSONDecodeError):
+    if isinstance(
+        exc, MalformedResponse | json.JSONDecodeError | openai.APIResponseValidationError
+    ):
         return Failure(True, f"malformed response ({exc})")
     if isinstance(exc, EmptyCompletion):
         return Failure(False, str(exc))

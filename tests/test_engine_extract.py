@@ -1,0 +1,169 @@
+"""Exchanges, the offline rule-based extractor, the LLM extractor and its error handling."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from arms.neuromorphic.dates import resolve_dates
+from arms.neuromorphic.exchange import Exchange, exchanges
+from arms.neuromorphic.extract_llm import TOOL_NAME, UPDATE_MEMORY_TOOL, LLMExtractor
+from arms.neuromorphic.extract_rules import RuleExtractor
+from arms.neuromorphic.records import FactDraft, Tier
+from bench.types import ChatResult, Turn
+from tests.test_engine_support import FakeChat, conversation, engine, tool_result
+
+MAY_8 = "1:56 pm on 8 May, 2023"
+
+
+def test_exchange_is_a_speaker_a_turn_plus_the_b_turns_after_it() -> None:
+    conv = conversation(
+        [
+            (MAY_8, [("Ann", "a1"), ("Bob", "b1"), ("Bob", "b2"), ("Ann", "a2"), ("Ann", "a3")]),
+            ("2:00 pm on 9 May, 2023", [("Bob", "b3"), ("Ann", "a4"), ("Bob", "b4")]),
+        ]
+    )
+    got = [(e.session, e.date_time[-11:], [t.text for t in e.turns]) for e in exchanges(conv)]
+    assert got == [
+        (1, "8 May, 2023", ["a1", "b1", "b2"]),
+        (1, "8 May, 2023", ["a2"]),
+        (1, "8 May, 2023", ["a3"]),
+        (2, "9 May, 2023", ["b3"]),  # a session opening with speaker_b: its own exchange and date
+        (2, "9 May, 2023", ["a4", "b4"]),
+    ]
+    assert exchanges(conv)[3].text() == "[Session 2 — 2:00 pm on 9 May, 2023]\nBob: b3"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I went there yesterday", "I went there yesterday (7 May 2023)"),
+        ("Last year I painted", "Last year (2022) I painted"),
+        ("We leave next month", "We leave next month (June 2023)"),
+        ("It was last week", "It was last week (the week before 8 May 2023)"),
+        ("I ran last Saturday", "I ran last Saturday (6 May 2023)"),
+        ("two years ago we met", "two years ago (2021) we met"),
+    ],
+)
+def test_relative_dates_are_resolved_against_the_session_date(text: str, expected: str) -> None:
+    assert resolve_dates(text, date(2023, 5, 8))[0] == expected
+
+
+def _facts(text: str, speaker: str = "Ann", caption: str | None = None) -> list[FactDraft]:
+    turn = Turn(speaker, text, "D1:3", 1, image_caption=caption)
+    return list(RuleExtractor().extract(Exchange(1, MAY_8, (turn,)), []).facts)
+
+
+def test_rules_write_person_prefixed_facts_with_resolved_dates() -> None:
+    (fact,) = _facts("I went to a LGBTQ support group yesterday.")
+    assert fact.fact_content == "Ann went to a LGBTQ support group yesterday (7 May 2023)."
+    assert fact.entity_name.startswith("Ann: ") and fact.memory_type == Tier.ACTIVE
+    assert fact.valid_date == "7 May 2023" and fact.source_ids == ("D1:3",)
+
+
+def test_rules_skip_questions_and_small_talk_but_keep_captions() -> None:
+    facts = _facts("Hey Bob! How are you doing today?", caption="a photo of a red bicycle")
+    assert [f.fact_content for f in facts] == ["Ann shared a photo of a red bicycle."]
+
+
+@pytest.mark.parametrize(
+    ("text", "entity", "tier"),
+    [
+        ("I live in Paris.", "Ann residence", Tier.CORE),
+        ("We moved to Berlin last month.", "Ann residence", Tier.CORE),
+        ("I started working as a teacher.", "Ann job", Tier.CORE),
+        ("My favorite food is sushi.", "Ann favorite food", Tier.CORE),
+        ("My car is a red Fiat.", "Ann car", Tier.ACTIVE),
+        ("I am engaged to Miguel!", "Ann relationship status", Tier.CORE),
+    ],
+)
+def test_rules_name_attributes_canonically(text: str, entity: str, tier: Tier) -> None:
+    (fact,) = _facts(text)
+    assert (fact.entity_name, fact.memory_type) == (entity, tier)
+
+
+def test_rules_tier_heuristics() -> None:
+    assert _facts("I'm a nurse at the city hospital.")[0].memory_type == Tier.CORE
+    assert _facts("I'm so tired right now after the long shift.")[0].memory_type == Tier.EPHEMERAL
+    assert _facts("I painted a lake sunrise with bright colours.")[0].memory_type == Tier.ACTIVE
+
+
+def test_rules_link_the_facts_of_one_exchange() -> None:
+    facts = _facts(
+        "I live in Paris. I painted a lake sunrise last year. My favorite food is sushi."
+    )
+    names = [f.entity_name for f in facts]
+    assert len(facts) == 3
+    for fact in facts:
+        assert set(fact.related_entities) == set(names) - {fact.entity_name}
+
+
+def test_rules_new_value_of_the_same_attribute_overrides(tmp_path: Path) -> None:
+    conv = conversation(
+        [(MAY_8, [("Ann", "I live in Paris."), ("Bob", "Nice city.")]),
+         ("2:00 pm on 1 July, 2023", [("Ann", "I moved to Berlin in June.")])]
+    )  # fmt: skip
+    mem = engine(tmp_path, RuleExtractor())
+    mem.ingest(conv)
+    history = mem.history("Ann residence")
+    assert [f.fact_content for f in history] == [
+        "Ann lives in Paris.",
+        "Ann moved to Berlin in June.",
+    ]
+    assert history[0].invalid_reason == "superseded" and history[0].invalid_date == "1 July 2023"
+    assert "Paris" not in mem.render(mem.recall("Where does Ann live?"), "Where does Ann live?")
+    mem.close()
+
+
+def test_llm_extractor_sends_one_tool_call_and_parses_every_field() -> None:
+    items = [
+        {"entity_name": "Ann / home", "fact_content": "Ann moved to Berlin on 7 May 2023.",
+         "memory_type": "CoreAnchor", "overrides_entity": "Ann / old home",
+         "related_entities": ["Ann / job"], "valid_at": "7 May 2023"},
+    ]  # fmt: skip
+    chat = FakeChat([tool_result({"items": items})])
+    ex = Exchange(1, MAY_8, (Turn("Ann", "I moved to Berlin yesterday", "D1:1", 1),))
+    out = LLMExtractor(chat).extract(ex, [])
+    assert chat.calls[0]["tools"] == [UPDATE_MEMORY_TOOL] and len(chat.calls) == 1
+    assert "Session date: 1:56 pm on 8 May, 2023" in chat.calls[0]["messages"][1]["content"]
+    (fact,) = out.facts
+    assert (fact.entity_name, fact.memory_type, fact.overrides_entity) == (
+        "Ann / home", Tier.CORE, "Ann / old home")  # fmt: skip
+    assert fact.related_entities == ("Ann / job",) and fact.valid_date == "7 May 2023"
+    assert fact.source_ids == ("D1:1",) and out.errors == ()
+    assert out.usage.prompt_tokens == 100
+
+
+@pytest.mark.parametrize(
+    ("result", "kind"),
+    [
+        (tool_result('{"items": [{"entity_name": '), "bad_json"),
+        (tool_result({"facts": []}), "bad_arguments"),
+        (ChatResult(text="Sure! Here are the facts...", model="fake-llm"), "no_tool_call"),
+    ],
+)
+def test_llm_extractor_records_malformed_calls_with_raw_text(result: ChatResult, kind: str) -> None:
+    ex = Exchange(1, MAY_8, (Turn("Ann", "hello", "D1:1", 1),))
+    out = LLMExtractor(FakeChat([result])).extract(ex, [])
+    assert out.facts == () and [e.kind for e in out.errors] == [kind]
+    raw = result.tool_calls[0]["arguments"] if result.tool_calls else result.text
+    assert out.errors[0].raw == raw
+
+
+def test_llm_extractor_keeps_good_items_and_reports_bad_ones(tmp_path: Path) -> None:
+    good = {"entity_name": "Ann / pet", "fact_content": "Ann has a cat.",
+            "memory_type": "ActiveContext", "related_entities": []}  # fmt: skip
+    bad = {"entity_name": "Ann / mood", "fact_content": "Ann is happy.", "memory_type": "Mood"}
+    chat = FakeChat([tool_result({"items": [good, bad]}), tool_result("{oops")])
+    mem = engine(tmp_path, LLMExtractor(chat))
+    mem.process_turn("Ann", "I have a cat and I am happy", date_time=MAY_8)
+    mem.process_turn("Ann", "Bye", date_time=MAY_8)
+    assert [f.fact_content for f in mem.history("Ann / pet")] == ["Ann has a cat."]
+    errors = mem.archive.errors()
+    assert [(e["turn"], e["kind"]) for e in errors] == [(1, "bad_item"), (2, "bad_json")]
+    assert "Mood" in errors[0]["raw"] and errors[1]["raw"] == "{oops"
+    assert mem.counters["extraction_errors"] == 2 and mem.counters["extract_prompt_tokens"] == 200
+    assert TOOL_NAME == "update_memory"
+    mem.close()

@@ -1,0 +1,20 @@
+"""The engine performance harness runs and reports what `bench.perf` quotes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import perf_engine
+
+
+def test_engine_time_reports_per_exchange_figures(tmp_path: Path) -> None:
+    got = perf_engine.engine_time(200, tmp_path)
+    assert got["records_start"] == 200  # prefill kept every record (no pruning yet)
+    assert got["archived"] == 200 + perf_engine.TIMED_EXCHANGES * perf_engine.FACTS_PER_EXCHANGE
+    assert 0 < got["median_ms"] <= got["p90_ms"] <= got["max_ms"]
+
+
+def test_random_embedder_is_fixed_per_text() -> None:
+    emb = perf_engine.RandomEmbedder()
+    a, b = emb.embed(["x", "y"]), emb.embed(["x"])
+    assert (a[0] == b[0]).all() and not (a[0] == a[1]).all()

@@ -1,0 +1,207 @@
+"""The neuromorphic/tuned arms: configs, checkpointed ingestion, resume, retrieval."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from omegaconf import OmegaConf
+
+from arms.base import ArmServices
+from arms.neuromorphic.arm import NeuromorphicArm
+from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.exchange import Exchange
+from arms.neuromorphic.extract_rules import RuleExtractor
+from arms.neuromorphic.extraction import Extraction
+from arms.neuromorphic.records import Fact
+from bench.tokens import TokenCounter
+from bench.types import Conversation, Question
+from tests.test_engine_support import HashEmbedder, conversation
+
+CONF = Path(__file__).resolve().parents[1] / "conf" / "arm"
+
+
+def _yaml(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((CONF / f"{name}.yaml").read_text())
+    return data
+
+
+def test_arm_configs_list_every_field_and_differ_only_in_lambda_active() -> None:
+    neuro, tuned = _yaml("neuromorphic"), _yaml("tuned")
+    names = [f.name for f in fields(NeuromorphicConfig)]
+    assert list(neuro) == names and list(tuned) == names
+    assert neuro == asdict(NeuromorphicConfig())
+    diff = {k: (neuro[k], tuned[k]) for k in names if neuro[k] != tuned[k]}
+    assert diff == {"lambda_active": (0.05, 0.005)}
+
+
+def test_yaml_composes_into_the_typed_config() -> None:
+    merged = OmegaConf.merge(OmegaConf.structured(NeuromorphicConfig), _yaml("tuned"))
+    assert OmegaConf.to_object(merged) == NeuromorphicConfig(lambda_active=0.005)
+
+
+def _conversation() -> Conversation:
+    days = ["1:56 pm on 8 May, 2023", "10:00 am on 20 May, 2023", "3:00 pm on 2 June, 2023"]
+    sessions = []
+    for n, day in enumerate(days):
+        turns = []
+        for i in range(5):
+            turns.append(("Ann", f"I painted picture number {n}{i} with bright colours yesterday."))
+            turns.append(("Bob", f"I cooked dish number {n}{i} for my neighbours."))
+        sessions.append((day, turns))
+    sessions[1][1].append(("Ann", "I moved to Lisbon last month."))
+    conv = conversation(sessions, cid="conv-x")
+    questions = (
+        Question("conv-x:0", "conv-x", "Where does Ann live?", 4, "Lisbon"),
+        Question("conv-x:1", "conv-x", "When did Ann paint picture number 12?", 2, "19 May 2023"),
+    )
+    return replace(conv, questions=questions)
+
+
+def _arm(store: Path, config: NeuromorphicConfig | None = None) -> NeuromorphicArm:
+    services = ArmServices(HashEmbedder(), TokenCounter(), store)
+    return NeuromorphicArm("neuromorphic", config or NeuromorphicConfig(flush_every=4), services)
+
+
+def _answers(arm: NeuromorphicArm, conv: Conversation) -> list[str]:
+    return [arm.retrieve(q).text for q in conv.questions]
+
+
+def test_ingest_and_retrieve_give_a_facts_context(tmp_path: Path) -> None:
+    conv = _conversation()
+    arm = _arm(tmp_path)
+    stats = arm.ingest(conv)
+    assert stats["exchanges"] == stats["exchanges_total"] == 16 and stats["facts"] > 20
+    assert stats["resumed_from"] == 0 and not stats["reopened"]
+    ctx = arm.retrieve(conv.questions[1])
+    assert ctx.text.startswith("<FACTS>") and "(valid 20 May 2023 – present)" in ctx.text
+    assert "picture number 12 with bright colours yesterday (19 May 2023)" in ctx.text
+    assert all(item.kind == "fact" and item.source_ids for item in ctx.items)
+    assert {sid for item in ctx.items for sid in item.source_ids} <= {
+        t.dia_id for t in conv.turns()
+    }
+    assert ctx.meta["answer_type"] == "date" and sum(ctx.meta["found_by"].values()) > 0
+    assert (tmp_path / "conv-x" / "checkpoint.json").is_file()
+    assert (tmp_path / "conv-x" / "extraction_errors.json").read_text().strip() == "[]"
+    arm.close()
+
+
+def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
+    conv = _conversation()
+    first = _arm(tmp_path)
+    first.ingest(conv)
+    expected = _answers(first, conv)
+    first.close()
+    second = _arm(tmp_path)
+    second.extractor = _Exploding(at_call=1)  # any extraction would fail the test
+    stats = second.ingest(conv)
+    assert stats["reopened"] and stats["resumed_from"] == 16 and stats["store"] == "lancedb"
+    assert _answers(second, conv) == expected
+    second.close()
+
+
+class _Exploding(RuleExtractor):
+    """The rule extractor, failing on its n-th call (same model and version)."""
+
+    def __init__(self, at_call: int) -> None:
+        self.at_call, self.calls = at_call, 0
+
+    def extract(self, exchange: Exchange, known: Any) -> Extraction:
+        self.calls += 1
+        if self.calls == self.at_call:
+            raise RuntimeError("extractor crashed")
+        return super().extract(exchange, known)
+
+
+def _snapshot(arm: NeuromorphicArm, cid: str) -> dict[str, Any]:
+    engine = arm._engine(cid)
+    return {"ws": engine.state.ws.snapshot(), "turn": engine.turn, "counters": engine.counters}
+
+
+def test_resume_after_an_interrupted_ingestion_equals_an_uninterrupted_one(
+    tmp_path: Path,
+) -> None:
+    conv = _conversation()
+    clean = _arm(tmp_path / "clean")
+    clean.ingest(conv)
+    crashed = _arm(tmp_path / "crashed")
+    crashed.extractor = _Exploding(at_call=11)
+    with pytest.raises(RuntimeError, match="extractor crashed"):
+        crashed.ingest(conv)
+    crashed.close()
+    resumed = _arm(tmp_path / "crashed")
+    stats = resumed.ingest(conv)
+    assert stats["resumed_from"] == 8  # the last flush (every 4) before exchange 11
+    assert _snapshot(resumed, "conv-x") == _snapshot(clean, "conv-x")
+    assert _answers(resumed, conv) == _answers(clean, conv)
+    resumed.close()
+    clean.close()
+
+
+def test_retrieve_does_not_mutate_unless_configured(tmp_path: Path) -> None:
+    conv = _conversation()
+    arm = _arm(tmp_path)
+    arm.ingest(conv)
+    before = _snapshot(arm, "conv-x")
+    arm.retrieve(conv.questions[0])
+    assert _snapshot(arm, "conv-x") == before
+    arm.close()
+    eager = _arm(tmp_path / "eager", NeuromorphicConfig(reinforce_on_query=True))
+    eager.ingest(conv)
+    before = _snapshot(eager, "conv-x")
+    ctx = eager.retrieve(conv.questions[0])
+    assert ctx.meta["reinforced"] and _snapshot(eager, "conv-x") != before
+    eager.close()
+
+
+def test_fingerprint_names_params_models_and_code(tmp_path: Path) -> None:
+    arm = _arm(tmp_path)
+    fp = arm.fingerprint()
+    assert fp["params"]["lambda_active"] == 0.05 and fp["embedder"] == "test-hash"
+    assert fp["extractor"] == "offline-rules" and fp["armbench"] and len(fp["code"]) == 16
+    tuned = _arm(tmp_path, NeuromorphicConfig(lambda_active=0.005)).fingerprint()
+    assert tuned["params"]["lambda_active"] == 0.005 and tuned["code"] == fp["code"]
+
+
+def test_a_store_built_under_other_params_is_rebuilt(tmp_path: Path) -> None:
+    conv = _conversation()
+    first = _arm(tmp_path)
+    first.ingest(conv)
+    first.close()
+    other = _arm(tmp_path, NeuromorphicConfig(flush_every=4, lambda_active=0.005))
+    stats = other.ingest(conv)
+    assert stats["resumed_from"] == 0 and not stats["reopened"]
+    other.close()
+
+
+def test_retrieve_before_ingest_is_a_clear_error(tmp_path: Path) -> None:
+    from bench.errors import BenchError
+
+    with pytest.raises(BenchError, match="was not ingested"):
+        _arm(tmp_path).retrieve(Question("q", "nope", "Where?", 4, "x"))
+
+
+def test_known_facts_reach_the_extractor(tmp_path: Path) -> None:
+    seen: list[list[Fact]] = []
+
+    class Spy(RuleExtractor):
+        def extract(self, exchange: Exchange, known: Any) -> Extraction:
+            seen.append(list(known))
+            return super().extract(exchange, known)
+
+    arm = _arm(tmp_path, NeuromorphicConfig(extractor_context_k=3))
+    arm.extractor = Spy()
+    arm.ingest(_conversation())
+    assert seen[0] == [] and all(len(k) <= 3 for k in seen) and any(seen[1:])
+    arm.close()
+
+
+def test_code_hash_covers_every_engine_module() -> None:
+    from arms.neuromorphic.arm import ENGINE_MODULES
+
+    package = Path(__file__).resolve().parents[1] / "arms" / "neuromorphic"
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    assert set(ENGINE_MODULES) == modules
