@@ -42,7 +42,6 @@ class RunOutcome:
     errors: int = 0
     first_error: str | None = None
 
-
     def count_errors(self, record: QuestionRecord) -> None:
         """Add a written record's `error` results to the tally, keeping the first message."""
         for result in record.arms.values():

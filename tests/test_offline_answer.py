@@ -42,3 +42,21 @@ def test_chat_interface_reads_the_context_block_of_the_messages() -> None:
     assert result.text.startswith("adoption agencies")
     assert result.model == "offline-extractive"
     assert result.usage.prompt_tokens == 0  # offline: no model usage to report
+
+
+FACTS = """<FACTS>
+- Alice ran Alice's first 10k race in Lisbon. (valid 18 June 2023 – present)
+  > (18 June 2023) Alice: I ran my first 10k race in Lisbon.
+- Alice reads a novel by Ursula Le Guin on the train. (valid 9 July 2023 – present)
+- Bob has 3 kids now, so Bob's evenings are busy. (valid 8 May 2023 – present)
+</FACTS>"""
+
+
+def test_fact_lines_are_dated_by_their_markup_and_answered_without_it() -> None:
+    assert answer("When did Alice run a 10k race?", FACTS) == "18 June 2023"
+    reply = answer("What did Alice read on the train?", FACTS)
+    assert reply == "novel Ursula Le Guin" and "valid" not in reply
+
+
+def test_how_many_takes_the_number_of_the_best_line() -> None:
+    assert answer("How many kids does Bob have?", FACTS) == "3"

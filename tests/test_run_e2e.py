@@ -114,3 +114,19 @@ def test_wrong_checksum_of_the_canonical_file_is_refused(tmp_path) -> None:
     assert proc.returncode == 2
     assert "locomo10.json" in last_line(proc.stderr) and "sha-256 mismatch" in proc.stderr.lower()
     assert not (tmp_path / "run" / "questions").exists()
+
+
+def test_supersession_fixture_records_each_arms_stale_fact_rate(tmp_path) -> None:
+    out = tmp_path / "run"
+    proc = run_cli(
+        "dataset=supersession", "arms=[rag,neuromorphic]", f"out={out}", "progress=false"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stale = [
+        r for r in load_records(out).values() if "stale_in_context" in r["arms"]["rag"]["scores"]
+    ]
+    assert stale
+    # rag shows the whole old turn; the engine's override must keep the old value out.
+    assert all(not r["arms"]["neuromorphic"]["scores"]["stale_in_context"] for r in stale)
+    summary = run_cli(str(out), "--json", module="bench.summarise")
+    assert summary.returncode == 0 and "stale" in summary.stdout

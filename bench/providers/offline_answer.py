@@ -8,8 +8,13 @@ answers from the context alone:
 2. rank lines by IDF-weighted overlap of stemmed content words with the question,
    down-weighting lines by a different speaker than the one the question names;
 3. if the best line covers too little of the question, answer `not mentioned`;
-4. else answer a date for "when" questions, "Yes" for yes/no questions, or the
-   best line's words that the question does not already contain.
+4. else answer a date for "when" questions, "Yes" for yes/no questions, the first
+   number for "how many/much/old", or the best line's words that the question does
+   not already contain.
+
+Memory arms may date facts with a leading `(8 May 2023)` or a trailing
+`(valid 8 May 2023 – present)` instead of session headers; both are read as the
+line's date and kept out of span answers.
 
 Its numbers measure what each arm's context makes reachable to a simple reader;
 they are labelled offline and never presented as LLM-judged results.
@@ -40,6 +45,14 @@ _EXPLICIT_DATE = re.compile(
     r"\b(\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|"
     r"November|December),? \d{4}|(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December),? \d{4})\b"
+)
+_BULLET = re.compile(r"^\s*(?:[-*>]\s*)+")
+_LEADING_DATE = re.compile(r"^\((?P<date>[^()]*\d{4})\)\s*")
+_VALIDITY = re.compile(r"\s*\(valid (?P<date>[^–)]*?\d{4})\s*–[^)]*\)")
+_HOW_MANY = re.compile(r"^\s*how (many|much|old)\b")
+_NUMBER = re.compile(
+    r"\b(\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b",
+    re.IGNORECASE,
 )
 _WHEN = re.compile(r"^\s*(when|what (date|year|month|day|time)|how long ago|which (year|month))\b")
 _YES_NO = re.compile(
@@ -72,16 +85,35 @@ def _index(context: str) -> _Index:
         if header:
             anchor = header.group("date")
             continue
-        if not raw.strip():
+        body, own_date = _strip_markup(raw)
+        if not body:
             continue
-        speaker = _SPEAKER.match(raw)
+        speaker = _SPEAKER.match(body)
         name = speaker.group("name") if speaker else None
-        lines.append(_Line(raw.strip(), anchor, name, frozenset(content_terms(raw))))
+        lines.append(_Line(body, own_date or anchor, name, frozenset(content_terms(body))))
     df = Counter(t for line in lines for t in line.terms)
     n = max(len(lines), 1)
     idf = {t: math.log(1 + n / c) for t, c in df.items()}
     speakers = frozenset(line.speaker for line in lines if line.speaker)
     return _Index(tuple(lines), idf, speakers)
+
+
+def _strip_markup(raw: str) -> tuple[str, str | None]:
+    """A context line without list marks, a leading `(date)` or a `(valid … )` window.
+
+    Returns the bare text and the date that markup gave it, if any: memory arms date
+    their facts that way instead of with session headers.
+    """
+    text = _BULLET.sub("", raw).strip()
+    date = None
+    lead = _LEADING_DATE.match(text)
+    if lead:
+        date, text = lead.group("date"), text[lead.end() :]
+    window = _VALIDITY.search(text)
+    if window:
+        date = date or window.group("date")
+        text = text[: window.start()] + text[window.end() :]
+    return text.strip(), date
 
 
 def _best_line(index: _Index, question: str) -> tuple[_Line | None, float]:
@@ -148,7 +180,8 @@ def answer(question: str, context: str) -> str:
         return _date_answer(line)
     if _YES_NO.match(low) and " or " not in low:
         return "Yes"
-    return _span_answer(line, question)
+    number = _NUMBER.search(line.text.split(":", 1)[-1]) if _HOW_MANY.match(low) else None
+    return number.group(1) if number else _span_answer(line, question)
 
 
 class OfflineAnswerer:
