@@ -78,8 +78,8 @@ def figures(repeats: int = 5) -> dict[str, float]:
             summarise_s.append(mid - start)
             render_s.append(time.perf_counter() - mid)
     return {
-        "summarise_4x1986_s": statistics.median(summarise_s),
-        "render_text_4x1986_s": statistics.median(render_s),
+        "summarise_4x1986_s": round(statistics.median(summarise_s), 4),
+        "render_text_4x1986_s": round(statistics.median(render_s), 5),
     }
 
 

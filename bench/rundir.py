@@ -52,6 +52,8 @@ class RunDirectory:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.run_json = path / "run.json"
+        self.record_provenance: dict[str, Any] = {}
+        """Stamped on every record this process writes (set by `write_run_json`)."""
 
     def check_identity(self, ident: dict[str, Any]) -> None:
         """Refuse to resume a run made under a different identity (name what changed)."""
@@ -95,6 +97,14 @@ class RunDirectory:
             **extra,
         }
         write_json_atomic(self.run_json, redact(payload, secret_values(key_env_names(cfg))))
+        self.record_provenance = {
+            "run": self.path.name,
+            "config_hash": payload["config_hash"],
+            "git_commit": payload["provenance"]["git_commit"],
+            "git_dirty": payload["provenance"]["git_dirty"],
+            "dataset_sha256": ident["dataset_sha256"],
+            "prompt_sha256": ident["prompt_sha256"],
+        }
 
     def load_record(self, question: Question) -> QuestionRecord | None:
         """The existing record of a question, or None (unreadable ones are redone)."""

@@ -121,7 +121,7 @@ def run_conversation(
                 (item, submit_question(item, arms, failed, step, cfg, pool)) for item in chunk
             ]
             for item, futures in submitted:
-                record = collect_question(item, futures, cfg)
+                record = collect_question(item, futures, cfg, run_dir.record_provenance)
                 write_record(run_dir.path, item.question.file_stem, record)
                 outcome.written += 1
                 outcome.count_errors(record)
@@ -166,14 +166,17 @@ def submit_question(
 
 
 def collect_question(
-    item: _Work, futures: dict[str, Future[ArmResult]], cfg: RunConfig
+    item: _Work,
+    futures: dict[str, Future[ArmResult]],
+    cfg: RunConfig,
+    provenance: dict[str, Any],
 ) -> QuestionRecord:
     """The question's record: earlier ok results plus this run's, arms in run order."""
     results: dict[str, ArmResult] = dict(item.record.arms) if item.record else {}
     for name, future in futures.items():
         results[name] = future.result()
     ordered = {name: results[name] for name in sorted(results, key=_arm_order(cfg))}
-    return _record(item.question, cfg, ordered, item.record)
+    return _record(item.question, cfg, ordered, provenance)
 
 
 def _retrieve(arm: Arm, question: Question) -> tuple[Context, float] | str:
@@ -199,12 +202,9 @@ def _answer_and_judge(
 
 
 def _record(
-    question: Question,
-    cfg: RunConfig,
-    arms: dict[str, ArmResult],
-    previous: QuestionRecord | None,
+    question: Question, cfg: RunConfig, arms: dict[str, ArmResult], provenance: dict[str, Any]
 ) -> QuestionRecord:
-    record = QuestionRecord(
+    return QuestionRecord(
         question_id=question.question_id,
         dataset=cfg.dataset.name,
         conversation_id=question.conversation_id,
@@ -215,9 +215,8 @@ def _record(
         adversarial_answer=question.adversarial_answer,
         question_type=question.question_type,
         arms=arms,
+        provenance=dict(provenance),
     )
-    record.provenance = {"run": Path(cfg.out).name, **(previous.provenance if previous else {})}
-    return record
 
 
 def open_arms(

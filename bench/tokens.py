@@ -46,7 +46,7 @@ class TokenCounter:
         if len(enc.ids) <= max_tokens:
             return text, False
         start_char = enc.offsets[len(enc.ids) - max_tokens][0]
-        return text[start_char:], True
+        return text[start_char:].lstrip(), True
 
 
 @lru_cache(maxsize=16)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from bench.errors import DatasetError
+from bench.loaders.resolve import sha256_file
+from bench.types import Conversation, Dataset
 
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
@@ -55,6 +58,30 @@ class FileChecker:
             name = _TYPE_NAMES.get(kind, kind.__name__)
             self.fail(where, f"must be {name}, got {type(value).__name__} ({_short(value)})")
         return value
+
+
+def load_conversations(
+    check: FileChecker,
+    name: str,
+    item_label: str,
+    id_field: str,
+    build: Callable[[FileChecker, Any, str], Conversation],
+) -> Dataset:
+    """Read a JSON list, build one Conversation per item, refuse repeated ids."""
+    data = check.read_json()
+    check.typed(data, list, f"top level (a list of {item_label})")
+    conversations: list[Conversation] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data):
+        conv = build(check, item, f"{item_label}[{i}]")
+        if conv.conversation_id in seen:
+            check.fail(f"{item_label}[{i}].{id_field}", f"{conv.conversation_id!r} repeated")
+        seen.add(conv.conversation_id)
+        conversations.append(conv)
+    path = check.path
+    return Dataset(
+        name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)
+    )
 
 
 def _short(value: Any) -> str:

@@ -19,8 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.loaders.check import FileChecker
-from bench.loaders.resolve import sha256_file
+from bench.loaders.check import FileChecker, load_conversations
 from bench.types import Conversation, Dataset, Question, Session, Turn
 
 ADVERSARIAL = 5
@@ -33,19 +32,8 @@ _FIX = "fix the file, or point dataset.path / BENCH_DATA_DIR at a valid LoCoMo-f
 
 def load_locomo(path: Path, name: str = "locomo") -> Dataset:
     """Load a LoCoMo-format file into a Dataset (raises DatasetError if malformed)."""
-    check = FileChecker(path, _FIX)
-    data = check.read_json()
-    check.typed(data, list, "top level (a list of conversations)")
-    conversations: list[Conversation] = []
-    seen: set[str] = set()
-    for i, sample in enumerate(data):
-        conv = _conversation(check, sample, f"conversations[{i}]")
-        if conv.conversation_id in seen:
-            check.fail(f"conversations[{i}].sample_id", f"{conv.conversation_id!r} repeated")
-        seen.add(conv.conversation_id)
-        conversations.append(conv)
-    return Dataset(
-        name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)
+    return load_conversations(
+        FileChecker(path, _FIX), name, "conversations", "sample_id", _conversation
     )
 
 

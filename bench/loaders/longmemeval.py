@@ -13,8 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.loaders.check import FileChecker
-from bench.loaders.resolve import sha256_file
+from bench.loaders.check import FileChecker, load_conversations
 from bench.types import Conversation, Dataset, Question, Session, Turn
 
 LONGMEMEVAL_CATEGORIES: dict[int, str] = {
@@ -34,20 +33,7 @@ _FIX = "fix the file, or point dataset.path / BENCH_DATA_DIR at a valid LongMemE
 
 def load_longmemeval(path: Path, name: str = "longmemeval") -> Dataset:
     """Load a LongMemEval-format file: one isolated Conversation per question."""
-    check = FileChecker(path, _FIX)
-    data = check.read_json()
-    check.typed(data, list, "top level (a list of questions)")
-    conversations: list[Conversation] = []
-    seen: set[str] = set()
-    for i, item in enumerate(data):
-        conv = _instance(check, item, f"questions[{i}]")
-        if conv.conversation_id in seen:
-            check.fail(f"questions[{i}].question_id", f"{conv.conversation_id!r} repeated")
-        seen.add(conv.conversation_id)
-        conversations.append(conv)
-    return Dataset(
-        name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)
-    )
+    return load_conversations(FileChecker(path, _FIX), name, "questions", "question_id", _instance)
 
 
 def _instance(check: FileChecker, item: Any, where: str) -> Conversation:

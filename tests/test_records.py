@@ -1,0 +1,79 @@
+"""The per-question record: schema, golden file of every version, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from bench.records import (
+    SCHEMA_VERSION,
+    ArmResult,
+    QuestionRecord,
+    read_record,
+    write_json_atomic,
+    write_record,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests/golden/records"
+SCHEMA = json.loads((ROOT / "bench/schema/question_record.schema.json").read_text())
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("v*_question_record.json")), ids=str)
+def test_every_golden_version_still_loads_and_validates(path: Path) -> None:
+    data = json.loads(path.read_text())
+    jsonschema.validate(data, SCHEMA)
+    record = read_record(path)
+    assert record.schema_version == data["schema_version"]
+    assert record.to_json() == data  # nothing lost or invented on the way through
+
+
+def test_current_version_has_a_golden_file() -> None:
+    assert (GOLDEN / f"v{SCHEMA_VERSION}_question_record.json").is_file()
+
+
+def test_unknown_schema_version_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "q.json"
+    data = json.loads((GOLDEN / "v1_question_record.json").read_text())
+    path.write_text(json.dumps({**data, "schema_version": 99}))
+    with pytest.raises(ValueError, match=r"q\.json: schema_version 99"):
+        read_record(path)
+
+
+def test_error_result_is_valid_and_is_not_complete(tmp_path: Path) -> None:
+    record = QuestionRecord(
+        "c:0", "locomo", "c", 4, "q?", "a", [], {"rag": ArmResult.failed("Timeout\ntrace")}
+    )
+    assert not record.is_complete(["rag"])
+    assert record.arms["rag"].error == "Timeout"  # one line
+    path = write_record(tmp_path, "c_0", record)
+    jsonschema.validate(json.loads(path.read_text()), SCHEMA)
+
+
+def test_ok_result_without_an_answer_fails_the_schema() -> None:
+    data = json.loads((GOLDEN / "v1_question_record.json").read_text())
+    data["arms"]["raw"]["answer"] = None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, SCHEMA)
+
+
+def test_atomic_write_leaves_no_temp_file_and_is_readable(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "x.json"
+    write_json_atomic(path, {"a": 1})
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert [p.name for p in path.parent.iterdir()] == ["x.json"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_nan_is_refused_and_the_old_file_survives(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    write_json_atomic(path, {"f1": 0.5})
+    with pytest.raises(ValueError):
+        write_json_atomic(path, {"f1": math.nan})
+    assert json.loads(path.read_text()) == {"f1": 0.5}
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
