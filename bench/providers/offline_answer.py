@@ -189,6 +189,9 @@ class OfflineAnswerer:
 
     model = MODEL_ID
 
+    def __init__(self) -> None:
+        stem("warm")  # load the stemmer now, not inside the first answer's latency
+
     def complete(
         self,
         messages: list[Message],
