@@ -300,6 +300,11 @@ def _add_baseline(
 
 def _closing_notes(summary: Summary) -> list[str]:
     notes = []
+    if (summary.meta or {}).get("offline"):
+        notes.append(
+            f"OFFLINE run: answers from the extractive offline answerer, scored with "
+            f"{summary.outcome}; these numbers are not LLM-judged"
+        )
     n = summary.n_questions["scored"]
     if n < SMALL_N:
         notes.append(
