@@ -26,6 +26,7 @@ from typing import Any
 from arms.base import ArmServices
 from bench import __version__
 from bench.checkpoint import IngestCheckpoint
+from bench.provenance import stable_hash
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 TABLE = "chunks"
@@ -89,12 +90,14 @@ class RagArm:
         self._bm25: Any = None
 
     def fingerprint(self) -> dict[str, Any]:
-        """Params, embedder and code version: a store built under another is rebuilt."""
+        """What the store is built from: windows, embedder and code (not retrieval knobs,
+        so a top_k sweep reuses one store)."""
         return {
             "kind": "rag",
             "version": __version__,
             "code": _code_hash(),
-            "config": vars(self.config),
+            "window": self.config.window,
+            "stride": self.config.stride,
             "embedder": self.services.embedder.model,
             "dim": self.services.embedder.dim,
         }
@@ -104,8 +107,9 @@ class RagArm:
         import lancedb
 
         folder = self.services.store_dir / conversation.conversation_id
-        checkpoint = IngestCheckpoint(folder, self.fingerprint())
         self._chunks = make_chunks(conversation, self.config.window, self.config.stride)
+        content = stable_hash([(c.text, c.dia_ids) for c in self._chunks])
+        checkpoint = IngestCheckpoint(folder, {**self.fingerprint(), "chunks": content})
         state = checkpoint.load()
         db = lancedb.connect(str(folder / "lancedb"))
         reused = bool(state and state.get("complete"))
@@ -199,6 +203,8 @@ def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
 
 
 def _code_hash() -> str:
+    """This module and the turn rendering it embeds."""
+    import bench.types
     from bench.checkpoint import source_hash
 
-    return source_hash(inspect.getmodule(RagArm))
+    return source_hash(inspect.getmodule(RagArm), bench.types)

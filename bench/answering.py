@@ -61,17 +61,30 @@ def load_answer_prompt(path: str) -> AnswerPrompt:
     return AnswerPrompt(text, path, hashlib.sha256(text.encode()).hexdigest())
 
 
-_PREFIX = re.compile(r"^\s*(final answer|answer|a)\s*[:\-]\s*", re.IGNORECASE)
+_PREFIX = re.compile(r"^\s*(final answer|answer|a)\s*:\s*", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def postprocess(raw: str) -> str:
-    """Same cleaning for every arm: first non-empty line, no 'Answer:' prefix or quotes.
+    """Same cleaning for every arm: one line, no 'Answer:' prefix, quotes or final stop.
+
+    A bulleted or numbered list becomes one comma-separated line (list answers are
+    scored item by item); otherwise only the first non-empty line is kept.
 
     >>> postprocess('Answer: "7 May 2023".\\n(from session 1)')
     '7 May 2023'
+    >>> postprocess('- beach\\n- forest')
+    'beach, forest'
     """
     lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
-    text = lines[0] if lines else ""
+    if len(lines) > 1 and all(_BULLET.match(ln) for ln in lines):
+        text = ", ".join(_clean(_BULLET.sub("", ln)) for ln in lines)
+    else:
+        text = _clean(lines[0]) if lines else ""
+    return text
+
+
+def _clean(text: str) -> str:
     text = _PREFIX.sub("", text).strip()
     for _ in range(2):  # quotes and a final full stop, in either order
         text = text.strip("\"'`*").strip()

@@ -143,8 +143,6 @@ class RunConfig:
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     limit: LimitConfig = field(default_factory=LimitConfig)
-    seed: int = 0
     save_context: bool = False
     report: bool = False
     progress: bool = True
-    log_file: str | None = None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import RunConfig
-from bench.errors import ConfigError
+from bench.errors import ConfigError, DatasetError
 from bench.provenance import provenance, redact, secret_values, stable_hash
 from bench.records import (
     OK,
@@ -22,7 +22,10 @@ from bench.types import Question
 
 RUN_SCHEMA_VERSION = 1
 # Identity keys: a run directory only ever holds answers produced under these values.
-_IDENTITY_KEYS = ("dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder")
+_IDENTITY_KEYS = (
+    "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
+    "outcome",
+)  # fmt: skip
 
 
 def key_env_names(cfg: RunConfig) -> list[str]:
@@ -41,9 +44,35 @@ def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[st
         "answerer": f"{p.answerer.kind}:{p.answerer.base_url or ''}:{p.answerer.model}",
         "extractor": f"{p.extractor.kind}:{p.extractor.model}",
         "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
+        "answer_settings": {
+            "max_context_tokens": cfg.answer.max_context_tokens,
+            "temperature": p.answerer.temperature,
+            "max_tokens": p.answerer.max_tokens,
+        },
+        "outcome": outcome_rule(cfg),
         "arm_options": {name: cfg.arm_options[name] for name in cfg.arms},
         "f1_threshold": cfg.scoring.f1_threshold,
     }
+
+
+def outcome_rule(cfg: RunConfig) -> str:
+    """The rule that sets `correct`: `judge:<id>` or `f1>=<threshold>`."""
+    if cfg.scoring.primary_judge:
+        return f"judge:{cfg.scoring.primary_judge}"
+    return f"f1>={cfg.scoring.f1_threshold:g}"
+
+
+def add_accounting(earlier: Any, now: Any) -> Any:
+    """Sum two accounting trees field by field (numbers add; other values take `now`)."""
+    if isinstance(earlier, dict) and isinstance(now, dict):
+        keys = list(dict.fromkeys([*earlier, *now]))
+        return {k: add_accounting(earlier.get(k), now.get(k)) for k in keys}
+    both_numbers = all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in (earlier, now)
+    )
+    if both_numbers:
+        return earlier + now
+    return now if now is not None else earlier
 
 
 class RunDirectory:
@@ -106,16 +135,34 @@ class RunDirectory:
             "prompt_sha256": ident["prompt_sha256"],
         }
 
+    def previous_accounting(self) -> dict[str, Any]:
+        """The cumulative costs recorded by earlier sessions of this run ({} if none)."""
+        if not self.run_json.is_file():
+            return {}
+        accounting = json.loads(self.run_json.read_text(encoding="utf-8")).get("accounting")
+        return accounting if isinstance(accounting, dict) else {}
+
     def load_record(self, question: Question) -> QuestionRecord | None:
-        """The existing record of a question, or None (unreadable ones are redone)."""
+        """The existing record of a question, or None; an unreadable one is an error.
+
+        Writes are atomic, so an unreadable record was made by something else (a newer
+        armbench, a hand edit): it is reported, never silently overwritten.
+        """
         path = record_path(self.path, question.file_stem)
         if not path.is_file():
             return None
         try:
             record = read_record(path)
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError):
-            return None
-        return record if record.question_id == question.question_id else None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DatasetError(
+                f"{path}: unreadable record ({_first_line(exc)}); move it away"
+            ) from None
+        if record.question_id != question.question_id:
+            raise DatasetError(
+                f"{path}: holds question {record.question_id!r}, expected "
+                f"{question.question_id!r}; move it away"
+            )
+        return record
 
 
 def arms_to_run(
@@ -134,6 +181,10 @@ def arms_to_run(
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _now() -> str:

@@ -20,11 +20,12 @@ from arms.base import Arm, ArmServices
 from bench.answer_step import AnswerStep
 from bench.answering import load_answer_prompt
 from bench.config import RunConfig
+from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
 from bench.progress import progress
 from bench.records import ERROR, ArmResult, QuestionRecord, write_record
 from bench.registry import arm_kind, load_symbol
-from bench.rundir import RunDirectory, arms_to_run, identity
+from bench.rundir import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
 from bench.settings import ArmSpec, arm_specs
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
@@ -42,10 +43,10 @@ class RunOutcome:
     errors: int = 0
     first_error: str | None = None
 
-    def count_errors(self, record: QuestionRecord) -> None:
-        """Add a written record's `error` results to the tally, keeping the first message."""
-        for result in record.arms.values():
-            if result.status == ERROR:
+    def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
+        """Add the requested arms' `error` results to the tally, keeping the first message."""
+        for name, result in record.arms.items():
+            if name in arms and result.status == ERROR:
                 self.errors += 1
                 self.first_error = self.first_error or result.error
 
@@ -75,19 +76,23 @@ def run_benchmark(cfg: RunConfig) -> RunOutcome:
     outcome = RunOutcome(run_dir.path)
     try:
         step = _answer_step(cfg, prompt, providers)
-        warnings = _judge_warnings(cfg)
-        run_dir.write_run_json(cfg, ident, **_run_meta(cfg, dataset, prompt, step, warnings))
+        meta = _run_meta(cfg, dataset, prompt, step, _judge_warnings(cfg))
+        earlier = run_dir.previous_accounting()
+
+        def save_run_json() -> None:
+            totals = add_accounting(earlier, providers.accounting())
+            run_dir.write_run_json(cfg, ident, **meta, accounting=totals)
+
+        save_run_json()
         arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
         try:
             for conversation in dataset.conversations:
                 run_conversation(conversation, arms, step, cfg, run_dir, outcome)
+                save_run_json()  # costs survive a crash in a later conversation
         finally:
             for arm in arms.values():
                 arm.close()
-        run_dir.write_run_json(
-            cfg, ident, **_run_meta(cfg, dataset, prompt, step, warnings),
-            accounting=providers.accounting(),
-        )  # fmt: skip
+            save_run_json()
     finally:
         providers.close()
     return outcome
@@ -124,7 +129,7 @@ def run_conversation(
                 record = collect_question(item, futures, cfg, run_dir.record_provenance)
                 write_record(run_dir.path, item.question.file_stem, record)
                 outcome.written += 1
-                outcome.count_errors(record)
+                outcome.count_errors(record, cfg.arms)
                 bar.update(1)
     bar.close()
 
@@ -248,6 +253,12 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
 def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
     from bench.scoring.judges import build_judge
 
+    judge_ids = [j.judge_id for j in cfg.judges]
+    if cfg.scoring.primary_judge and cfg.scoring.primary_judge not in judge_ids:
+        raise ConfigError(
+            f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
+            f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
+        )
     judges = tuple(build_judge(j, providers.judge(j)) for j in cfg.judges)
     return AnswerStep(
         prompt=prompt,
@@ -288,11 +299,7 @@ def _run_meta(
             {"judge_id": j.judge_id, "model": j.model, "prompt_hash": j.prompt_hash}
             for j in step.judges
         ],
-        "outcome": (
-            f"judge:{cfg.scoring.primary_judge}"
-            if cfg.scoring.primary_judge
-            else f"f1>={cfg.scoring.f1_threshold:g}"
-        ),
+        "outcome": outcome_rule(cfg),
         "warnings": warnings,
     }
 

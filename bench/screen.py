@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from bench.loaders import load_dataset
 from bench.provenance import stable_hash
 from bench.records import write_json_atomic
 from bench.runner import ingest_arms, limit_dataset, open_arms
-from bench.settings import arm_specs, launch, load_run_config
+from bench.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.text import content_terms
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -73,12 +73,13 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     """Retrieve for every question with every arm; return per-arm means and rows."""
     from bench.providers.factory import build_providers
 
-    specs = arm_specs(cfg)
+    specs = [_read_only(spec) for spec in arm_specs(cfg)]
     load_answer_prompt(cfg.answer.prompt)  # fail early on a bad prompt path, like a run
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     providers = build_providers(cfg.provider, Path(cfg.out))
     tokens = TokenCounter()
     rows: dict[str, list[ScreenRow]] = {s.name: [] for s in specs}
+    arms = {}
     try:
         arms = open_arms(specs, cfg, providers, tokens, Path(cfg.out))
         for conversation in dataset.conversations:
@@ -87,21 +88,29 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
                 raise BenchError(f"ingest failed: {failed}")
             for question in conversation.questions:
                 for name, arm in arms.items():
-                    ctx = arm.retrieve(question)
-                    rows[name].append(
-                        ScreenRow(
-                            question.question_id,
-                            question.category,
-                            evidence_recall(question, ctx),
-                            gold_token_recall(question, ctx),
-                            tokens.count(ctx.text),
-                        )
-                    )
+                    rows[name].append(_screen_row(question, arm.retrieve(question), tokens))
+    finally:
         for arm in arms.values():
             arm.close()
-    finally:
         providers.close()
     return {name: _summary(name, cfg, r) for name, r in rows.items()}
+
+
+def _read_only(spec: ArmSpec) -> ArmSpec:
+    """Screens only read: switch off any reinforcement on retrieval (invariant 4)."""
+    if getattr(spec.options, "reinforce_on_query", False):
+        return replace(spec, options=replace(spec.options, reinforce_on_query=False))
+    return spec
+
+
+def _screen_row(question: Question, ctx: Context, tokens: TokenCounter) -> ScreenRow:
+    return ScreenRow(
+        question.question_id,
+        question.category,
+        evidence_recall(question, ctx),
+        gold_token_recall(question, ctx),
+        tokens.count(ctx.text),
+    )
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -135,17 +135,20 @@ def _arm_names(run: LoadedRun) -> list[str]:
 
 
 def _outcome(run: LoadedRun, notes: list[str]) -> str:
-    declared = (run.meta or {}).get("outcome")
-    if isinstance(declared, str) and declared:
-        return declared
+    """The rule behind `correct`, read from the records; run.json must agree with it."""
     counts = Counter(
         res.outcome for r in run.records for res in r.arms.values() if res.status == OK
     )
-    named = [name for name in counts if name]
+    named = sorted(name for name in counts if name)
+    declared = (run.meta or {}).get("outcome")
     if len(named) > 1:
-        notes.append(f"records use several outcome rules: {', '.join(sorted(named))}")
-        return "mixed: " + ", ".join(sorted(named))
-    return named[0] if named else "unknown"
+        notes.append(f"records use several outcome rules: {', '.join(named)}")
+        return "mixed: " + ", ".join(named)
+    if named and isinstance(declared, str) and declared and declared != named[0]:
+        notes.append(f"run.json says outcome {declared} but the records use {named[0]}")
+    if named:
+        return named[0]
+    return declared if isinstance(declared, str) and declared else "unknown"
 
 
 def _threshold(run: LoadedRun, outcome: str) -> float:
@@ -281,6 +284,7 @@ def _add_baseline(
     summary: Summary, run: LoadedRun, baseline: LoadedRun, layout: _Layout, names: list[str]
 ) -> None:
     """Same arm, two runs, paired on question_id (never on question text)."""
+    baseline_outcome = _outcome(baseline, [])
     base_names = set(_arm_names(baseline))
     rows = []
     for name in (n for n in names if n in base_names):
@@ -296,6 +300,11 @@ def _add_baseline(
     theirs = ((baseline.meta or {}).get("dataset") or {}).get("sha256")
     if ours and theirs and ours != theirs:
         summary.notes.append("baseline was run on a different dataset file (sha256 differs)")
+    if baseline_outcome and baseline_outcome != summary.outcome:
+        summary.notes.append(
+            f"baseline outcome rule {baseline_outcome} differs from this run's {summary.outcome}: "
+            "gained/lost compare different rules"
+        )
 
 
 def _closing_notes(summary: Summary) -> list[str]:

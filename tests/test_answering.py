@@ -13,10 +13,14 @@ from bench.errors import ConfigError
     [
         ('Answer: "7 May 2023".\n(from session 1)', "7 May 2023"),
         ("  adoption agencies  ", "adoption agencies"),
-        ("\n\nFinal answer - Paris.", "Paris"),
+        ("\n\nFinal answer: Paris.", "Paris"),
         ("not mentioned", ABSTAIN),
         ("**Berlin**", "Berlin"),
         ("", ""),
+        ("A-list celebrities", "A-list celebrities"),
+        ("- beach\n- forest.", "beach, forest"),
+        ("1. pottery\n2) painting", "pottery, painting"),
+        ("A: Paris", "Paris"),
     ],
 )
 def test_postprocess_cleans_the_same_way_for_everyone(raw: str, clean: str) -> None:

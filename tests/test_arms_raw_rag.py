@@ -110,8 +110,15 @@ def test_rag_store_is_reused_when_complete_and_rebuilt_when_params_change(tmp_pa
     calls = embedder.calls
     again = RagArm("rag", RagConfig(), services(tmp_path, embedder)).ingest(conv)
     assert not first["reused_store"] and again["reused_store"] and embedder.calls == calls
+    retrieval_only = RagConfig(top_k=3, order="time", hybrid_bm25=True)
+    swept = RagArm("rag", retrieval_only, services(tmp_path, embedder)).ingest(conv)
+    assert swept["reused_store"] and embedder.calls == calls  # a top_k sweep re-embeds nothing
     changed = RagArm("rag", RagConfig(window=2), services(tmp_path, embedder)).ingest(conv)
     assert not changed["reused_store"] and embedder.calls == calls + 1
+    other_text = conversation(4)  # same id, different turns: never reuse the old vectors
+    assert not RagArm("rag", RagConfig(), services(tmp_path, embedder)).ingest(other_text)[
+        "reused_store"
+    ]
 
 
 def test_rag_context_lists_source_turns_and_retrieve_is_read_only(tmp_path) -> None:

@@ -130,3 +130,34 @@ def test_supersession_fixture_records_each_arms_stale_fact_rate(tmp_path) -> Non
     assert all(not r["arms"]["neuromorphic"]["scores"]["stale_in_context"] for r in stale)
     summary = run_cli(str(out), "--json", module="bench.summarise")
     assert summary.returncode == 0 and "stale" in summary.stdout
+
+
+def test_resume_keeps_earlier_costs_and_ignores_unrequested_arms(smoke_run, tmp_path) -> None:
+    resumed = tmp_path / "resumed"
+    shutil.copytree(smoke_run, resumed, ignore=shutil.ignore_patterns("stores"))
+    before = json.loads((resumed / "run.json").read_text())["accounting"]["total"]["calls"]
+    path = sorted((resumed / "questions").glob("*.json"))[0]
+    record = json.loads(path.read_text())
+    record["arms"]["ghost"] = {"status": "error", "error": "from an older run"}
+    path.write_text(json.dumps(record))
+    proc = run_cli("dataset=smoke", "arms=[raw]", f"out={resumed}", "progress=false")
+    assert proc.returncode == 0, proc.stderr[-2000:]  # ghost was not asked for
+    after = json.loads((resumed / "run.json").read_text())["accounting"]["total"]["calls"]
+    assert before > 0 and after == before  # nothing recomputed, nothing forgotten
+
+
+def test_an_unreadable_record_is_reported_not_overwritten(smoke_run, tmp_path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(smoke_run, copy, ignore=shutil.ignore_patterns("stores"))
+    path = sorted((copy / "questions").glob("*.json"))[0]
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "schema_version": 99}))
+    proc = run_cli("dataset=smoke", f"out={copy}", "progress=false")
+    assert proc.returncode == 2 and path.name in last_line(proc.stderr)
+    assert json.loads(path.read_text())["schema_version"] == 99
+
+
+def test_primary_judge_must_name_a_configured_judge(tmp_path) -> None:
+    proc = run_cli("dataset=smoke", "scoring.primary_judge=llm", f"out={tmp_path / 'run'}")
+    assert proc.returncode == 2 and "scoring.primary_judge=llm" in last_line(proc.stderr)
+    assert not (tmp_path / "run" / "questions").exists()

@@ -291,3 +291,21 @@ def test_arm_order_follows_run_json_and_pairs_cover_every_combination(tmp_path: 
     pairs = {(r.a, r.b) for r in s.pairs}
     assert pairs == set(combinations(["b", "a", "c"], 2))
     assert any("judge = answerer" in n for n in s.notes)
+
+
+def test_outcome_comes_from_the_records_and_a_disagreeing_run_json_is_noted(tmp_path: Path) -> None:
+    run = small_run(tmp_path / "run")
+    write_json_atomic(run / "run.json", {"outcome": "judge:llm", "arms": ["raw", "rag"]})
+    summary = summarise_run(run)
+    assert summary.outcome == "f1>=0.5"
+    assert any("run.json says outcome judge:llm" in note for note in summary.notes)
+
+
+def test_baseline_with_another_outcome_rule_is_flagged(tmp_path: Path) -> None:
+    now = small_run(tmp_path / "now")
+    before = write_run(
+        tmp_path / "before",
+        [record(f"conv-1:{i}", 4, {"raw": arm(True, 1.0, outcome="judge:llm")}) for i in range(8)],
+    )
+    summary = summarise_run(now, baseline=before)
+    assert any("baseline outcome rule judge:llm differs" in note for note in summary.notes)
