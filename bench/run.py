@@ -20,6 +20,9 @@ import hydra
 from omegaconf import DictConfig
 
 from bench.errors import BenchError
+from bench.provenance import secret_values
+from bench.providers.secrets import install_redaction
+from bench.rundir import key_env_names
 from bench.settings import launch, load_run_config
 
 log = logging.getLogger("bench.run")
@@ -31,6 +34,7 @@ def _hydra_main(cfg: DictConfig) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
+        install_redaction(secret_values(key_env_names(run_cfg)))
         from bench.runner import run_benchmark
 
         outcome = run_benchmark(run_cfg)

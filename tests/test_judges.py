@@ -69,7 +69,6 @@ def test_valid_verdict_records_model_hash_and_raw() -> None:
         raw='{"reasoning": "same date", "correct": true}',
     )
     assert judge.prompt_hash == file_hash(LOCOMO.prompt)
-    assert judge.usage == {"calls": 1, "errors": 0, "prompt_tokens": 100, "completion_tokens": 7}
 
 
 def test_string_false_is_false_and_fenced_json_parses() -> None:
@@ -99,7 +98,6 @@ def test_garbage_is_an_error_never_false(reply: str) -> None:
     assert result.verdict is None
     assert result.raw == reply
     assert result.error and "\n" not in result.error
-    assert judge.usage["errors"] == 1
 
 
 def test_failed_call_is_an_error_verdict() -> None:
@@ -129,7 +127,7 @@ def test_locomo_rubrics_by_category() -> None:
     adversarial = Question("c:1", "c", "Is Oscar Melanie's pet?", 5, None, adversarial_answer="Yes")
     text = user_message(LOCOMO, adversarial)
     assert NO_GOLD in text and 'the trap answer "Yes"' in text
-    single = Question("c:2", "c", "What?", 4, 2022)  # int gold is rendered as text
+    single = Question("c:2", "c", "What?", 4, 2022)  # type: ignore[arg-type]  # int gold: text
     assert "Gold answer: 2022" in user_message(LOCOMO, single)
 
 
@@ -194,3 +192,59 @@ def test_self_judging_warning() -> None:
     warning = judge_model_warning(cfg, "gpt-x")
     assert warning and "gpt-x" in warning
     assert judge_model_warning(cfg, "other") is None
+
+
+class ForgetfulChat(FakeChat):
+    """A FakeChat that records which requests it was asked to forget."""
+
+    def __init__(self, *replies: str | Exception) -> None:
+        super().__init__(*replies)
+        self.forgotten: list[tuple[list[dict[str, Any]], str]] = []
+
+    def forget(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> None:
+        self.forgotten.append((messages, prompt_version))
+
+
+def test_only_an_unparsable_reply_is_forgotten() -> None:
+    chat = ForgetfulChat("CORRECT", '{"correct": true}', ProviderError("HTTP 500"))
+    judge = build_judge(LOCOMO, chat)
+    assert judge.judge(QUESTION, "7 May").status == "error"
+    assert chat.forgotten == [(chat.calls[0], judge.prompt.version)]
+    assert judge.judge(QUESTION, "7 May").status == "ok"
+    assert judge.judge(QUESTION, "7 May").status == "error"  # a failed call caches nothing
+    assert len(chat.forgotten) == 1
+
+
+def _judge_endpoint(base_url: str) -> EndpointConfig:
+    return EndpointConfig(kind="openai", model="judge-model", base_url=base_url, max_attempts=1)
+
+
+def test_unparsable_cached_verdict_is_asked_again_on_the_next_run(tmp_path: Path) -> None:
+    from bench.config import CacheConfig, ProviderConfig
+    from bench.providers.factory import build_providers
+    from tests.fault_replies import deterministic_chat_fn
+    from tests.fault_server import FaultServer
+
+    replies = ["I think it is correct."]  # the first reply is garbage, then real verdicts
+
+    def chat_fn(messages: list[dict[str, Any]]) -> str:
+        return replies.pop(0) if replies else deterministic_chat_fn(messages)
+
+    with FaultServer(chat_fn=chat_fn) as server:
+        cfg = JudgeConfig("llm", "locomo", LOCOMO.prompt, _judge_endpoint(server.base_url))
+        verdicts = []
+        for _ in range(3):  # three runs sharing one response cache
+            providers = build_providers(ProviderConfig(cache=CacheConfig("readwrite")), tmp_path)
+            verdicts.append(build_judge(cfg, providers.judge(cfg)).judge(QUESTION, "7 May 2023"))
+            providers.close()
+        requests = len(server.requests)
+    assert verdicts[0].status == "error" and verdicts[0].raw == "I think it is correct."
+    assert (verdicts[1].status, verdicts[1].verdict, verdicts[1].cached) == ("ok", True, False)
+    assert (verdicts[2].status, verdicts[2].cached) == ("ok", True)  # the good one is kept
+    assert requests == 2

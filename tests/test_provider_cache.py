@@ -172,3 +172,28 @@ def test_identical_concurrent_calls_are_sent_once(tmp_path: Path):
         assert len(slow_server.requests) == 1
     assert {r.text for r in results} == {"echo: hello"}
     assert sorted(r.cached for r in results) == [False] + [True] * 5
+
+
+@pytest.mark.parametrize(("mode", "kept"), [("readwrite", 1), ("read", 2)])
+def test_forget_drops_one_reply_so_the_next_run_asks_again(server, tmp_path: Path, mode, kept):
+    from bench.providers.cache import forget_reply
+
+    other = [{"role": "user", "content": "keep me"}]
+    seed = build_providers(_cfg(server, "readwrite"), tmp_path)
+    seed.answerer.complete(MESSAGES, prompt_version="p1")
+    seed.answerer.complete(other, prompt_version="p1")
+    seed.close()
+    providers = build_providers(_cfg(server, mode), tmp_path)
+    assert not forget_reply(object(), MESSAGES, prompt_version="p1")  # keeps no cache: no-op
+    assert forget_reply(providers.answerer, MESSAGES, prompt_version="p2")  # another key
+    assert providers.answerer.complete(MESSAGES, prompt_version="p1").cached
+    assert forget_reply(providers.answerer, MESSAGES, prompt_version="p1")
+    providers.close()
+    # `read` never changes the cache; the others delete exactly the forgotten request
+    assert ResponseCache(tmp_path / "cache" / "responses.sqlite", "read").count() == kept
+    server.clear_log()
+    again = build_providers(_cfg(server, "readwrite"), tmp_path)
+    assert again.answerer.complete(other, prompt_version="p1").cached
+    assert again.answerer.complete(MESSAGES, prompt_version="p1").cached is (mode == "read")
+    again.close()
+    assert len(server.requests) == (0 if mode == "read" else 1)

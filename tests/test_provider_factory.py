@@ -138,3 +138,36 @@ def test_accounting_totals_tokens_and_cost_per_phase(tmp_path: Path):
     assert answering["cost"] == pytest.approx(expected)
     assert (answering["calls"], answering["cache_hits"]) == (2, 1)
     assert snapshot["total"]["cost"] == pytest.approx(expected)
+
+
+def test_judge_on_the_answerers_model_uses_its_own_client_but_the_shared_quota(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from bench.providers.factory import ProviderSet
+    from tests.fault_server import max_in_window
+
+    monkeypatch.setenv("ARMBENCH_TEST_JUDGE_KEY", "sk-judge-key-0000")
+    window_s = 0.4
+    with FaultServer(chat_fn=echo_chat_fn) as server:
+        answerer = EndpointConfig(
+            kind="openai", model="m", base_url=server.base_url, requests_per_minute=2
+        )
+        judge_ep = EndpointConfig(
+            kind="openai", model="m", base_url=server.base_url + "/",  # the same deployment
+            api_key_env="ARMBENCH_TEST_JUDGE_KEY", api_version="2024-10-21", timeout_s=7.0,
+        )  # fmt: skip
+        providers = ProviderSet(
+            ProviderConfig(answerer=answerer, cache=CacheConfig("off")), tmp_path, window_s=window_s
+        )
+        judge = providers.judge(JudgeConfig(endpoint=judge_ep))
+        for i in range(2):
+            providers.answerer.complete([{"role": "user", "content": f"a{i}"}])
+        judge.complete([{"role": "user", "content": "j"}])
+        client = judge._deployment.client  # type: ignore[attr-defined]
+        providers.close()
+        seen = server.requests
+    assert [r.query for r in seen] == ["", "", "api-version=2024-10-21"]
+    assert (client.api_key, client.timeout) == ("sk-judge-key-0000", 7.0)
+    times = [r.t for r in seen]
+    assert max_in_window(times, window_s) <= 2  # the judge waited for the answerer's quota
+    assert times[2] - times[0] >= window_s * 0.95

@@ -78,3 +78,58 @@ def test_redacting_filter_rewrites_log_records():
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "key=%s", (FAKE_KEY,), None)
     assert RedactingFilter().filter(record)
     assert record.getMessage() == "key=***"
+
+
+@pytest.fixture
+def restore_logging():
+    """Undo install_redaction's global changes after the test."""
+    factory = logging.getLogRecordFactory()
+    root = logging.getLogger()
+    filters = {h: list(h.filters) for h in root.handlers}
+    yield
+    logging.setLogRecordFactory(factory)
+    for handler, kept in filters.items():
+        handler.filters[:] = kept
+
+
+def test_installed_redaction_scrubs_tracebacks_in_handlers_added_later(
+    tmp_path: Path, restore_logging
+):
+    from bench.providers.secrets import install_redaction
+
+    secret = "sk-install-TRACEBACK-93c1e0d4a7b2"
+    install_redaction([secret])
+    install_redaction([])  # idempotent: one wrapper, one filter per handler
+    logger = logging.getLogger("armbench.test.redaction")
+    handler = logging.FileHandler(tmp_path / "run.log", encoding="utf-8")
+    logger.addHandler(handler)  # attached after install_redaction ran
+    logger.propagate = False
+    try:
+        try:
+            raise RuntimeError(f"401 Incorrect API key provided: {secret}")
+        except RuntimeError:
+            logger.exception("call failed with key %s", secret, stack_info=True)
+        logger.error("bad format %s %s", "only one")  # still reported, never raised here
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        logger.propagate = True
+    text = (tmp_path / "run.log").read_text(encoding="utf-8")
+    assert "call failed with key ***" in text
+    assert "RuntimeError: 401 Incorrect API key provided: ***" in text  # the traceback
+    assert "Traceback (most recent call last)" in text and "Stack (most recent call last)" in text
+    assert secret not in text and secret[:8] not in text and secret[-8:] not in text
+
+
+def test_redacting_filter_scrubs_exception_text():
+    remember(FAKE_KEY)
+    try:
+        raise ValueError(FAKE_KEY)
+    except ValueError:
+        import sys
+
+        exc_info = sys.exc_info()
+    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "boom", None, exc_info)
+    assert RedactingFilter().filter(record)
+    formatted = logging.Formatter().format(record)
+    assert "ValueError: ***" in formatted and FAKE_KEY not in formatted

@@ -4,6 +4,9 @@ The key is the SHA-256 of a canonical JSON of everything that determines the ans
 kind, base URL, model, messages or text, sampling parameters, tools and prompt
 version. The API key is never part of it. Modes: `off`, `read` (use hits, store
 nothing), `write` (always call, store results) and `readwrite` (the default).
+A stored reply that its caller later finds unusable (an unparsable judge verdict, an
+answer that is empty after post-processing) is deleted with `forget_reply`, so the next
+run asks the server again instead of replaying the same bad reply forever.
 One connection is shared by the threads of a process behind a lock; WAL mode and a
 busy timeout let shards in other processes share the file.
 """
@@ -16,9 +19,10 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from bench.errors import ConfigError
+from bench.providers.base import Message
 
 MODES = ("off", "read", "write", "readwrite")
 
@@ -124,6 +128,17 @@ class ResponseCache:
         """Store a JSON object."""
         self.put(key, kind, json.dumps(value, sort_keys=True).encode("utf-8"))
 
+    def delete(self, key: str) -> None:
+        """Remove the entry under `key`, if any (no-op unless writing: `read` never changes it)."""
+        if not self.writes:
+            return
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return
+            db.execute("DELETE FROM responses WHERE key = ?", (key,))
+            db.commit()
+
     def count(self) -> int:
         """Number of stored responses (0 when off)."""
         with self._lock:
@@ -150,3 +165,32 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute(_SCHEMA)
     conn.commit()
     return conn
+
+
+@runtime_checkable
+class ForgetsReplies(Protocol):
+    """A chat provider whose cached replies can be dropped one request at a time."""
+
+    def forget(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> None:
+        """Delete the cached reply to exactly this request, if there is one."""
+        ...
+
+
+def forget_reply(
+    chat: object,
+    messages: list[Message],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    prompt_version: str = "",
+) -> bool:
+    """Drop `chat`'s cached reply to this request; False when `chat` keeps no cache."""
+    if not isinstance(chat, ForgetsReplies):
+        return False
+    chat.forget(messages, tools=tools, prompt_version=prompt_version)
+    return True

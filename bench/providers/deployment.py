@@ -2,8 +2,10 @@
 
 Every HTTP attempt goes through `Deployment.call`: take a concurrency slot, reserve
 one request and the estimated tokens in the limiter, send, then settle the
-reservation with the tokens the server reported. Roles that share a base URL and
-model share one `Deployment`, so they share its quota.
+reservation with the tokens the server reported. The factory gives each distinct client
+configuration its own `Deployment` (client, retry policy) but passes the same limiter
+and concurrency slots to every `Deployment` on one (base URL, model), so that roles
+which share a quota also share its bounds.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class AttemptCounter:
 
 @dataclass
 class Deployment:
-    """The shared machinery for one (base URL, model)."""
+    """One client on a (base URL, model), with its limiter, concurrency bound and retries."""
 
     base_url: str
     model: str
@@ -57,10 +59,12 @@ class Deployment:
     limiter: SlidingWindowLimiter
     concurrency: int
     policy: RetryPolicy
+    slots: threading.BoundedSemaphore | None = field(default=None, repr=False)
+    """Concurrency slots shared with other deployments on the same quota (own when None)."""
     _slots: threading.BoundedSemaphore = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._slots = threading.BoundedSemaphore(max(1, self.concurrency))
+        self._slots = self.slots or threading.BoundedSemaphore(max(1, self.concurrency))
 
     def call(
         self,

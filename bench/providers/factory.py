@@ -6,14 +6,19 @@
 | `wordllama` | —                                 | `WordLlamaEmbedder`    |
 | `openai`    | `OpenAIChat`                      | `OpenAIEmbedder`       |
 
-Roles on the same (base URL, model) share one `Deployment` — one client, one
-limiter, one concurrency bound — because they share one quota. Missing keys are
+Roles on the same (base URL, model) share one quota: one limiter and one concurrency
+bound, sized by the first of them built (the answerer, then the extractor, embedder and
+judges in order). Each distinct client configuration — base URL, model, API key
+variable, API version, timeout, retry settings — gets its own client, so a judge on the
+answerer's model with another key or api_version really uses them. Missing keys are
 reported here, before any work starts.
 """
 
 from __future__ import annotations
 
 import difflib
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,38 +46,66 @@ def _check_kind(kind: str, allowed: tuple[str, ...], setting: str) -> None:
         raise ConfigError(f"{setting}={kind!r}: unknown kind; {hint}expected one of {allowed}")
 
 
+@dataclass(frozen=True)
+class _Quota:
+    """The limiter and concurrency slots shared by every client on one (base URL, model)."""
+
+    limiter: SlidingWindowLimiter
+    slots: threading.BoundedSemaphore
+    concurrency: int
+
+
 class _Deployments:
-    """Deployments keyed by (base URL, model); the first config seen sets the quota."""
+    """Deployments keyed by their whole client configuration, sharing a quota per model."""
 
     def __init__(self, window_s: float) -> None:
         self._window_s = window_s
-        self._by_key: dict[tuple[str, str], Deployment] = {}
+        self._quotas: dict[tuple[str, str], _Quota] = {}
+        self._by_key: dict[tuple[object, ...], Deployment] = {}
 
     def get(self, cfg: EndpointConfig | EmbedderConfig, setting: str) -> Deployment:
-        """The shared deployment for `cfg`; reads its key now (ProviderError if unset)."""
+        """The deployment for `cfg`; reads its key now (ProviderError if unset)."""
         api_key = read_api_key(cfg.api_key_env, f"{setting}.api_key_env")
         base_url = (cfg.base_url or DEFAULT_BASE_URL).rstrip("/")
-        key = (base_url, cfg.model)
+        key: tuple[object, ...] = (
+            base_url, cfg.model, cfg.api_key_env, cfg.api_version, cfg.timeout_s,
+            cfg.max_attempts, cfg.max_retry_time_s,
+        )  # fmt: skip
         if key not in self._by_key:
+            quota = self._quota(cfg, base_url)
             self._by_key[key] = Deployment(
                 base_url=base_url,
                 model=cfg.model,
                 client=make_client(base_url, api_key, cfg.api_version, cfg.timeout_s),
-                limiter=SlidingWindowLimiter(
-                    cfg.requests_per_minute, cfg.tokens_per_minute, window_s=self._window_s
-                ),
-                concurrency=getattr(cfg, "concurrency", 4),
+                limiter=quota.limiter,
+                concurrency=quota.concurrency,
                 policy=RetryPolicy(
                     max_attempts=cfg.max_attempts, max_retry_time_s=cfg.max_retry_time_s
                 ),
+                slots=quota.slots,
             )
         return self._by_key[key]
+
+    def _quota(self, cfg: EndpointConfig | EmbedderConfig, base_url: str) -> _Quota:
+        """The (base URL, model) quota; the first config seen on it sets its bounds."""
+        key = (base_url, cfg.model)
+        if key not in self._quotas:
+            concurrency = max(1, getattr(cfg, "concurrency", 4))
+            self._quotas[key] = _Quota(
+                limiter=SlidingWindowLimiter(
+                    cfg.requests_per_minute, cfg.tokens_per_minute, window_s=self._window_s
+                ),
+                slots=threading.BoundedSemaphore(concurrency),
+                concurrency=concurrency,
+            )
+        return self._quotas[key]
 
     def close(self) -> None:
         """Close every client."""
         for deployment in self._by_key.values():
             deployment.close()
         self._by_key.clear()
+        self._quotas.clear()
 
 
 class ProviderSet:

@@ -5,7 +5,8 @@ extractor only, `tools`. Identical requests made at the same time by several thr
 (two arms giving the same answer to one judge, say) are sent once and shared, as
 cache hits, when the cache is read. A response with neither text nor a tool call (including
 `finish_reason: length` with empty text) raises ProviderError: an empty answer is
-never scored silently.
+never scored silently. `forget` deletes the cached reply to one request, for callers
+that find a reply unusable after the fact.
 """
 
 from __future__ import annotations
@@ -65,16 +66,8 @@ class OpenAIChat:
     ) -> ChatResult:
         """Return the completion (from the cache when possible); ProviderError on failure."""
         started = time.perf_counter()
-        params = {"temperature": self._cfg.temperature, "max_tokens": self._cfg.max_tokens}
-        key = cache_key(
-            kind="chat",
-            base_url=self._deployment.base_url,
-            model=self.model,
-            messages=messages,
-            params=params,
-            tools=tools,
-            prompt_version=prompt_version,
-        )
+        params = self._params()
+        key = self._key(messages, tools, prompt_version)
         hit = self._cache.get_json(key)
         if hit is not None:
             return self._hit(hit, started)
@@ -102,6 +95,37 @@ class OpenAIChat:
         finally:
             with self._lock:
                 self._pending.pop(key, None)
+
+    def forget(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> None:
+        """Delete the cached reply to this exact request, so the next run asks the server again.
+
+        Callers use it when a reply turned out unusable (an unparsable verdict, an answer
+        empty after post-processing); a no-op unless the cache mode writes.
+        """
+        self._cache.delete(self._key(messages, tools, prompt_version))
+
+    def _params(self) -> dict[str, Any]:
+        return {"temperature": self._cfg.temperature, "max_tokens": self._cfg.max_tokens}
+
+    def _key(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, prompt_version: str
+    ) -> str:
+        """The cache key of a request: everything that determines the reply, never the key."""
+        return cache_key(
+            kind="chat",
+            base_url=self._deployment.base_url,
+            model=self.model,
+            messages=messages,
+            params=self._params(),
+            tools=tools,
+            prompt_version=prompt_version,
+        )
 
     def _fetch(
         self,

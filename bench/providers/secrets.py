@@ -2,8 +2,9 @@
 
 A key is only ever held in memory. Each key read here is remembered so that
 `redact` can replace it (and any long prefix of it, as servers echo partial keys in
-401 bodies) in error messages and log lines; `RedactingFilter` applies the same
-scrubbing to any logging handler.
+401 bodies) in error messages and log lines. `install_redaction` applies the same
+scrubbing to every log record — message, traceback and stack — whatever handler
+writes it; `RedactingFilter` does it for one handler.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from bench.errors import ProviderError
 
@@ -60,12 +63,62 @@ def redact(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that masks known secrets in the formatted message."""
+    """A logging filter that masks known secrets in the message, traceback and stack."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Rewrite the record's message in place; never drops a record."""
-        message = record.getMessage()
-        cleaned = redact(message)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
+        """Rewrite the record in place; never drops a record."""
+        scrub_record(record)
         return True
+
+
+def scrub_record(record: logging.LogRecord) -> None:
+    """Mask known secrets in `record`'s message, formatted exception and stack info.
+
+    The exception is formatted here (into `record.exc_text`, which `logging.Formatter`
+    uses instead of formatting `exc_info` again), so the traceback text is scrubbed too.
+    """
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format call: leave it for the handler to report
+        message = None
+    if message is not None and (cleaned := redact(message)) != message:
+        record.msg, record.args = cleaned, None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = _PLAIN.formatException(record.exc_info)
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
+_PLAIN = logging.Formatter()
+
+
+def install_redaction(secret_values: list[str]) -> None:
+    """Scrub `secret_values` (and every key `read_api_key` reads) from all log output.
+
+    Every record is scrubbed as it is created (a wrapping log-record factory, so handlers
+    and loggers added later are covered), and each handler on the root logger gets a
+    `RedactingFilter` as well. Calling it again only adds secrets.
+    """
+    for value in secret_values:
+        remember(value)
+    previous = logging.getLogRecordFactory()
+    if not getattr(previous, "_armbench_redacting", False):
+        logging.setLogRecordFactory(_redacting_factory(previous))
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())
+
+
+def _redacting_factory(inner: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    """A log-record factory that scrubs each record `inner` makes."""
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = inner(*args, **kwargs)
+        scrub_record(record)
+        return record
+
+    factory._armbench_redacting = True  # type: ignore[attr-defined]
+    return factory

@@ -12,7 +12,10 @@ The judge sees (LoCoMo, category 4, abridged)::
 and must reply `{"reasoning": "...", "correct": true}`. Parsing is strict: the reply is
 one JSON object (optionally inside a single ```json fence) whose `correct` is a JSON
 boolean or the string "true"/"false". Anything else, and any failed call, is a
-`Judgement(status="error")` — retried on the next run, never counted as incorrect.
+`Judgement(status="error")` — retried on the next run, never counted as incorrect. An
+unparsable reply is deleted from the response cache (`forget_reply`) so that the retry
+really asks the server again. Token and call accounting lives in the provider layer
+(`ProviderSet.accounting()`), not here.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Callable
 from bench.config import JudgeConfig
 from bench.errors import ConfigError
 from bench.providers.base import ChatProvider, Message
+from bench.providers.cache import forget_reply
 from bench.records import ERROR, OK, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.types import Question
@@ -91,8 +95,6 @@ class Judge:
         self.prompt_hash = prompt.sha256
         self.chat = chat
         self.rubric_for = rubric_for
-        self.usage = {"calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        """Running totals of judge calls and tokens, for the run's accounting."""
 
     def messages(self, question: Question, answer: str) -> list[Message]:
         """The system and user messages the judge model sees for this answer."""
@@ -110,19 +112,20 @@ class Judge:
         ]
 
     def judge(self, question: Question, answer: str) -> Judgement:
-        """Ask the model; an unparsable reply or failed call is an `error` verdict."""
-        self.usage["calls"] += 1
+        """Ask the model; an unparsable reply or failed call is an `error` verdict.
+
+        An unparsable reply is also dropped from the provider's response cache, so the
+        next run asks the server again instead of replaying it.
+        """
+        messages = self.messages(question, answer)
         try:
-            result = self.chat.complete(
-                self.messages(question, answer), prompt_version=self.prompt.version
-            )
+            result = self.chat.complete(messages, prompt_version=self.prompt.version)
         except Exception as exc:  # any failure is an error verdict, retried on resume
             return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
-        self.usage["prompt_tokens"] += result.usage.prompt_tokens
-        self.usage["completion_tokens"] += result.usage.completion_tokens
         try:
             verdict = parse_verdict(result.text)
         except ValueError as exc:
+            forget_reply(self.chat, messages, prompt_version=self.prompt.version)
             return self._error(f"unparsable verdict: {exc}", result.text, result.cached)
         return Judgement(
             judge_id=self.judge_id,
@@ -135,7 +138,6 @@ class Judge:
         )
 
     def _error(self, message: str, raw: str | None, cached: bool = False) -> Judgement:
-        self.usage["errors"] += 1
         line = (message.splitlines() or ["error"])[0][:500]
         return Judgement(
             judge_id=self.judge_id,
