@@ -1,8 +1,13 @@
 """Performance figures of the neuromorphic engine (`python -m bench.perf engine|ingest`).
 
-`figures()`: median engine time per exchange — decay, prune, consolidate, retrieve and
-store writes (SQLite every exchange, LanceDB every `flush_every`), excluding
-extraction and embedding — with the hot set at about 300, 1,000 and 3,000 records.
+`figures()`: engine time per exchange — decay, prune, consolidate, retrieve and store
+writes (SQLite every exchange, LanceDB every `flush_every`), excluding extraction and
+embedding — with the hot set at about 300, 1,000 and 3,000 records. The timed window
+is a whole number of flush intervals (60 exchanges, 3 LanceDB flushes at the default
+`flush_every` of 20), so `amortised_ms` — the total time of the timed exchanges,
+flushes included, over their number — is the true cost per exchange; the median
+shows a typical exchange without a flush and `flush_ms` the mean of flushing ones.
+LanceDB compaction (every `compact_every` table versions) is rarer than the window.
 Embeddings are precomputed random unit vectors and facts come from a scripted
 extractor, so only engine work is timed. Target: ≤ 5 ms at 1,000 records, growth no
 worse than linear.
@@ -28,7 +33,7 @@ import numpy as np
 
 SIZES = (300, 1_000, 3_000)
 PREFILL_EXCHANGES = 10
-TIMED_EXCHANGES = 30
+TIMED_EXCHANGES = 60
 FACTS_PER_EXCHANGE = 4
 DIM = 256
 _VOCAB_SIZE = 2_000
@@ -117,21 +122,27 @@ def engine_time(records: int, store: Path) -> dict[str, Any]:
     for exchange in exchanges[:PREFILL_EXCHANGES]:
         engine.process_exchange(exchange)
     start_records = engine.stats()["hot_valid"]
-    times = []
+    times, flush_times = [], []
     for exchange in exchanges[PREFILL_EXCHANGES:]:
         before = sum(engine.timings.values())
         started = time.perf_counter()
-        engine.process_exchange(exchange)
+        flushed = engine.process_exchange(exchange)["flushed"]
         elapsed = time.perf_counter() - started - (sum(engine.timings.values()) - before)
         times.append(elapsed * 1000)
+        if flushed:
+            flush_times.append(elapsed * 1000)
     stats = engine.stats()
     engine.close()
     return {
         "records_start": start_records,
         "records_end": stats["hot_valid"],
         "archived": stats["archived_facts"],
+        "exchanges_timed": len(times),
+        "flushes_timed": len(flush_times),
+        "amortised_ms": round(sum(times) / len(times), 3),
         "median_ms": round(median(times), 3),
         "mean_ms": round(mean(times), 3),
+        "flush_ms": round(mean(flush_times), 3) if flush_times else None,
         "p90_ms": round(float(np.percentile(times, 90)), 3),
         "max_ms": round(max(times), 3),
     }
@@ -146,10 +157,12 @@ def figures() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         for size in SIZES:
             out[str(size)] = engine_time(size, Path(tmp) / str(size))
-    base = out[str(SIZES[0])]["median_ms"]
-    out["growth_vs_300"] = {str(s): round(out[str(s)]["median_ms"] / base, 2) for s in SIZES[1:]}
+    for key in ("median_ms", "amortised_ms"):
+        base = out[str(SIZES[0])][key]
+        growth = {str(s): round(out[str(s)][key] / base, 2) for s in SIZES[1:]}
+        out[f"growth_vs_300_{key.removesuffix('_ms')}"] = growth
     out["records_ratio_vs_300"] = {str(s): round(s / SIZES[0], 2) for s in SIZES[1:]}
-    out["target"] = "median <= 5 ms at 1,000 records; growth no worse than linear"
+    out["target"] = "<= 5 ms at 1,000 records (median and amortised); growth no worse than linear"
     return out
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from arms.neuromorphic.config import NeuromorphicConfig
 from bench import perf_engine
 
 
@@ -12,6 +15,11 @@ def test_engine_time_reports_per_exchange_figures(tmp_path: Path) -> None:
     assert got["records_start"] == 200  # prefill kept every record (no pruning yet)
     assert got["archived"] == 200 + perf_engine.TIMED_EXCHANGES * perf_engine.FACTS_PER_EXCHANGE
     assert 0 < got["median_ms"] <= got["p90_ms"] <= got["max_ms"]
+    assert got["exchanges_timed"] == perf_engine.TIMED_EXCHANGES
+    flush_every = NeuromorphicConfig().flush_every  # the window holds whole flush intervals
+    assert got["flushes_timed"] == perf_engine.TIMED_EXCHANGES // flush_every >= 2
+    assert got["amortised_ms"] == pytest.approx(got["mean_ms"], abs=1e-3)
+    assert got["flush_ms"] > got["median_ms"]  # a flushing exchange costs more than typical
 
 
 def test_random_embedder_is_fixed_per_text() -> None:

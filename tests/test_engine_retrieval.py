@@ -12,7 +12,7 @@ from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
 from arms.neuromorphic.hydration import best_sentence
-from arms.neuromorphic.records import FactRow, Tier
+from arms.neuromorphic.records import FactRow, Recalled, Tier
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.workingset import WorkingSet
 from bench.types import Turn
@@ -121,8 +121,12 @@ def test_render_shows_validity_as_session_dates_and_hydrates(tmp_path: Path) -> 
         Turn("Ann", "Hello there. I went to Kyoto yesterday. It rained.", "D1:1", 1),
         Turn("Bob", "Nice! Did you see temples?", "D1:2", 1),
     )
-    script = {1: [draft("Ann trip", "Ann went to Kyoto on 7 May 2023", source_ids=("D1:1",)),
-                  draft("Ann rain", "It rained in Kyoto", source_ids=("D1:1",))]}  # fmt: skip
+    kyoto = draft(
+        "Ann trip", "Ann went to Kyoto on 7 May 2023", source_ids=("D1:1",), valid_date="7 May 2023"
+    )  # the resolved date belongs to the text only
+    script = {1: [kyoto, draft("Ann rain", "It rained in Kyoto", source_ids=("D1:1",))],
+              2: [draft("Ann home", "Ann lives in Osaka")],
+              3: [draft("Ann home", "Ann lives in Nara", valid_date="1 June 2023")]}  # fmt: skip
     cfg = NeuromorphicConfig(retrieve_during_ingest=False, hydrate_full_k=1)
     mem = engine(tmp_path, ScriptedExtractor(script), cfg)
     mem.process_exchange(Exchange(1, "1:56 pm on 8 May, 2023", turns))
@@ -136,6 +140,14 @@ def test_render_shows_validity_as_session_dates_and_hydrates(tmp_path: Path) -> 
         "  > (8 May 2023) Ann: Hello there. I went to Kyoto yesterday. It rained."
     ]  # the source turn is shown once, whole, under the best fact
     assert lines[-1].startswith("<ANSWER_TYPE>The question asks for a date.")
+    mem.process_exchange(tick(2, session=2, date="9:00 am on 20 May, 2023"))
+    mem.process_exchange(tick(3, session=3, date="9:00 am on 3 June, 2023"))
+    old, new = mem.history("Ann home")
+    block = mem.render([Recalled(old, 1.0, ("cold",)), Recalled(new, 0.5, ("hot",))])
+    assert block.splitlines()[1:3] == [
+        "- Ann lives in Osaka (valid 20 May 2023 – 3 June 2023)",
+        "- Ann lives in Nara (valid 3 June 2023 – present)",
+    ]  # session dates of the turns that made and overrode them, not "1 June 2023"
     mem.close()
 
 

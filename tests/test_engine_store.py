@@ -96,12 +96,15 @@ def _state(mem: MemoryEngine) -> dict[str, Any]:
         "superseded": mem.state.index.superseded,
         "facts": sorted(mem.state.index.facts),
         "turn": mem.turn,
-        "counters": mem.counters,
+        "counters": dict(mem.counters),
     }
 
 
 def test_reopening_restores_the_same_state(tmp_path: Path) -> None:
-    script = {t: [draft(f"Ann thing {t % 4}", f"Ann fact number {t}")] for t in range(1, 30)}
+    tiers = (Tier.ACTIVE, Tier.ACTIVE, Tier.CORE)  # CoreAnchor (Tier 0) must load as core
+    script = {
+        t: [draft(f"Ann thing {t % 4}", f"Ann fact number {t}", tiers[t % 3])] for t in range(1, 30)
+    }
     cfg = NeuromorphicConfig(flush_every=7)  # retrieval and LTP during ingest on
     mem = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor(script))
     run(mem, 29)
@@ -176,3 +179,94 @@ def test_reading_a_store_never_writes_to_it(tmp_path: Path) -> None:
     assert (check.archive.last_seq(), check.hot.versions(), check.archive.meta()) == (
         seq, versions, meta)  # fmt: skip
     check.close()
+
+
+def _hot_ids(mem: MemoryEngine) -> list[int]:
+    return list(mem.hot.load(*mem.scope).ids)
+
+
+def test_records_deleted_between_flushes_stay_deleted_after_reopening(tmp_path: Path) -> None:
+    script = {
+        1: [draft("Ann mood", "Ann feels tired", Tier.EPHEMERAL)],
+        2: [draft("Ann hobby", "Ann paints watercolours")],
+    }
+    cfg = NeuromorphicConfig(retrieve_during_ingest=False, flush_every=3)
+    mem = MemoryEngine(tmp_path / "a", HashEmbedder(), cfg, extractor=ScriptedExtractor(script))
+    run(mem, 3)  # flushed: the ephemeral record is in LanceDB
+    assert _hot_ids(mem) == [1, 2] and mem.counters["pruned_deleted"] == 0
+    run(mem, 9)  # pruned (deleted from the hot set) and flushed again
+    assert mem.counters["pruned_deleted"] == 1 and _hot_ids(mem) == [2]
+    before, answer = _state(mem), recalled(mem, "Ann tired")
+    mem.close()
+    again = MemoryEngine(tmp_path / "a", HashEmbedder(), cfg, extractor=ScriptedExtractor())
+    assert again.loaded_from == "lancedb" and _state(again) == before
+    rebuilt = replay(again.archive.events(), again.archive.facts(), HashEmbedder.dim)
+    assert rebuilt.ws.snapshot() == before["ws"]
+    assert recalled(again, "Ann tired") == answer
+    again.extractor = ScriptedExtractor({1: [draft("Ann pet", "Ann adopts a tired cat")]})
+    clean = MemoryEngine(tmp_path / "b", HashEmbedder(), cfg, extractor=ScriptedExtractor(script))
+    run(clean, 9)
+    clean.extractor = ScriptedExtractor({1: [draft("Ann pet", "Ann adopts a tired cat")]})
+    run(again, 12)
+    run(clean, 12)
+    assert _state(again) == _state(clean)
+    assert recalled(again, "Ann tired") == recalled(clean, "Ann tired")
+    again.close()
+    clean.close()
+
+
+def test_stores_sharing_one_hot_table_keep_their_own_records(tmp_path: Path) -> None:
+    hot = str(tmp_path / "shared.lance")
+    facts = {"c1": "Ann keeps bees", "c2": "Bob keeps goats"}
+    for cid, fact in facts.items():
+        script = {1: [draft(fact.split()[0] + " pet", fact)], 2: [draft("x", f"{cid} second")]}
+        mem = engine(tmp_path / cid, ScriptedExtractor(script), conversation_id=cid, hot_uri=hot)
+        run(mem, 2)
+        mem.close()
+    for cid, fact in facts.items():
+        mem = engine(tmp_path / cid, ScriptedExtractor(), conversation_id=cid, hot_uri=hot)
+        assert mem.loaded_from == "lancedb" and _hot_ids(mem) == [1, 2]
+        rebuilt = replay(mem.archive.events(), mem.archive.facts(), HashEmbedder.dim)
+        assert mem.state.ws.snapshot() == rebuilt.ws.snapshot()
+        found = recalled(mem, "who keeps bees goats pet")
+        assert [f for f in found if "keeps" in f] == [fact]
+        mem.close()
+
+
+STATE_COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
+                  "reinforced", "elevated", "links_dropped")  # fmt: skip
+
+
+def _busy_script() -> dict[int, list[Any]]:
+    """Facts that get superseded, pruned (deleted and archived), reinforced and relinked."""
+    script: dict[int, list[Any]] = {}
+    for t in range(1, 25):
+        script[t] = [
+            draft(f"Ann thing {t % 3}", f"Ann fact {t}", related_entities=("Ghost", "Ann")),
+            draft(f"Ann mood {t}", f"Ann feels tired {t}", Tier.EPHEMERAL),
+            draft(f"Ann chore {t}", f"Ann did chore {t}"),
+        ]
+    return script
+
+
+def test_rollback_recounts_the_state_counters(tmp_path: Path) -> None:
+    cfg = NeuromorphicConfig(lambda_active=0.4, flush_every=5, elevate_k=2)
+    mem = MemoryEngine(
+        tmp_path / "a", HashEmbedder(), cfg, extractor=ScriptedExtractor(_busy_script())
+    )
+    run(mem, 24)
+    assert all(mem.counters[c] > 0 for c in STATE_COUNTERS), mem.counters
+    mem.rollback(12)
+    clean = MemoryEngine(
+        tmp_path / "b", HashEmbedder(), cfg, extractor=ScriptedExtractor(_busy_script())
+    )
+    run(clean, 12)
+    clean.flush()
+    expected = {c: clean.counters[c] for c in STATE_COUNTERS}
+    assert {c: mem.counters[c] for c in STATE_COUNTERS} == expected
+    mem.close()
+    again = MemoryEngine(tmp_path / "a", HashEmbedder(), cfg, extractor=ScriptedExtractor())
+    assert {c: again.counters[c] for c in STATE_COUNTERS} == expected
+    assert again.stats()["facts"] == len(again.state.index) == 36
+    again.close()
+    clean.close()

@@ -50,7 +50,9 @@ def _conversation() -> Conversation:
         turns = []
         for i in range(5):
             turns.append(("Ann", f"I painted picture number {n}{i} with bright colours yesterday."))
-            turns.append(("Bob", f"I cooked dish number {n}{i} for my neighbours."))
+            cooked = f"I cooked dish number {n}{i} for my neighbours."
+            tired = f"I am so tired right now after shift {i}."  # ephemeral: pruned soon
+            turns.append(("Bob", tired if n == 0 else cooked))
         sessions.append((day, turns))
     sessions[1][1].append(("Ann", "I moved to Lisbon last month."))
     conv = conversation(sessions, cid="conv-x")
@@ -77,8 +79,9 @@ def test_ingest_and_retrieve_give_a_facts_context(tmp_path: Path) -> None:
     assert stats["exchanges"] == stats["exchanges_total"] == 16 and stats["facts"] > 20
     assert stats["resumed_from"] == 0 and not stats["reopened"]
     ctx = arm.retrieve(conv.questions[1])
-    assert ctx.text.startswith("<FACTS>") and "(valid 20 May 2023 – present)" in ctx.text
-    assert "picture number 12 with bright colours yesterday (19 May 2023)" in ctx.text
+    assert ctx.text.startswith("<FACTS>")
+    painted = "picture number 12 with bright colours yesterday (19 May 2023)."
+    assert f"{painted} (valid 20 May 2023 – present)" in ctx.text  # the session's date
     assert all(item.kind == "fact" and item.source_ids for item in ctx.items)
     assert {sid for item in ctx.items for sid in item.source_ids} <= {
         t.dia_id for t in conv.turns()
@@ -94,11 +97,14 @@ def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
     first = _arm(tmp_path)
     first.ingest(conv)
     expected = _answers(first, conv)
+    built = _snapshot(first, "conv-x")
     first.close()
     second = _arm(tmp_path)
     second.extractor = _Exploding(at_call=1)  # any extraction would fail the test
     stats = second.ingest(conv)
     assert stats["reopened"] and stats["resumed_from"] == 16 and stats["store"] == "lancedb"
+    assert stats["pruned_deleted"] > 0  # deleted records must stay deleted in LanceDB
+    assert _snapshot(second, "conv-x") == built
     assert _answers(second, conv) == expected
     second.close()
 
@@ -118,7 +124,11 @@ class _Exploding(RuleExtractor):
 
 def _snapshot(arm: NeuromorphicArm, cid: str) -> dict[str, Any]:
     engine = arm._engine(cid)
-    return {"ws": engine.state.ws.snapshot(), "turn": engine.turn, "counters": engine.counters}
+    return {
+        "ws": engine.state.ws.snapshot(),
+        "turn": engine.turn,
+        "counters": dict(engine.counters),
+    }
 
 
 def test_resume_after_an_interrupted_ingestion_equals_an_uninterrupted_one(
@@ -205,3 +215,43 @@ def test_code_hash_covers_every_engine_module() -> None:
     package = Path(__file__).resolve().parents[1] / "arms" / "neuromorphic"
     modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
     assert set(ENGINE_MODULES) == modules
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["bench.text", "bench.types", "bench.providers.offline_embed", "arms.neuromorphic.engine"],
+)
+def test_code_hash_changes_with_each_module_ingestion_depends_on(
+    module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from arms.neuromorphic.arm import code_hash
+
+    before = code_hash()
+    loaded = importlib.import_module(module)
+    edited = tmp_path / "edited.py"
+    edited.write_text(Path(str(loaded.__file__)).read_text() + "\n# edited\n")
+    monkeypatch.setattr(loaded, "__file__", str(edited))
+    assert code_hash() != before
+
+
+def test_query_reinforcement_never_leaks_into_a_later_run(tmp_path: Path) -> None:
+    conv = _conversation()
+    eager = NeuromorphicConfig(flush_every=4, reinforce_on_query=True)
+    first = _arm(tmp_path, eager)
+    first.ingest(conv)
+    ingested = _snapshot(first, "conv-x")
+    contexts = _answers(first, conv)
+    assert _snapshot(first, "conv-x") != ingested  # LTP at question time, persisted
+    first.close()
+    second = _arm(tmp_path, eager)
+    second.extractor = _Exploding(at_call=1)  # reused, not re-ingested
+    stats = second.ingest(conv)
+    assert stats["reopened"] and _snapshot(second, "conv-x") == ingested
+    assert _answers(second, conv) == contexts
+    second.close()
+    third = _arm(tmp_path, eager)
+    third.ingest(conv)
+    assert _snapshot(third, "conv-x") == ingested and _answers(third, conv) == contexts
+    third.close()

@@ -4,10 +4,12 @@ One engine store per conversation under `store_dir/<conversation_id>/`, ingested
 exchange per clock tick and checkpointed after every flush, so an interrupted
 ingestion resumes mid-conversation and a complete store is reopened, not rebuilt.
 `retrieve` only reads (unless `reinforce_on_query`), so a resumed run reproduces an
-uninterrupted one. The context block the answerer sees::
+uninterrupted one. With `reinforce_on_query`, question-time LTP is persisted, but a
+later run reusing the store first voids everything logged after ingestion completed,
+so every run answers from the same post-ingestion state. The context block the answerer sees::
 
     <FACTS>
-    - Caroline went to a LGBTQ support group yesterday (7 May 2023). (valid 7 May 2023 – present)
+    - Caroline went to a LGBTQ support group yesterday (7 May 2023). (valid 8 May 2023 – present)
       > (8 May 2023) Caroline: I went to a LGBTQ support group yesterday.
     - Caroline: The transgender stories were so inspiring! (valid 8 May 2023 – present)
     </FACTS>
@@ -44,14 +46,22 @@ ENGINE_MODULES = (
     "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
     "retrieval", "rollback", "spreading", "state", "vectors", "workingset",
 )  # fmt: skip
+SHARED_MODULES = ("bench.text", "bench.types", "bench.providers.offline_embed",
+                  "bench.wordllama_files")  # fmt: skip
+"""Modules outside the engine that ingestion depends on: tokenising, session dates and
+date formats, `Turn.render`, and the offline embedder (its tokenizer and weights files)."""
 MAX_OPEN = 8
 """Engines kept open at once (LongMemEval has one store per question)."""
 
 
+def hashed_modules() -> tuple[str, ...]:
+    """Every module whose source is part of the code hash, by dotted name."""
+    return tuple(f"arms.neuromorphic.{m}" for m in ENGINE_MODULES) + SHARED_MODULES
+
+
 def code_hash() -> str:
-    """Hash of every engine module's source (part of the checkpoint fingerprint)."""
-    modules = [importlib.import_module(f"arms.neuromorphic.{m}") for m in ENGINE_MODULES]
-    return source_hash(*modules)
+    """Hash of the engine's and its ingestion dependencies' source (checkpoint fingerprint)."""
+    return source_hash(*(importlib.import_module(m) for m in hashed_modules()))
 
 
 def conversation_hash(conversation: Conversation) -> str:
@@ -112,6 +122,7 @@ class NeuromorphicArm:
         saved = checkpoint.load()
         start = time.perf_counter()
         engine = self._open(cid, folder)
+        self._drop_query_reinforcement(engine, saved)
         todo = exchanges(conversation)
         resumed_from = engine.turn
         try:
@@ -133,10 +144,24 @@ class NeuromorphicArm:
             "extract_s": round(engine.timings["extract"], 3),
             "embed_s": round(engine.timings["embed"], 3),
             "store": engine.loaded_from,
+            "ingested_seq": engine.archive.last_seq(),
         }
         checkpoint.save(stats, complete=True)
         self._folders[cid] = folder
         return stats
+
+    def _drop_query_reinforcement(self, engine: MemoryEngine, saved: dict[str, Any] | None) -> None:
+        """Return a complete store to its post-ingestion state if questions reinforced it.
+
+        With `reinforce_on_query`, `retrieve` persists LTP; a later run reusing the store
+        must start from what ingestion alone built, so the events logged after ingestion
+        (`ingested_seq`) are voided by a `rollback {to_seq}` (kept in the log).
+        """
+        if not (self.config.reinforce_on_query and saved and saved.get("complete")):
+            return
+        pristine = saved.get("ingested_seq")
+        if isinstance(pristine, int) and engine.archive.last_seq() > pristine:
+            engine.restore(pristine)
 
     def _engine(self, conversation_id: str) -> MemoryEngine:
         if conversation_id in self._engines:

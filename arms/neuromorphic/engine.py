@@ -36,7 +36,7 @@ from arms.neuromorphic.invalidation import supersede_targets
 from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import archived_fact, recall
-from arms.neuromorphic.rollback import live_events, replay
+from arms.neuromorphic.rollback import live_events, replay, tally
 from bench.providers.base import Embedder
 from bench.types import Conversation, Turn
 
@@ -97,7 +97,7 @@ class MemoryEngine:
         if replace:
             self.hot.replace(*self.scope, ws)
         elif ws.dirty:
-            self.hot.upsert(*self.scope, ws, ws.dirty)
+            self.hot.sync(*self.scope, ws, ws.dirty)
         ws.dirty.clear()
         self.archive.set_meta({"hot_synced_seq": self.archive.last_seq()})
         self.archive.commit()
@@ -295,7 +295,7 @@ class MemoryEngine:
                 recalled, self.state.index, query, cfg.hydrate_top_k, cfg.hydrate_full_k
             )
         note = gate_note(query) if cfg.answer_type_gate and query else None
-        return render_facts(recalled, sources, note)
+        return render_facts(recalled, self.state.index.turn_date, sources, note)
 
     def history(self, entity_name: str) -> list[Fact]:
         """Every archived fact of an entity, oldest first, superseded ones included."""
@@ -304,16 +304,31 @@ class MemoryEngine:
         return [archived_fact(self.state, fid) for fid in ids]
 
     def rollback(self, turn: int) -> None:
-        """Return to the state right after exchange `turn`, replaying the archive."""
+        """Return to the state right after exchange `turn`, replaying the archive.
+
+        State counters are recounted from the replayed timeline; extraction errors and
+        token counts record extractor calls actually made, so they are kept.
+        """
         if not 0 <= turn <= self.turn:
             raise ValueError(f"rollback: turn must be within 0..{self.turn}, got {turn}")
+        self._rewind({"to_turn": turn})
+
+    def restore(self, seq: int) -> None:
+        """Return to the state right after archive event `seq` (later events stay logged)."""
+        if not 0 <= seq <= self.archive.last_seq():
+            raise ValueError(f"restore: seq must be within 0..{self.archive.last_seq()}")
+        self._rewind({"to_seq": seq})
+
+    def _rewind(self, payload: dict[str, int]) -> None:
         self.flush()
-        self.archive.write([(self.turn, "rollback", {"to_turn": turn})], [])
+        self.archive.write([(self.turn, "rollback", payload)], [])
         self.archive.commit()
         events, facts = self.archive.events(), self.archive.facts()
         self.state = replay(events, facts, self.embedder.dim)
-        self.turn = turn
-        self.archive.set_meta({"turn": turn})
+        live = live_events(events)
+        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
+        self.counters |= tally(events, facts)
+        self.archive.set_meta({"turn": self.turn, "counters": self.counters})
         self._sync_hot(replace=True)
 
     def stats(self) -> dict[str, Any]:

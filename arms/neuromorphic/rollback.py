@@ -1,7 +1,10 @@
 """Rollback and replay: which events are live, and the state they fold into.
 
-A `rollback {to_turn: N}` event voids every earlier-logged event with turn > N; events
-logged after it form the new timeline. Nothing is deleted: history stays readable.
+A `rollback {to_turn: N}` event voids every earlier-logged event with turn > N (and a
+`rollback {to_seq: S}` every one logged after event S); events logged after it form
+the new timeline. Nothing is deleted: history stays readable.
+`tally` recounts the state counters of the live timeline, so after a rollback they
+equal those of a run that stopped at turn N.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ def live_events(events: list[Event]) -> list[Event]:
     """The events that make up the current timeline, in log order."""
     live: list[Event] = []
     for event in events:
-        if event.kind == "rollback":
+        if event.kind == "rollback" and "to_seq" in event.payload:
+            cut = int(event.payload["to_seq"])
+            live = [e for e in live if e.seq <= cut]
+        elif event.kind == "rollback":
             cut = int(event.payload["to_turn"])
             live = [e for e in live if e.turn <= cut]
         else:
@@ -34,12 +40,30 @@ def replay(
     return state
 
 
-def current_turn(events: list[Event]) -> int:
-    """The clock after the live events: the last exchange's turn, or the rollback point."""
-    turn = 0
-    for event in events:
-        if event.kind == "rollback":
-            turn = min(turn, int(event.payload["to_turn"]))
-        elif event.kind == "exchange":
-            turn = max(turn, event.turn)
-    return turn
+EVENT_COUNTERS = {
+    "insert": "facts",
+    "supersede": "superseded",
+    "delete": "pruned_deleted",
+    "archive": "pruned_archived",
+    "reinforce": "reinforced",
+    "elevate": "elevated",
+}
+"""Event kind → the engine counter that adds up its record ids."""
+
+
+def tally(events: list[Event], facts: Mapping[int, FactRow]) -> dict[str, int]:
+    """The state counters of the live timeline (exchanges, facts, superseded, ...)."""
+    counts = dict.fromkeys(["exchanges", *EVENT_COUNTERS.values(), "links_dropped"], 0)
+    related: dict[int, int] = {}
+    for event in live_events(events):
+        if event.kind == "exchange":
+            counts["exchanges"] += 1
+        elif event.kind in EVENT_COUNTERS:
+            counts[EVENT_COUNTERS[event.kind]] += len(event.payload["ids"])
+        elif event.kind == "relink":
+            for key, names in event.payload["links"].items():
+                fid = int(key)
+                before = related.get(fid, len(facts[fid].related))
+                counts["links_dropped"] += before - len(names)
+                related[fid] = len(names)
+    return counts

@@ -14,6 +14,7 @@ Event kinds and payloads:
   elevate   {ids}        ActiveContext → CoreAnchor at w = 1
   relink    {links: {id: [entity names]}}  dead links dropped
   rollback  {to_turn}    events after `to_turn` logged before this one are void
+  rollback  {to_seq}     events logged after event `to_seq` (and before this) are void
 """
 
 from __future__ import annotations
