@@ -10,7 +10,7 @@ from bench.answering import AnswerPrompt, postprocess
 from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 from bench.records import OK, ArmResult
-from bench.scoring.judges import needs_judgement
+from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -75,9 +75,8 @@ class AnswerStep:
             if needs_judgement(result, judge, rejudge=rejudge):
                 judgements[judge.judge_id] = judge.judge(question, result.answer or "")
         updated = replace(result, judgements=judgements)
-        primary = judgements.get(self.primary_judge) if self.primary_judge else None
-        if primary is not None:
-            verdict = primary.verdict if primary.status == OK else None
+        if self.primary_judge:
+            verdict = verdict_outcome(updated, self.primary_judge)
             updated = replace(updated, correct=verdict, outcome=f"judge:{self.primary_judge}")
         return updated
 

@@ -24,7 +24,7 @@ _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+\S+)")
 
 
 def git_state() -> dict[str, Any]:
-    """The commit of the project checkout and whether it has uncommitted changes."""
+    """The commit of the project checkout and whether its code has uncommitted changes."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -33,7 +33,8 @@ def git_state() -> dict[str, Any]:
 
     try:
         commit = git("rev-parse", "HEAD") or None
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        # Committed runs live in results/: rewriting them during a run is not code drift.
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"))
     except (OSError, subprocess.SubprocessError):
         commit, dirty = None, None
     return {"git_commit": commit, "git_dirty": dirty}

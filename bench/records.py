@@ -172,10 +172,10 @@ def read_record(path: Path) -> QuestionRecord:
 def iter_records(run_dir: Path) -> list[QuestionRecord]:
     """Every record in a run directory, sorted by question id."""
     paths = sorted((run_dir / "questions").glob("*.json"))
-    return sorted((read_record(p) for p in paths), key=lambda r: _natural_key(r.question_id))
+    return sorted((read_record(p) for p in paths), key=lambda r: natural_key(r.question_id))
 
 
-def _natural_key(question_id: str) -> tuple[Any, ...]:
-    """Sort `conv-26:10` after `conv-26:9`."""
+def natural_key(question_id: str) -> tuple[Any, ...]:
+    """Sort key putting `conv-26:10` after `conv-26:9` (ids without a number tail last)."""
     head, _, tail = question_id.rpartition(":")
-    return (head, int(tail)) if tail.isdigit() else (question_id, 0)
+    return (head, int(tail), "") if tail.isdigit() else (question_id, -1, question_id)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.comparable import comparable_export
-from bench.records import OK, QuestionRecord, write_text_atomic
+from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.stats import holm, mcnemar_exact_p, min_detectable_effect
 from bench.summary_model import (
@@ -55,11 +55,6 @@ class LoadedRun:
     meta_problem: str | None = None
 
 
-def _natural_key(question_id: str) -> tuple[Any, ...]:
-    head, _, tail = question_id.rpartition(":")
-    return (head, int(tail), "") if tail.isdigit() else (question_id, -1, question_id)
-
-
 def load_run(run_dir: Path) -> LoadedRun:
     """Read every record and `run.json`; raise SummaryError on a missing or bad record."""
     folder = run_dir / "questions"
@@ -83,7 +78,7 @@ def load_run(run_dir: Path) -> LoadedRun:
         records.append(record)
     if not records:
         raise SummaryError(f"{folder}: no question records (*.json) to summarise")
-    records.sort(key=lambda r: _natural_key(r.question_id))
+    records.sort(key=lambda r: natural_key(r.question_id))
     meta, problem = _read_meta(run_dir / "run.json")
     return LoadedRun(run_dir, meta, records, problem)
 
