@@ -1,6 +1,6 @@
 """Load a run directory into pandas: one row per (question, arm). Read-only.
 
-    >>> df = load_run("results/locomo-offline")          # doctest: +SKIP
+    >>> df = load_run("results/locomo-offline-v0.1.0")          # doctest: +SKIP
     >>> df.groupby(["arm", "category_label"])["correct"].mean()  # doctest: +SKIP
 
 Columns (nullable pandas dtypes; a missing score is `<NA>`, never 0):
