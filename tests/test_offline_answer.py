@@ -60,3 +60,14 @@ def test_fact_lines_are_dated_by_their_markup_and_answered_without_it() -> None:
 
 def test_how_many_takes_the_number_of_the_best_line() -> None:
     assert answer("How many kids does Bob have?", FACTS) == "3"
+
+
+def test_exact_ties_go_to_the_first_line_whatever_the_hash_seed() -> None:
+    # Both lines match the same question words; the sum must not depend on set order.
+    context = (
+        "[Session 1 — 1:00 pm on 8 May, 2023]\n"
+        "Ann: violin garden lessons weekly first\n"
+        "Ann: garden violin lessons second line here\n"
+        "Bob: the weather was nice"
+    )
+    assert answer("What about Ann's garden violin lessons?", context) == "weekly first"

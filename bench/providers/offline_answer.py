@@ -118,7 +118,8 @@ def _strip_markup(raw: str) -> tuple[str, str | None]:
 
 def _best_line(index: _Index, question: str) -> tuple[_Line | None, float]:
     """The best-matching line and the share of the question's weight it covers."""
-    q_terms = set(content_terms(question))
+    # Sorted: float sums must not depend on set order, which changes with the hash seed.
+    q_terms = sorted(set(content_terms(question)))
     if not q_terms or not index.lines:
         return None, 0.0
     default_idf = math.log(1 + len(index.lines))
@@ -127,7 +128,7 @@ def _best_line(index: _Index, question: str) -> tuple[_Line | None, float]:
     named = {s for s in index.speakers if s.lower() in question.lower()}
     best, best_score = None, 0.0
     for line in index.lines:
-        score = sum(weight[t] for t in q_terms & line.terms)
+        score = sum(weight[t] for t in q_terms if t in line.terms)
         if _spoken_by_someone_else(line, named):
             score *= OTHER_SPEAKER_PENALTY
         if score > best_score:
