@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
 from dateutil import parser as date_parser
-from dateutil.relativedelta import relativedelta
 
 _STOPWORD_TEXT = """a about above after again against all am an and any are as at be because been
 before being below between both but by can could did do does doing down during each few for from
@@ -69,26 +68,3 @@ def session_date(date_time: str) -> date | None:
 def format_date(day: date) -> str:
     """`8 May 2023` — the date form LoCoMo gold answers use."""
     return f"{day.day} {day.strftime('%B')} {day.year}"
-
-
-_RELATIVE = (
-    ("yesterday", lambda d: format_date(d - timedelta(days=1))),
-    ("today", format_date),
-    ("last night", lambda d: format_date(d - timedelta(days=1))),
-    ("last week", lambda d: f"the week before {format_date(d)}"),
-    ("last weekend", lambda d: f"the weekend before {format_date(d)}"),
-    ("last month", lambda d: (d - relativedelta(months=1)).strftime("%B %Y")),
-    ("last year", lambda d: str(d.year - 1)),
-    ("next month", lambda d: (d + relativedelta(months=1)).strftime("%B %Y")),
-    ("this month", lambda d: d.strftime("%B %Y")),
-    ("this year", lambda d: str(d.year)),
-)
-
-
-def resolve_relative(text: str, anchor: date) -> str | None:
-    """The absolute date a relative expression in `text` means, said on `anchor`."""
-    low = text.lower()
-    for phrase, resolve in sorted(_RELATIVE, key=lambda p: -len(p[0])):
-        if phrase in low:
-            return str(resolve(anchor))
-    return None

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from arms.neuromorphic.dates import resolve_dates
 from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extract_llm import TOOL_NAME, UPDATE_MEMORY_TOOL, LLMExtractor
 from arms.neuromorphic.extract_rules import RuleExtractor
 from arms.neuromorphic.records import FactDraft, Tier
+from bench.dates import resolve_dates
 from bench.types import ChatResult, Turn
 from tests.test_engine_support import FakeChat, conversation, engine, tool_result
 

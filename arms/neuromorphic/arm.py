@@ -41,15 +41,15 @@ from bench.records import write_json_atomic
 from bench.types import Context, ContextItem, Conversation, Question
 
 ENGINE_MODULES = (
-    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "dates",
+    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
     "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "fusion",
     "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
     "retrieval", "rollback", "spreading", "state", "vectors", "workingset",
 )  # fmt: skip
-SHARED_MODULES = ("bench.text", "bench.types", "bench.providers.offline_embed",
+SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
                   "bench.wordllama_files")  # fmt: skip
-"""Modules outside the engine that ingestion depends on: tokenising, session dates and
-date formats, `Turn.render`, and the offline embedder (its tokenizer and weights files)."""
+"""Modules outside the engine that ingestion depends on: tokenising, session dates,
+relative dates, `Turn.render`, and the offline embedder (its tokenizer and weights files)."""
 MAX_OPEN = 8
 """Engines kept open at once (LongMemEval has one store per question)."""
 

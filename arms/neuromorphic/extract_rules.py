@@ -22,10 +22,10 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from arms.neuromorphic.dates import resolve_dates
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction
 from arms.neuromorphic.records import Fact, FactDraft, Tier
+from bench.dates import resolve_dates
 from bench.text import STOPWORDS, session_date, words
 from bench.types import Turn
 

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bench.answering import ABSTAIN, extract_context
+from bench.dates import first_relative
 from bench.providers.base import Message
-from bench.text import STOPWORDS, content_terms, format_date, resolve_relative, session_date, stem
+from bench.text import STOPWORDS, content_terms, format_date, session_date, stem
 from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
@@ -151,7 +152,7 @@ def _date_answer(line: _Line) -> str:
     if anchor is None:
         year = re.search(r"\b(19|20)\d{2}\b", line.text)
         return year.group(0) if year else ABSTAIN
-    return resolve_relative(line.text, anchor) or format_date(anchor)
+    return first_relative(line.text, anchor) or format_date(anchor)
 
 
 def _span_answer(line: _Line, question: str) -> str:

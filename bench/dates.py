@@ -1,4 +1,6 @@
-"""Relative dates resolved against the session date and written into the fact.
+"""Relative dates ("yesterday", "two weeks ago") resolved against the session date.
+
+Shared by the engine's fact extractor and the offline answerer.
 
 `resolve_dates("I went there yesterday", date(2023, 5, 8))` returns
 `("I went there yesterday (7 May 2023)", ["7 May 2023"])`. Arithmetic is done with
@@ -97,6 +99,12 @@ def resolve_phrase(phrase: str, anchor: date) -> Resolved:
         then = anchor + relativedelta(days=step, weekday=_WEEKDAYS[day](step))
         return Resolved(format_date(then), step < 0, True)
     return _ago(low, anchor)
+
+
+def first_relative(text: str, anchor: date) -> str | None:
+    """The absolute form of the first relative date in `text` said on `anchor`, if any."""
+    match = _PATTERN.search(text)
+    return resolve_phrase(match.group(0), anchor).text if match else None
 
 
 def resolve_dates(text: str, anchor: date | None) -> tuple[str, list[Resolved]]:
