@@ -23,8 +23,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from arms.base import ArmServices
 from bench import __version__
+from bench.arm import ArmServices
 from bench.checkpoint import IngestCheckpoint
 from bench.provenance import stable_hash
 from bench.types import Context, ContextItem, Conversation, Question, Turn

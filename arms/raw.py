@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arms.base import ArmServices
 from bench import __version__
+from bench.arm import ArmServices
 from bench.types import Context, Conversation, Question
 
 

@@ -168,9 +168,9 @@ def figures() -> dict[str, Any]:
 
 def ingestion_figures(path: Path) -> dict[str, Any]:
     """Wall time of offline ingestion of every conversation in `path` by both memory arms."""
-    from arms.base import ArmServices
     from arms.neuromorphic.arm import NeuromorphicArm
     from arms.neuromorphic.config import NeuromorphicConfig
+    from bench.arm import ArmServices
     from bench.loaders.locomo import load_locomo
     from bench.providers.offline_embed import WordLlamaEmbedder
     from bench.tokens import TokenCounter

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from arms.base import Arm, ArmServices
 from bench.answer_step import AnswerStep
 from bench.answering import load_answer_prompt
+from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset

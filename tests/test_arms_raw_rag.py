@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arms.base import ArmServices
 from arms.rag import RagArm, RagConfig, make_chunks, rrf_fuse
 from arms.raw import RawArm, RawConfig, render_transcript
+from bench.arm import ArmServices
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question, Session, Turn
 

@@ -10,13 +10,13 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
-from arms.base import ArmServices
 from arms.neuromorphic.arm import NeuromorphicArm
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extract_rules import RuleExtractor
 from arms.neuromorphic.extraction import Extraction
 from arms.neuromorphic.records import Fact
+from bench.arm import ArmServices
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question
 from tests.test_engine_support import HashEmbedder, conversation

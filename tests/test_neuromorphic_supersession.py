@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from arms.base import ArmServices
 from arms.neuromorphic.arm import NeuromorphicArm
 from arms.neuromorphic.config import NeuromorphicConfig
+from bench.arm import ArmServices
 from bench.loaders.locomo import load_locomo
 from bench.tokens import TokenCounter
 from bench.types import Dataset, Question

@@ -28,13 +28,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from arms.base import ArmServices
 from arms.neuromorphic.answer_gate import answer_type
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import exchanges
 from arms.neuromorphic.extraction import make_extractor
 from bench import __version__
+from bench.arm import ArmServices
 from bench.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
 from bench.records import write_json_atomic
