@@ -10,17 +10,9 @@ from bench.records import write_json_atomic, write_text_atomic
 from bench.suite import trec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite
+from bench.suite.names import safe_file_name
 from bench.suite.runner import ArmRun
 from bench.suite.scorecard import comparable, diagnostics, query_key
-
-
-def safe_file_name(name: str) -> str:
-    """A file-name-safe form of an arm name (letters, digits, `-_.`; others become `_`).
-
-    Local stand-in for bench.paths.safe_name (safety helper, issue 8) until merge.
-    """
-    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
-    return cleaned or "_"
 
 
 def inside(path: Path, root: Path) -> Path:

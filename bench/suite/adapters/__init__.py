@@ -7,7 +7,8 @@ from pathlib import Path
 
 from bench.errors import ConfigError
 from bench.registry import did_you_mean, load_symbol
-from bench.suite.model import Suite
+from bench.suite.model import Suite, suite_to_json
+from bench.suite.validate import parse_suite
 
 ADAPTERS = {
     "novamem": "bench.suite.adapters.novamem:load",
@@ -31,6 +32,11 @@ def load_suites(adapter: str, path: Path, split: str) -> list[Suite]:
     suites: list[Suite] = load_symbol(ADAPTERS[adapter])(path, split)
     if not suites:
         raise ConfigError(f"suite.path={path}: adapter {adapter} found no suite there")
+    if adapter not in ("novamem", "niah"):  # those were validated while reading
+        suites = [
+            parse_suite(suite_to_json(s), where=f"{path} ({adapter} suite {s.name})")
+            for s in suites
+        ]
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
         raise ConfigError(f"suite.path={path}: two suites share a name; names must differ")
