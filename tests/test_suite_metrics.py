@@ -118,3 +118,26 @@ def test_rerun_reuses_the_stores_and_gives_the_same_ranking(suite_run: Path) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "'reused_store': True" in proc.stdout + proc.stderr
     assert (suite_run / "runs" / "rag.trec").read_text() == before
+
+
+def test_sweep_gives_each_job_a_directory_and_shares_one_ingestion(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    proc = run_cli(
+        "-m",
+        f"suite.path={SMOKE}",
+        "arms=[rag]",
+        "arm_options.rag.top_k=1,2,3",
+        f"out={out}",
+        "progress=false",
+        module="bench.suite",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jobs = sorted(p.name for p in out.iterdir() if (p / "report.json").is_file())
+    assert jobs == [f"arm_options.rag.top_k={k},arms=[rag]" for k in (1, 2, 3)]
+    log = proc.stdout + proc.stderr
+    assert log.count("'reused_store': False") == 1 and log.count("'reused_store': True") == 2
+    table = (out / "sweep.md").read_text().splitlines()
+    assert [line.split(" | ")[0] for line in table[4:]] == [f"| {j}" for j in jobs]
+    recall = [json.loads((out / j / "report.json").read_text())["arms"]["rag"] for j in jobs]
+    at10 = [r["retrieval"]["byK"]["10"]["recall"] for r in recall]
+    assert at10 == sorted(at10)  # more chunks never lose a relevant memory

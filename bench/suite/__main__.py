@@ -53,11 +53,11 @@ def _meta(cfg: SuiteConfig, suites: list[Any]) -> dict[str, Any]:
 
 @hydra.main(config_path="../../conf", config_name="suite", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
-    from bench.suite.sweep import job_out, record_sweep_row
+    from bench.suite.sweep import job_dirs, record_sweep_row
 
     try:
         suite_cfg = load_suite_config(cfg)
-        suite_cfg.out = job_out(suite_cfg.out)
+        suite_cfg.out, suite_cfg.stores = job_dirs(suite_cfg.out, suite_cfg.stores)
         report = run(suite_cfg)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

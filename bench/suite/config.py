@@ -38,6 +38,9 @@ class SuiteConfig:
     out: str
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     progress: bool = True
+    stores: str | None = None
+    """Folder holding `stores/<arm>/<suite>`; default `out` (a multirun: the sweep folder,
+    so every job of a sweep over retrieval knobs reuses one ingestion)."""
 
     def as_run_config(self, name: str) -> RunConfig:
         """The run configuration the shared arm plumbing (open_arms, arm_specs) reads."""

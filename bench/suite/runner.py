@@ -61,7 +61,7 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
     answer_step = _answer_step(cfg, providers, tokens) if cfg.suite.answer else None
     results: list[ArmRun] = []
     try:
-        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.out))
+        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.stores or cfg.out))
         try:
             for spec in specs:
                 arm = arms[spec.name]

@@ -25,10 +25,13 @@ def _multirun_job() -> tuple[Path, Path] | None:
     return Path(hc.sweep.dir), Path(hc.runtime.output_dir)
 
 
-def job_out(out: str) -> str:
-    """The job's own directory in a multirun (no `out=` to invent), else `out` itself."""
+def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
+    """(out, stores) of this job: in a multirun the job's own directory and, unless
+    set, the sweep folder's shared stores; else both unchanged."""
     job = _multirun_job()
-    return str(job[1]) if job else out
+    if job is None:
+        return out, stores
+    return str(job[1]), stores or str(job[0])
 
 
 def record_sweep_row(out: str, report: dict[str, Any]) -> None:
