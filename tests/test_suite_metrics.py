@@ -141,3 +141,26 @@ def test_sweep_gives_each_job_a_directory_and_shares_one_ingestion(tmp_path: Pat
     recall = [json.loads((out / j / "report.json").read_text())["arms"]["rag"] for j in jobs]
     at10 = [r["retrieval"]["byK"]["10"]["recall"] for r in recall]
     assert at10 == sorted(at10)  # more chunks never lose a relevant memory
+
+
+def test_offline_answerer_per_cutoff_is_labelled_and_consistent(tmp_path: Path) -> None:
+    out = tmp_path / "answers"
+    proc = run_cli(
+        f"suite.path={SMOKE}",
+        "arms=[rag]",
+        "suite.answer=true",
+        "suite.cutoffs=[3,10]",
+        f"out={out}",
+        "progress=false",
+        module="bench.suite",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["arms"]["rag"]["answer"]) == {"3", "10"}
+    card = json.loads((out / "comparable" / "rag.json").read_text())
+    assert card["metadata"]["answerer_model"] == "offline-extractive"
+    correct = [e["correct"] for e in card["evaluations"]]  # answers at the deepest cutoff
+    assert all(isinstance(c, bool) for c in correct)
+    overall = card["metrics_by_cutoff"]["top_10"]["overall"]["accuracy"]
+    assert overall == pytest.approx(100 * sum(correct) / len(correct))
+    assert "Answers at each cutoff (offline answerer)" in (out / "SUMMARY.md").read_text()
