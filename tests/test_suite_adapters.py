@@ -60,6 +60,8 @@ def test_locomo_turns_are_memories_and_evidence_is_relevance() -> None:
         for t in v
     ]
     assert sorted(m.id for m in first.memories) == sorted(turn_ids)
+    adversarial = [q for s in suites for q in s.queries if q.question_type == "adversarial"]
+    assert adversarial and all(q.abstention and not q.relevance for q in adversarial)
     for query in first.queries:
         if query.question_type == "adversarial":
             assert query.abstention and not query.relevance

@@ -20,7 +20,11 @@ Evidence = Callable[[Question, Conversation], tuple[str, ...]]
 
 
 def conversation_suite(
-    conversation: Conversation, kind: str, evidence: Evidence, qtype: Callable[[Question], str]
+    conversation: Conversation,
+    kind: str,
+    evidence: Evidence,
+    qtype: Callable[[Question], str],
+    abstains: Callable[[Question], bool] = lambda q: q.is_abstention,
 ) -> Suite:
     """The conversation's turns as memories and its questions as queries."""
     memories = tuple(
@@ -39,7 +43,8 @@ def conversation_suite(
     skipped = 0
     for question in conversation.questions:
         relevant = tuple(dict.fromkeys(e for e in evidence(question, conversation) if e in known))
-        if not relevant and not question.is_abstention:
+        abstention = abstains(question)
+        if not relevant and not abstention:
             skipped += 1
             continue
         queries.append(
@@ -50,7 +55,7 @@ def conversation_suite(
                 expected_answer=None if question.gold is None else str(question.gold),
                 question_type=qtype(question),
                 date=question.question_date,
-                abstention=question.is_abstention,
+                abstention=abstention,
             )
         )
     if skipped:

@@ -17,7 +17,10 @@ LABELS = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "
 def load(path: Path, split: str) -> list[Suite]:
     """Every conversation of the file as a suite (`split` is unused)."""
     dataset = load_locomo(path)
-    return [conversation_suite(c, "locomo", _evidence, _type) for c in dataset.conversations]
+    return [
+        conversation_suite(c, "locomo", _evidence, _type, lambda q: q.category == 5)
+        for c in dataset.conversations
+    ]
 
 
 def _evidence(question: Question, conversation: Conversation) -> tuple[str, ...]:
