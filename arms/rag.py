@@ -25,8 +25,8 @@ from typing import Any
 
 from bench import __version__
 from bench.arm import ArmServices
-from bench.checkpoint import IngestCheckpoint
-from bench.provenance import stable_hash
+from bench.run.checkpoint import IngestCheckpoint
+from bench.run.provenance import stable_hash
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 TABLE = "chunks"
@@ -205,6 +205,6 @@ def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
 def _code_hash() -> str:
     """This module and the turn rendering it embeds."""
     import bench.types
-    from bench.checkpoint import source_hash
+    from bench.run.checkpoint import source_hash
 
     return source_hash(inspect.getmodule(RagArm), bench.types)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from bench.errors import BenchError
 from bench.records import QuestionRecord, iter_records
-from bench.summary_model import LABEL_SCHEMES
+from bench.summarise.model import LABEL_SCHEMES
 
 QUESTION_COLUMNS = [
     "question_id",

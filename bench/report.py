@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from bench import summarise
 from bench.errors import BenchError
 from bench.frame import load_run
-from bench.summary_model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
+from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"

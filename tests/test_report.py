@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import report, summarise
-from bench.stats import mcnemar_exact_p
+from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
 
 

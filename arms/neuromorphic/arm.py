@@ -35,9 +35,9 @@ from arms.neuromorphic.exchange import exchanges
 from arms.neuromorphic.extraction import make_extractor
 from bench import __version__
 from bench.arm import ArmServices
-from bench.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
 from bench.records import write_json_atomic
+from bench.run.checkpoint import IngestCheckpoint, source_hash
 from bench.types import Context, ContextItem, Conversation, Question
 
 ENGINE_MODULES = (

@@ -10,7 +10,6 @@ from typing import Any
 
 from bench.config import RunConfig
 from bench.errors import ConfigError, DatasetError
-from bench.provenance import provenance, redact, secret_values, stable_hash
 from bench.records import (
     OK,
     QuestionRecord,
@@ -18,6 +17,7 @@ from bench.records import (
     record_path,
     write_json_atomic,
 )
+from bench.run.provenance import provenance, redact, secret_values, stable_hash
 from bench.types import Question
 
 RUN_SCHEMA_VERSION = 1

@@ -19,7 +19,7 @@ from typing import Any
 
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.scoring.rules import f1_outcome_name, f1_rule
-from bench.stats import cohen_kappa, mean, percentile, wilson_interval
+from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 
 LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "official": {

@@ -1,13 +1,13 @@
 """Renderers of a Summary: Markdown tables (stdout and SUMMARY.md) and the JSON contract.
 
-Renderers only format; every number comes from `bench.summary_model.Summary`.
+Renderers only format; every number comes from `bench.summarise.model.Summary`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.summary_model import (
+from bench.summarise.model import (
     LABEL_SCHEMES,
     SMALL_N,
     ArmStats,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.records import OK, ArmResult, QuestionRecord, write_record
 from bench.summarise import summarise_run
-from bench.summary_render import render_text
+from bench.summarise.render import render_text
 
 LOCOMO_CATEGORY_COUNTS = {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}
 ARMS = ("raw", "rag", "neuromorphic", "tuned")

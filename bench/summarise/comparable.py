@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.records import QuestionRecord
-from bench.summary_model import Summary
+from bench.summarise.model import Summary
 
 FORMAT = "armbench-comparable/1"
 

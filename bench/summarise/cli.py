@@ -20,11 +20,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from bench.comparable import comparable_export
 from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
-from bench.stats import holm, mcnemar_exact_p, min_detectable_effect
-from bench.summary_model import (
+from bench.summarise.comparable import comparable_export
+from bench.summarise.model import (
     LABEL_SCHEMES,
     SCORED_CATEGORIES,
     SETS,
@@ -36,7 +35,8 @@ from bench.summary_model import (
     kappa_rows,
     outcomes_of,
 )
-from bench.summary_render import render_markdown, render_text, summary_to_json
+from bench.summarise.render import render_markdown, render_text, summary_to_json
+from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
 __all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
 
@@ -369,7 +369,3 @@ def main(argv: list[str] | None = None) -> int:
         if fmt == "comparable":
             write_text_atomic(args.run_dir / "comparable.json", text + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,17 +16,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.answer_step import AnswerStep
-from bench.answering import load_answer_prompt
 from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
-from bench.progress import progress
 from bench.records import ERROR, ArmResult, QuestionRecord, write_record
 from bench.registry import arm_kind, load_symbol
-from bench.rundir import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
-from bench.settings import ArmSpec, arm_specs
+from bench.run.answer_prompt import load_answer_prompt
+from bench.run.answer_step import AnswerStep
+from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
+from bench.run.progress import progress
+from bench.run.settings import ArmSpec, arm_specs
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 

@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.answering import AnswerPrompt, postprocess
 from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 from bench.records import OK, ArmResult
+from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
 from bench.tokens import TokenCounter
