@@ -22,6 +22,8 @@ import plotly.graph_objects as go
 from bench import summarise
 from bench.errors import BenchError
 from bench.frame import load_run
+from bench.records import OK
+from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
@@ -85,7 +87,7 @@ def write_report(run_dir: Path, labels: str = "official") -> Path:
 def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
     """Context tokens of every `ok` answer, per arm."""
     df = load_run(run_dir, labels=labels)
-    ok = df[(df["status"] == "ok") & df["context_tokens"].notna()]
+    ok = df[(df["status"] == OK) & df["context_tokens"].notna()]
     return {
         str(arm): [int(v) for v in group["context_tokens"]]
         for arm, group in ok.groupby("arm", sort=False)
@@ -94,7 +96,7 @@ def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
 
 def offline_banner(summary: Summary) -> str:
     """The warning an offline run carries; names the outcome rule actually used."""
-    if summary.outcome.startswith("f1>="):
+    if (rule := Outcome.parse(summary.outcome)) and rule.f1_threshold is not None:
         if summary.f1_threshold == 0.5:
             return OFFLINE_BANNER
         return (

@@ -25,8 +25,6 @@ from bench.run.directory import key_env_names
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 
-log = logging.getLogger("bench.run")
-
 
 @hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:

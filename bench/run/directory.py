@@ -10,6 +10,8 @@ from typing import Any
 
 from bench.config import RunConfig
 from bench.errors import ConfigError, DatasetError
+from bench.hashing import stable_hash
+from bench.providers.secrets import redact_value
 from bench.records import (
     OK,
     QuestionRecord,
@@ -17,7 +19,8 @@ from bench.records import (
     record_path,
     write_json_atomic,
 )
-from bench.run.provenance import provenance, redact, secret_values, stable_hash
+from bench.run.provenance import provenance, secret_values
+from bench.scoring.rules import Outcome
 from bench.types import Question
 
 RUN_SCHEMA_VERSION = 1
@@ -56,10 +59,8 @@ def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[st
 
 
 def outcome_rule(cfg: RunConfig) -> str:
-    """The rule that sets `correct`: `judge:<id>` or `f1>=<threshold>`."""
-    if cfg.scoring.primary_judge:
-        return f"judge:{cfg.scoring.primary_judge}"
-    return f"f1>={cfg.scoring.f1_threshold:g}"
+    """The name of the rule that sets `correct` (`bench.scoring.rules.Outcome`)."""
+    return Outcome.for_scoring(cfg.scoring.primary_judge, cfg.scoring.f1_threshold).name
 
 
 def add_accounting(earlier: Any, now: Any) -> Any:
@@ -125,7 +126,7 @@ class RunDirectory:
             "provenance": provenance(),
             **extra,
         }
-        write_json_atomic(self.run_json, redact(payload, secret_values(key_env_names(cfg))))
+        write_json_atomic(self.run_json, redact_value(payload, secret_values(key_env_names(cfg))))
         self.record_provenance = {
             "run": self.path.name,
             "config_hash": payload["config_hash"],

@@ -32,6 +32,7 @@ from bench.summarise.model import (
     PairRow,
     Summary,
     arm_stats,
+    group_label,
     kappa_rows,
     outcomes_of,
 )
@@ -111,14 +112,6 @@ def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
     return (
         record.question_type if not locomo_style and record.question_type else str(record.category)
     )
-
-
-def _group_label(key: str, locomo_style: bool, labels: str) -> str:
-    if key.isdigit():
-        cat = int(key)
-        default = f"category {cat}"
-        return LABEL_SCHEMES[labels].get(cat, default) if locomo_style else default
-    return key
 
 
 def _arm_names(run: LoadedRun) -> list[str]:
@@ -240,7 +233,7 @@ def summarise_records(
     threshold = _threshold(run, outcome)
     names = _arm_names(run)
     group_of = {r.question_id: _group_key(r, locomo_style) for r in run.records}
-    group_labels = {g: _group_label(g, locomo_style, labels) for g in layout.group_qids}
+    group_labels = {g: group_label(g, labels, locomo_style=locomo_style) for g in layout.group_qids}
     arms = {
         n: arm_stats(n, run.records, group_of, layout.set_groups, group_labels, locomo_style)
         for n in names

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.records import QuestionRecord
+from bench.scoring.rules import Outcome
 from bench.summarise.model import Summary
 
 FORMAT = "armbench-comparable/1"
@@ -34,9 +35,10 @@ def _top_k(meta: dict[str, Any], arm: str) -> Any:
 
 
 def _judge_model(meta: dict[str, Any], outcome: str) -> str:
-    if not outcome.startswith("judge:"):
+    rule = Outcome.parse(outcome)
+    if rule is None or rule.judge_id is None:
         return f"none ({outcome})"
-    judge_id = outcome.split(":", 1)[1]
+    judge_id = rule.judge_id
     for judge in meta.get("judges") or []:
         if judge.get("judge_id") == judge_id:
             return str(judge.get("model", "unknown"))
