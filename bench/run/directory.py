@@ -11,6 +11,7 @@ from typing import Any
 from bench.config import RunConfig
 from bench.errors import ConfigError, DatasetError
 from bench.hashing import stable_hash
+from bench.paths import contained
 from bench.providers.secrets import redact_value
 from bench.records import (
     OK,
@@ -18,6 +19,7 @@ from bench.records import (
     read_record,
     record_path,
     write_json_atomic,
+    write_record,
 )
 from bench.run.provenance import provenance, secret_values
 from bench.scoring.rules import Outcome
@@ -151,6 +153,8 @@ class RunDirectory:
         """
         path = record_path(self.path, question.file_stem)
         if not path.is_file():
+            path = record_path(self.path, question.legacy_file_stem)
+        if not _is_file(path):
             return None
         try:
             record = read_record(path)
@@ -164,6 +168,17 @@ class RunDirectory:
                 f"{question.question_id!r}; move it away"
             )
         return record
+
+    def save_record(self, question: Question, record: QuestionRecord) -> None:
+        """Write a question's record atomically under its safe name (inside this folder).
+
+        A record left under the pre-`safe_name` file name is removed once its successor
+        is written, so a folder never holds two records of one question.
+        """
+        write_record(self.path, question.file_stem, record)
+        legacy = record_path(self.path, question.legacy_file_stem)
+        if question.legacy_file_stem != question.file_stem and _is_file(legacy):
+            contained(legacy, self.path).unlink()
 
 
 def arms_to_run(
@@ -182,6 +197,14 @@ def arms_to_run(
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the filesystem refuses (a legacy name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _first_line(exc: Exception) -> str:
