@@ -33,8 +33,8 @@ from arms.neuromorphic.extraction import make_extractor
 from bench import __version__
 from bench.arm import ArmServices
 from bench.errors import BenchError
-from bench.paths import contained, safe_name
 from bench.hashing import stable_hash
+from bench.paths import contained, safe_name
 from bench.records import write_json_atomic
 from bench.run.checkpoint import IngestCheckpoint, source_hash
 from bench.types import Context, ContextItem, Conversation, Question

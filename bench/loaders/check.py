@@ -57,7 +57,7 @@ class FileChecker:
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             name = _TYPE_NAMES.get(kind, kind.__name__)
             self.fail(where, f"must be {name}, got {type(value).__name__} ({_short(value)})")
-        if kind is str:
+        if isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:  # a lone surrogate from a `\ud800` escape

@@ -16,8 +16,10 @@ log = logging.getLogger("bench.loaders")
 
 
 def check_conversation(check: FileChecker, conv: Conversation, where: str, id_field: str) -> None:
-    """Refuse an empty id, a conversation with no sessions or no turns at all; warn on an
-    empty session and on a speaker who is neither of the conversation's speakers."""
+    """Refuse an empty id, and a conversation with no sessions or no turns at all.
+
+    Warns on an empty session and on a speaker who is neither of the conversation's.
+    """
     if not conv.conversation_id.strip():
         check.fail(f"{where}.{id_field}", "empty id (ids name files and must be non-empty)")
     if not conv.sessions:
