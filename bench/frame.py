@@ -26,6 +26,7 @@ import pandas as pd
 
 from bench.errors import BenchError
 from bench.records import OK, QuestionRecord, iter_records
+from bench.runmeta import read_run_meta
 from bench.scoring.rules import JUDGE_OUTCOME_PREFIX
 from bench.summarise.model import LABEL_SCHEMES, group_label
 
@@ -158,14 +159,8 @@ def _checked_run_dir(path: Path) -> Path:
 
 def _arm_order(path: Path, records: list[QuestionRecord]) -> list[str]:
     """Arms in run.json order, then any others in order of first appearance."""
-    listed: list[str] = []
-    run_json = path / "run.json"
-    if run_json.is_file():
-        try:
-            arms = json.loads(run_json.read_text(encoding="utf-8")).get("arms", [])
-            listed = [str(a) for a in arms] if isinstance(arms, list) else []
-        except (json.JSONDecodeError, AttributeError):
-            listed = []
+    meta, _ = read_run_meta(path / "run.json")
+    listed = meta.arms if meta else []
     seen = [name for record in records for name in record.arms]
     return list(dict.fromkeys([*listed, *seen]))
 

@@ -23,11 +23,12 @@ from bench.loaders import dataset_stats, load_dataset
 from bench.paths import safe_name
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
-from bench.run.answer_prompt import load_answer_prompt
+from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
 from bench.run.progress import progress
 from bench.run.settings import ArmSpec, arm_specs
+from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -92,7 +93,7 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
 
         def save_run_json() -> None:
             totals = add_accounting(earlier, providers.accounting())
-            run_dir.write_run_json(cfg, ident, **meta, accounting=totals)
+            run_dir.write_run_json(cfg, ident, replace(meta, accounting=totals))
 
         save_run_json()
         arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
@@ -325,27 +326,25 @@ def _judge_warnings(cfg: RunConfig) -> list[str]:
 
 
 def _run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: Any, step: AnswerStep, warnings: list[str]
-) -> dict[str, Any]:
-    return {
-        "dataset": {"name": dataset.name, "path": dataset.path, "sha256": dataset.sha256},
-        "dataset_stats": dataset_stats(dataset),
-        "provider": {
-            "name": cfg.provider.name,
-            "answerer_model": step.answerer.model,
-            "extractor_model": cfg.provider.extractor.model,
-            "embedder_model": cfg.provider.embedder.model,
-        },
-        "offline": cfg.provider.answerer.kind == "offline",
-        "prompt": {"path": prompt.path, "sha256": prompt.sha256},
-        "tokenizer": step.tokens.name,
-        "judges": [
-            {"judge_id": j.judge_id, "model": j.model, "prompt_hash": j.prompt_hash}
-            for j in step.judges
-        ],
-        "outcome": outcome_rule(cfg),
-        "warnings": warnings,
-    }
+    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, step: AnswerStep, warnings: list[str]
+) -> RunMeta:
+    """What this session knows about the run (the run directory adds identity and dates)."""
+    return RunMeta(
+        dataset=DatasetMeta(dataset.name, dataset.path, dataset.sha256),
+        dataset_stats=dataset_stats(dataset),
+        provider=ProviderMeta(
+            name=cfg.provider.name,
+            answerer_model=step.answerer.model,
+            extractor_model=cfg.provider.extractor.model,
+            embedder_model=cfg.provider.embedder.model,
+        ),
+        offline=cfg.provider.answerer.kind == "offline",
+        prompt={"path": prompt.path, "sha256": prompt.sha256},
+        tokenizer=step.tokens.name,
+        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in step.judges],
+        outcome=outcome_rule(cfg),
+        warnings=warnings,
+    )
 
 
 def _workers(cfg: RunConfig) -> int:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
 
 from bench.records import OK, ArmResult, QuestionRecord
+from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 
@@ -160,7 +160,7 @@ class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
 
     run_dir: str
-    meta: dict[str, Any] | None
+    meta: RunMeta | None
     dataset: str
     locomo_style: bool
     labels: str
