@@ -126,7 +126,9 @@ class RunDirectory:
             provenance=ProvenanceMeta(**provenance()),
         )
         payload = redact_value(meta.to_json(), secret_values(key_env_names(cfg)))
-        write_json_atomic(self.run_json, payload)
+        before = redact_value(replace(previous, updated_at=meta.updated_at).to_json(), [])
+        if payload != before:  # unchanged: not rewritten (a finished run may be read-only)
+            write_json_atomic(contained(self.run_json, self.path), payload)
         self.record_provenance = {
             "run": self.path.name,
             "config_hash": meta.config_hash,
@@ -154,7 +156,7 @@ class RunDirectory:
             return None
         try:
             record = read_record(path)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DatasetError(
                 f"{path}: unreadable record ({_first_line(exc)}); move it away"
             ) from None

@@ -8,6 +8,7 @@ screen) never take the lock and never write.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -34,11 +35,14 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     path = run_dir / LOCK_FILE
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock_file(path)
     except OSError as exc:
         raise BenchError(
             f"cannot use out={run_dir} ({exc.strerror or exc}): pass out= a writable folder"
         ) from None
+    if fd is None:  # a read-only folder without a lock file: nothing here can be written
+        yield
+        return
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -48,8 +52,24 @@ def run_lock(run_dir: Path) -> Iterator[None]:
                 f"run directory {run_dir} is in use by another run (PID {holder}): "
                 "wait for it to finish, or pass another out=<dir>"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # opened read-only (a finished run in a read-only folder): lock, no PID
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _open_lock_file(path: Path) -> int | None:
+    """A descriptor on the lock file: read-write, else read-only, else None (read-only dir)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except (PermissionError, OSError) as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
