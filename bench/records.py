@@ -12,12 +12,14 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
-OK = "ok"
-ERROR = "error"
+Status = Literal["ok", "error"]
+"""A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
+OK: Final = "ok"
+ERROR: Final = "error"
 
 
 @dataclass
@@ -25,7 +27,7 @@ class Judgement:
     """One judge's verdict on one answer; `status` is `error` when it could not be parsed."""
 
     judge_id: str
-    status: str
+    status: Status
     verdict: bool | None = None
     model: str = ""
     prompt_hash: str = ""
@@ -38,7 +40,7 @@ class Judgement:
 class ArmResult:
     """One arm's answer to one question, with its scores and costs."""
 
-    status: str
+    status: Status
     """`ok` or `error`; only `ok` results are scored."""
     answer: str | None = None
     """The post-processed answer every scorer sees."""

@@ -26,14 +26,14 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from bench.answering import load_answer_prompt
 from bench.config import RunConfig
 from bench.errors import BenchError
+from bench.hashing import stable_hash
 from bench.loaders import load_dataset
-from bench.provenance import stable_hash
 from bench.records import write_json_atomic
-from bench.runner import ingest_arms, limit_dataset, open_arms
-from bench.settings import ArmSpec, arm_specs, launch, load_run_config
+from bench.run.answer_prompt import load_answer_prompt
+from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
+from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.text import content_terms
 from bench.tokens import TokenCounter
 from bench.types import Context, Question

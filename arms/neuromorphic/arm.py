@@ -18,9 +18,7 @@ so every run answers from the same post-ingestion state. The context block the a
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 import re
 import time
 from collections import OrderedDict
@@ -35,9 +33,10 @@ from arms.neuromorphic.exchange import exchanges
 from arms.neuromorphic.extraction import make_extractor
 from bench import __version__
 from bench.arm import ArmServices
-from bench.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
+from bench.hashing import stable_hash
 from bench.records import write_json_atomic
+from bench.run.checkpoint import IngestCheckpoint, source_hash
 from bench.types import Context, ContextItem, Conversation, Question
 
 ENGINE_MODULES = (
@@ -66,12 +65,10 @@ def code_hash() -> str:
 
 def conversation_hash(conversation: Conversation) -> str:
     """Hash of what ingestion reads from a conversation (turns, speakers, dates)."""
-    blob = json.dumps(
+    return stable_hash(
         [conversation.speakers, [(s.index, s.date_time, [asdict(t) for t in s.turns])
-                                 for s in conversation.sessions]],
-        sort_keys=True,
+                                 for s in conversation.sessions]]
     )  # fmt: skip
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 class NeuromorphicArm:

@@ -13,15 +13,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from bench.hashing import stable_hash
 from bench.records import write_json_atomic
 
 _FILE = "checkpoint.json"
-
-
-def fingerprint_hash(fingerprint: dict[str, Any]) -> str:
-    """A stable short hash of a JSON-able fingerprint."""
-    blob = json.dumps(fingerprint, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def source_hash(*modules: Any) -> str:
@@ -38,7 +33,7 @@ class IngestCheckpoint:
     def __init__(self, store_dir: Path, fingerprint: dict[str, Any]) -> None:
         self.store_dir = store_dir
         self.fingerprint = fingerprint
-        self.key = fingerprint_hash(fingerprint)
+        self.key = stable_hash(fingerprint)
         self._path = store_dir / _FILE
 
     def load(self) -> dict[str, Any] | None:
@@ -63,8 +58,3 @@ class IngestCheckpoint:
             "state": {**state, "complete": complete},
         }
         write_json_atomic(self._path, payload)
-
-    def is_complete(self) -> bool:
-        """True when a matching checkpoint marks the store as fully ingested."""
-        state = self.load() if self._path.is_file() else None
-        return bool(state and state.get("complete"))
