@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -62,6 +63,13 @@ class McpConfig(LiveOptions):
                                          "k": "{k}"})  # fmt: skip
 
 
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 class McpBackend:
     """MCP transport: one client session in a background event loop."""
 
@@ -74,7 +82,8 @@ class McpBackend:
         target: Any
         if cfg.command:
             self.where = "mcp stdio `" + " ".join(cfg.command) + "`"
-            target = StdioServerParameters(command=cfg.command[0], args=list(cfg.command[1:]))
+            program = sys.executable if cfg.command[0] == "python" else cfg.command[0]
+            target = StdioServerParameters(command=program, args=list(cfg.command[1:]))
         else:
             self.where = f"mcp {cfg.url}"
             target = cfg.url
@@ -88,6 +97,7 @@ class McpBackend:
             self._ready.result(timeout=cfg.timeout_s)
         except Exception as exc:
             self._shutdown()
+            exc = _leaf(exc)
             raise BenchError(f"{self.where}: cannot connect ({type(exc).__name__}: "
                              f"{str(exc)[:200]}); check arm_options.{name}") from None  # fmt: skip
 
