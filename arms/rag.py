@@ -25,8 +25,9 @@ from typing import Any
 
 from bench import __version__
 from bench.arm import ArmServices
-from bench.checkpoint import IngestCheckpoint
-from bench.provenance import stable_hash
+from bench.hashing import stable_hash
+from bench.paths import contained, safe_name
+from bench.run.checkpoint import IngestCheckpoint
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 TABLE = "chunks"
@@ -90,8 +91,10 @@ class RagArm:
         self._bm25: Any = None
 
     def fingerprint(self) -> dict[str, Any]:
-        """What the store is built from: windows, embedder and code (not retrieval knobs,
-        so a top_k sweep reuses one store)."""
+        """What the store is built from: windows, embedder and code.
+
+        Retrieval knobs are left out, so a top_k sweep reuses one store.
+        """
         return {
             "kind": "rag",
             "version": __version__,
@@ -106,10 +109,12 @@ class RagArm:
         """Embed every chunk in batches and store them in LanceDB (reused when complete)."""
         import lancedb
 
-        folder = self.services.store_dir / conversation.conversation_id
+        root = self.services.store_dir
+        folder = contained(root / safe_name(conversation.conversation_id), root)
         self._chunks = make_chunks(conversation, self.config.window, self.config.stride)
         content = stable_hash([(c.text, c.dia_ids) for c in self._chunks])
-        checkpoint = IngestCheckpoint(folder, {**self.fingerprint(), "chunks": content})
+        fingerprint = {**self.fingerprint(), "chunks": content}
+        checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         state = checkpoint.load()
         db = lancedb.connect(str(folder / "lancedb"))
         reused = bool(state and state.get("complete"))
@@ -140,8 +145,11 @@ class RagArm:
         return Context(text="\n\n".join(it.text for it in shown), items=tuple(items))
 
     def _load_vectors(self, table: Any) -> None:
-        """Read the conversation's table once: exact cosine over it in numpy ranks
-        exactly as LanceDB's brute-force search does, without ~10 ms per query."""
+        """Read the conversation's table once.
+
+        Exact cosine over it in numpy ranks exactly as LanceDB's brute-force search
+        does, without ~10 ms per query.
+        """
         import numpy as np
 
         data = table.to_arrow()
@@ -205,6 +213,6 @@ def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
 def _code_hash() -> str:
     """This module and the turn rendering it embeds."""
     import bench.types
-    from bench.checkpoint import source_hash
+    from bench.run.checkpoint import source_hash
 
     return source_hash(inspect.getmodule(RagArm), bench.types)

@@ -25,8 +25,10 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import BenchError
-from bench.records import QuestionRecord, iter_records
-from bench.summary_model import LABEL_SCHEMES
+from bench.records import OK, QuestionRecord, iter_records
+from bench.runmeta import read_run_meta
+from bench.scoring.rules import JUDGE_OUTCOME_PREFIX
+from bench.summarise.model import LABEL_SCHEMES, group_label
 
 QUESTION_COLUMNS = [
     "question_id",
@@ -55,7 +57,7 @@ ARM_COLUMNS = [
     "error",
 ]
 SCORE_COLUMNS = ("f1", "em", "abstained", "trap_hit")
-JUDGE_PREFIX = "judge:"
+JUDGE_PREFIX = JUDGE_OUTCOME_PREFIX
 _DTYPES = {
     "category": "Int64",
     "correct": "boolean",
@@ -157,14 +159,8 @@ def _checked_run_dir(path: Path) -> Path:
 
 def _arm_order(path: Path, records: list[QuestionRecord]) -> list[str]:
     """Arms in run.json order, then any others in order of first appearance."""
-    listed: list[str] = []
-    run_json = path / "run.json"
-    if run_json.is_file():
-        try:
-            arms = json.loads(run_json.read_text(encoding="utf-8")).get("arms", [])
-            listed = [str(a) for a in arms] if isinstance(arms, list) else []
-        except (json.JSONDecodeError, AttributeError):
-            listed = []
+    meta, _ = read_run_meta(path / "run.json")
+    listed = meta.arms if meta else []
     seen = [name for record in records for name in record.arms]
     return list(dict.fromkeys([*listed, *seen]))
 
@@ -194,7 +190,7 @@ def _row(record: QuestionRecord, arm: str, labels: str) -> dict[str, Any]:
     }
     row.update({name: result.scores.get(name) for name in SCORE_COLUMNS})
     for judge_id, judgement in result.judgements.items():
-        verdict = judgement.verdict if judgement.status == "ok" else None
+        verdict = judgement.verdict if judgement.status == OK else None
         row[f"{JUDGE_PREFIX}{judge_id}"] = verdict
     return row
 
@@ -203,7 +199,9 @@ def category_label(record: QuestionRecord, labels: str = "official") -> str | No
     """The LongMemEval `question_type`, else the LoCoMo label of the category integer."""
     if record.question_type:
         return record.question_type
-    return LABEL_SCHEMES[labels].get(record.category)
+    if record.category is None:
+        return None
+    return group_label(str(record.category), labels)
 
 
 def _typed(frame: pd.DataFrame, judges: list[str]) -> pd.DataFrame:

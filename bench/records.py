@@ -12,12 +12,14 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
-OK = "ok"
-ERROR = "error"
+Status = Literal["ok", "error"]
+"""A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
+OK: Final = "ok"
+ERROR: Final = "error"
 
 
 @dataclass
@@ -25,7 +27,7 @@ class Judgement:
     """One judge's verdict on one answer; `status` is `error` when it could not be parsed."""
 
     judge_id: str
-    status: str
+    status: Status
     verdict: bool | None = None
     model: str = ""
     prompt_hash: str = ""
@@ -38,7 +40,7 @@ class Judgement:
 class ArmResult:
     """One arm's answer to one question, with its scores and costs."""
 
-    status: str
+    status: Status
     """`ok` or `error`; only `ok` results are scored."""
     answer: str | None = None
     """The post-processed answer every scorer sees."""
@@ -157,9 +159,11 @@ def record_path(run_dir: Path, file_stem: str) -> Path:
 
 
 def write_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> Path:
-    """Atomically write one question record; return its path."""
+    """Atomically write one question record (checked to stay in `run_dir`); return its path."""
+    from bench.paths import contained
+
     path = record_path(run_dir, file_stem)
-    write_json_atomic(path, record.to_json())
+    write_json_atomic(contained(path, run_dir), record.to_json())
     return path
 
 

@@ -22,7 +22,10 @@ import plotly.graph_objects as go
 from bench import summarise
 from bench.errors import BenchError
 from bench.frame import load_run
-from bench.summary_model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
+from bench.records import OK
+from bench.runmeta import RunMeta
+from bench.scoring.rules import Outcome
+from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"
@@ -85,7 +88,7 @@ def write_report(run_dir: Path, labels: str = "official") -> Path:
 def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
     """Context tokens of every `ok` answer, per arm."""
     df = load_run(run_dir, labels=labels)
-    ok = df[(df["status"] == "ok") & df["context_tokens"].notna()]
+    ok = df[(df["status"] == OK) & df["context_tokens"].notna()]
     return {
         str(arm): [int(v) for v in group["context_tokens"]]
         for arm, group in ok.groupby("arm", sort=False)
@@ -94,7 +97,7 @@ def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
 
 def offline_banner(summary: Summary) -> str:
     """The warning an offline run carries; names the outcome rule actually used."""
-    if summary.outcome.startswith("f1>="):
+    if (rule := Outcome.parse(summary.outcome)) and rule.f1_threshold is not None:
         if summary.f1_threshold == 0.5:
             return OFFLINE_BANNER
         return (
@@ -103,34 +106,20 @@ def offline_banner(summary: Summary) -> str:
     return f"OFFLINE — extractive answerer; outcome {summary.outcome}"
 
 
-def _meta(summary: Summary, *keys: str) -> Any:
-    """A nested value of run.json, or None."""
-    value: Any = summary.meta or {}
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
 def _header(summary: Summary) -> str:
     """Run metadata from run.json, the offline banner, and the summariser's notes."""
     esc = html.escape
-    judges = _meta(summary, "judges") or []
+    meta = summary.meta or RunMeta()
     judge_text = (
-        ", ".join(
-            f"{j.get('judge_id')} ({j.get('model')}, prompt {j.get('prompt_hash')})"
-            for j in judges
-            if isinstance(j, dict)
-        )
+        ", ".join(f"{j.judge_id} ({j.model}, prompt {j.prompt_hash})" for j in meta.judges)
         or "none"
     )
-    commit = _meta(summary, "provenance", "git_commit")
-    dirty = _meta(summary, "provenance", "git_dirty")
+    commit, dirty = meta.provenance.git_commit, meta.provenance.git_dirty
     dataset = summary.dataset
     rows = [
         (
             "dataset",
-            f"{esc(_text(dataset))} — sha256 "
-            f"<code>{esc(_text(_meta(summary, 'dataset', 'sha256')))}</code>",
+            f"{esc(_text(dataset))} — sha256 <code>{esc(_text(meta.dataset.sha256))}</code>",
         ),
         (
             "questions",
@@ -139,17 +128,17 @@ def _header(summary: Summary) -> str:
             if summary.locomo_style
             else f"{summary.n_questions['all']}",
         ),
-        ("provider", esc(_text(_meta(summary, "provider", "name")))),
-        ("answerer", esc(_text(_meta(summary, "provider", "answerer_model")))),
+        ("provider", esc(_text(meta.provider.name))),
+        ("answerer", esc(_text(meta.provider.answerer_model))),
         ("judges", esc(judge_text)),
         ("outcome rule", f"<code>{esc(summary.outcome)}</code>"),
         ("category labels", esc(summary.labels)),
         ("git commit", f"<code>{esc(_text(commit))}</code>{' (dirty)' if dirty else ''}"),
-        ("created", esc(_text(_meta(summary, "created_at")))),
+        ("created", esc(_text(meta.created_at))),
     ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
-    if _meta(summary, "offline") is True:
+    if meta.offline is True:
         parts.append(f'<div class="banner">{esc(offline_banner(summary))}</div>')
     parts.append(f"<table>{table}</table>")
     if summary.notes:
@@ -386,6 +375,11 @@ def main(argv: list[str] | None = None) -> int:
         path = write_report(run_dir, args.labels)
     except (summarise.SummaryError, BenchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
         return 2
     print(f"wrote {path}", file=sys.stderr)
     return 0

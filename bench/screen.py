@@ -26,14 +26,14 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from bench.answering import load_answer_prompt
 from bench.config import RunConfig
 from bench.errors import BenchError
+from bench.hashing import stable_hash
 from bench.loaders import load_dataset
-from bench.provenance import stable_hash
 from bench.records import write_json_atomic
-from bench.runner import ingest_arms, limit_dataset, open_arms
-from bench.settings import ArmSpec, arm_specs, launch, load_run_config
+from bench.run.answer_prompt import load_answer_prompt
+from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
+from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.text import content_terms
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -132,6 +132,16 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
 
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
+    try:
+        _screen_and_print(cfg)
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
+        sys.exit(2)
+
+
+def _screen_and_print(cfg: DictConfig) -> None:
     try:
         run_cfg = load_run_config(cfg)
         results = screen(run_cfg)

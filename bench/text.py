@@ -60,7 +60,8 @@ def session_date(date_time: str) -> date | None:
         except ValueError:
             return None
     try:
-        return date_parser.parse(match.group(1).replace(",", "")).date()
+        parsed: datetime = date_parser.parse(match.group(1).replace(",", ""))
+        return parsed.date()
     except (ValueError, OverflowError):
         return None
 

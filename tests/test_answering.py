@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.answering import ABSTAIN, extract_context, load_answer_prompt, postprocess
 from bench.errors import ConfigError
+from bench.run.answer_prompt import ABSTAIN, extract_context, load_answer_prompt, postprocess
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from arms.neuromorphic import perf as perf_engine
 from arms.neuromorphic.config import NeuromorphicConfig
-from bench import perf_engine
 
 
 def test_engine_time_reports_per_exchange_figures(tmp_path: Path) -> None:

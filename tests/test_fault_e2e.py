@@ -18,7 +18,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from bench.paths import CONF_DIR
-from bench.settings import load_run_config
+from bench.run.settings import load_run_config
 from tests.e2e_support import load_records, run_cli
 from tests.fault_server import Fault, FaultServer, max_in_window, transient_faults
 
@@ -104,7 +104,7 @@ def test_faulty_run_gives_the_same_records_within_the_rate_limit(
     clean_run, tmp_path: Path, monkeypatch
 ):
     from bench.providers import factory
-    from bench.runner import run_benchmark
+    from bench.run.pipeline import run_benchmark
 
     monkeypatch.setattr(factory, "RATE_WINDOW_S", WINDOW_S)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)

@@ -213,7 +213,8 @@ def test_code_hash_covers_every_engine_module() -> None:
     from arms.neuromorphic.arm import ENGINE_MODULES
 
     package = Path(__file__).resolve().parents[1] / "arms" / "neuromorphic"
-    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    # `perf` is the engine's benchmark harness: it builds nothing a store holds.
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__", "perf"}
     assert set(ENGINE_MODULES) == modules
 
 

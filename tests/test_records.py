@@ -77,3 +77,17 @@ def test_nan_is_refused_and_the_old_file_survives(tmp_path: Path) -> None:
         write_json_atomic(path, {"f1": math.nan})
     assert json.loads(path.read_text()) == {"f1": 0.5}
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_shipped_schema_is_generated_from_the_dataclasses() -> None:
+    """The schema file equals what the dataclasses generate, so no field can drift."""
+    from bench.record_schema import build_schema
+
+    assert build_schema() == SCHEMA, "run `python -m bench.record_schema --write`"
+
+
+def test_schema_forbids_unknown_fields() -> None:
+    data = json.loads((GOLDEN / "v1_question_record.json").read_text())
+    data["arms"]["raw"]["invented"] = 1
+    with pytest.raises(jsonschema.ValidationError, match="invented"):
+        jsonschema.validate(data, SCHEMA)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import report, summarise
-from bench.stats import mcnemar_exact_p
+from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
 
 
@@ -49,8 +49,8 @@ def test_offline_banner_only_when_offline(offline_report: tuple[Path, str], tmp_
 
 def test_header_carries_run_metadata(offline_report: tuple[Path, str]) -> None:
     run_dir, text = offline_report
-    meta = summarise.summarise_run(run_dir).meta or {}
-    assert meta["dataset"]["sha256"] in text
+    meta = summarise.summarise_run(run_dir).meta
+    assert meta is not None and meta.dataset.sha256 and meta.dataset.sha256 in text
     assert "offline-extractive" in text
     assert "f1&gt;=0.5" in text or "f1>=0.5" in text
 

@@ -12,8 +12,8 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.paths import CONF_DIR
 from bench.registry import ARM_KINDS, did_you_mean
-from bench.rundir import RunDirectory, identity
-from bench.settings import arm_specs, check_group_overrides, group_options, load_run_config
+from bench.run.directory import RunDirectory, identity
+from bench.run.settings import arm_specs, check_group_overrides, group_options, load_run_config
 
 
 def compose_run(*overrides: str) -> RunConfig:

@@ -1,4 +1,4 @@
-"""bench.stats cross-checked against scipy and statsmodels on random and edge-case data."""
+"""bench.summarise.stats cross-checked against scipy and statsmodels on random and edge data."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from bench.stats import (
+from bench.summarise.stats import (
     Z_95,
     cohen_kappa,
     mcnemar_exact_p,
@@ -22,7 +22,7 @@ from bench.stats import (
     percentile,
     wilson_interval,
 )
-from bench.stats import holm as holm_adjust
+from bench.summarise.stats import holm as holm_adjust
 
 
 def random_paired(rng: random.Random) -> tuple[int, int, int, int]:

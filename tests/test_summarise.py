@@ -12,9 +12,9 @@ from scipy.stats import binomtest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from bench.records import ArmResult, Judgement, QuestionRecord, write_json_atomic, write_record
-from bench.stats import holm, wilson_interval
 from bench.summarise import summarise_run
-from bench.summary_render import summary_to_json
+from bench.summarise.render import summary_to_json
+from bench.summarise.stats import holm, wilson_interval
 
 CATEGORIES = [1, 1, 2, 4, 4, 4, 5, 5]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.paths import PROJECT_ROOT
-from bench.perf_summarise import figures
+from bench.perf.summarise import figures
 from bench.summarise import main, summarise_run
-from bench.summary_render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown, summary_to_json
 from tests.test_summarise import arm, record, small_run, write_run
 
 GOLDEN = Path(__file__).parent / "golden" / "summarise"

@@ -5,16 +5,15 @@ The runner calls `load_dataset(cfg)`; everything it returns is a typed `bench.ty
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from pathlib import Path
 
 from bench.config import DatasetConfig
-from bench.errors import ConfigError
 from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.loaders.stats import dataset_stats
+from bench.registry import unknown
 from bench.types import Dataset
 
 LOADERS: dict[str, Callable[[Path, str], Dataset]] = {
@@ -28,11 +27,7 @@ def load_dataset(cfg: DatasetConfig) -> Dataset:
     """Resolve (and if needed download) the configured file, then parse it."""
     loader = LOADERS.get(cfg.loader)
     if loader is None:
-        close = difflib.get_close_matches(cfg.loader, LOADERS, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"dataset.loader={cfg.loader!r} is unknown; {hint}known loaders: {', '.join(LOADERS)}"
-        )
+        raise unknown("loader", cfg.loader, list(LOADERS), "dataset.loader")
     return loader(resolve_data_file(cfg), cfg.name)
 
 

@@ -13,7 +13,6 @@ busy timeout let shards in other processes share the file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from bench.errors import ConfigError
+from bench.hashing import content_key
 from bench.providers.base import Message
 
 MODES = ("off", "read", "write", "readwrite")
@@ -37,9 +37,8 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def cache_key(**parts: Any) -> str:
-    """SHA-256 hex of the canonical JSON of `parts` (sorted keys, no whitespace)."""
-    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 hex of the canonical JSON of `parts` (`bench.hashing.content_key`)."""
+    return content_key(parts)
 
 
 class ResponseCache:

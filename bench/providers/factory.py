@@ -16,7 +16,6 @@ reported here, before any work starts.
 
 from __future__ import annotations
 
-import difflib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
+from bench.registry import unknown
 
 CHAT_KINDS = ("offline", "openai")
 EMBED_KINDS = ("wordllama", "openai")
@@ -41,9 +41,7 @@ RATE_WINDOW_S = 60.0
 
 def _check_kind(kind: str, allowed: tuple[str, ...], setting: str) -> None:
     if kind not in allowed:
-        close = difflib.get_close_matches(kind, allowed, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"{setting}={kind!r}: unknown kind; {hint}expected one of {allowed}")
+        raise unknown("kind", kind, list(allowed), setting)
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from bench.answering import ABSTAIN, extract_context
 from bench.dates import first_relative
 from bench.providers.base import Message
+from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import STOPWORDS, content_terms, format_date, session_date, stem
 from bench.types import ChatResult
 

@@ -31,4 +31,5 @@ class WordLlamaEmbedder:
             self._model.embed(texts, norm=False, batch_size=self._batch_size), dtype=np.float32
         )
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+        unit: np.ndarray = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+        return unit

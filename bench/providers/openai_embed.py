@@ -149,4 +149,5 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     needs = (np.abs(norms - 1.0) > 1e-6) & (norms > 0)
     scaled = np.divide(matrix, norms, out=matrix.copy(), where=needs)
-    return scaled.astype(np.float32)
+    out: np.ndarray = scaled.astype(np.float32)
+    return out

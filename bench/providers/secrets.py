@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -49,8 +50,20 @@ def remember(secret: str) -> None:
             _known.add(secret)
 
 
+MASK = "***"
+"""What a secret is replaced with, everywhere (logs, errors, run.json)."""
+_KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}")
+_BEARER = re.compile(r"(Bearer\s+)(?!\*\*\*)\S+")
+
+
 def redact(text: str) -> str:
-    """`text` with every known secret, and every 8+ character prefix/suffix of one, masked."""
+    """The project's one redaction policy, for any text we emit or store.
+
+    Masks every known secret (read by `read_api_key` or passed to `remember`), every
+    8+ character prefix/suffix of one (servers echo partial keys in 401 bodies), any
+    `Bearer <token>` and anything shaped like an OpenAI key (`sk-` + 16 or more).
+    """
+    text = _KEY_LIKE.sub(MASK, _BEARER.sub(lambda m: m.group(1) + MASK, text))
     with _lock:
         secrets = sorted(_known, key=len, reverse=True)
     for secret in secrets:
@@ -60,6 +73,20 @@ def redact(text: str) -> str:
             if fragment in text:
                 text = text.replace(fragment, "***")
     return text
+
+
+def redact_value(value: Any, secrets: list[str]) -> Any:
+    """A deep copy of a JSON-able value with `redact` applied to every string.
+
+    `secrets` are remembered first, so they stay masked in later log lines too.
+    """
+    for secret in secrets:
+        remember(secret)
+    if isinstance(value, dict):
+        return {k: redact_value(v, []) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v, []) for v in value]
+    return redact(value) if isinstance(value, str) else value
 
 
 class RedactingFilter(logging.Filter):

@@ -8,13 +8,13 @@ SHA-256 of the whole file text is the prompt hash recorded in every verdict.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.errors import ConfigError
+from bench.hashing import text_sha256
 from bench.paths import resolve_resource
 
 _SECTION = re.compile(r"^\[(system|user|rubric:[A-Za-z0-9_.-]+)\]\s*$")
@@ -67,7 +67,7 @@ def parse_judge_prompt(text: str, path: str, required: tuple[str, ...] = ()) -> 
     for name in ("default", *required):
         if not rubrics.get(name):
             raise ConfigError(f"{path}: judge prompt has no [rubric:{name}] section; add one")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    digest = text_sha256(text)
     return JudgePrompt(path, digest, bodies["system"], bodies["user"], rubrics)
 
 

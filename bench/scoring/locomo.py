@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from functools import lru_cache
 from typing import Any
 
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, f1_outcome_name, f1_rule
+from bench.text import stem
 from bench.types import Question
 
 __all__ = [
@@ -66,20 +66,8 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    from nltk.stem import PorterStemmer
-
-    return PorterStemmer()
-
-
-@lru_cache(maxsize=100_000)
-def _stem(word: str) -> str:
-    return str(_stemmer().stem(word))
-
-
 def _tokens(text: str) -> list[str]:
-    return [_stem(w) for w in normalize_answer(text).split()]
+    return [stem(w) for w in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:

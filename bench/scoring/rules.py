@@ -3,25 +3,61 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_F1_THRESHOLD = 0.5
 F1_OUTCOME_PREFIX = "f1>="
+JUDGE_OUTCOME_PREFIX = "judge:"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The rule that sets `correct`: an official-F1 threshold or one judge's verdict.
+
+    Serialised in exactly one place (`name`: `f1>=0.5` or `judge:<id>`, the string stored
+    in `ArmResult.outcome` and `run.json`) and parsed in exactly one place (`parse`).
+    """
+
+    f1_threshold: float | None = None
+    """Correct iff official F1 >= this (abstention items: iff the answer abstained)."""
+    judge_id: str | None = None
+    """Correct iff this judge's verdict says so (set instead of `f1_threshold`)."""
+
+    @classmethod
+    def for_scoring(cls, primary_judge: str | None, f1_threshold: float) -> Outcome:
+        """The primary judge's rule when one is named, else the F1 rule."""
+        return cls(judge_id=primary_judge) if primary_judge else cls(f1_threshold=f1_threshold)
+
+    @property
+    def name(self) -> str:
+        """`judge:<id>` or `f1>=<threshold>` (threshold printed with `:g`)."""
+        if self.judge_id:
+            return f"{JUDGE_OUTCOME_PREFIX}{self.judge_id}"
+        return f"{F1_OUTCOME_PREFIX}{self.f1_threshold:g}"
+
+    @classmethod
+    def parse(cls, name: str | None) -> Outcome | None:
+        """The rule a stored name denotes; None for an empty or unknown name."""
+        if name and name.startswith(JUDGE_OUTCOME_PREFIX) and len(name) > len(JUDGE_OUTCOME_PREFIX):
+            return cls(judge_id=name[len(JUDGE_OUTCOME_PREFIX) :])
+        if name and name.startswith(F1_OUTCOME_PREFIX):
+            try:
+                return cls(f1_threshold=float(name[len(F1_OUTCOME_PREFIX) :]))
+            except ValueError:
+                return None
+        return None
 
 
 def f1_outcome_name(threshold: float) -> str:
     """The name of the F1 rule, e.g. `f1>=0.5`; recorded in `ArmResult.outcome`."""
-    return f"{F1_OUTCOME_PREFIX}{threshold:g}"
+    return Outcome(f1_threshold=threshold).name
 
 
 def threshold_from_outcome(name: str | None) -> float | None:
     """The threshold of an `f1>=<t>` outcome name; None for any other rule (a judge)."""
-    if not name or not name.startswith(F1_OUTCOME_PREFIX):
-        return None
-    try:
-        return float(name[len(F1_OUTCOME_PREFIX) :])
-    except ValueError:
-        return None
+    outcome = Outcome.parse(name)
+    return outcome.f1_threshold if outcome else None
 
 
 def f1_rule(scores: Mapping[str, Any], *, abstention_item: bool, threshold: float) -> bool | None:

@@ -78,8 +78,10 @@ def mean(values: Iterable[float | None]) -> float | None:
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0-100) by linear interpolation between closest ranks
-    (numpy's default `linear` method); None for no values."""
+    """The q-th percentile (0-100); None for no values.
+
+    Linear interpolation between closest ranks (numpy's default `linear` method).
+    """
     if not values:
         return None
     ordered = sorted(values)

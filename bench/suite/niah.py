@@ -121,8 +121,11 @@ def _query(
 
 
 def _place(hay: list[Memory], inserts: list[tuple[float, Memory]]) -> list[Memory]:
-    """Insert each needle before the haystack memory at round(depth * len) (stable order),
-    dated like its neighbour so date-aware arms see a plausible timeline."""
+    """Insert each needle before the haystack memory at round(depth * len).
+
+    Needles at one position keep their order; each is dated like its neighbour so
+    date-aware arms see a plausible timeline.
+    """
     at: dict[int, list[Memory]] = {}
     for depth, memory in inserts:
         at.setdefault(round(depth * len(hay)), []).append(memory)

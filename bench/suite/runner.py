@@ -1,5 +1,7 @@
-"""Run arms over suites: ingest each suite once per arm (checkpointed), retrieve every
-query read-only, keep the ranked source ids up to the deepest cutoff and the latency.
+"""Run arms over suites, keeping ranked source ids and retrieval latency.
+
+Each suite is ingested once per arm (checkpointed); every query is retrieved read-only
+and its ranked source ids are kept up to the deepest cutoff.
 
 Stores live under `<out>/stores/<arm>/<suite>` exactly as in bench.run, so a second
 suite run (or a sweep over retrieval knobs) reuses the ingestion.
@@ -13,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.answer_step import AnswerStep
 from bench.arm import Arm
 from bench.errors import BenchError
+from bench.run.answer_step import AnswerStep
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite, SuiteQuery
 from bench.suite.units import suite_conversation
@@ -50,9 +52,9 @@ class ArmRun:
 def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
     """Ingest and retrieve with every configured arm; arms in the order requested."""
     from bench.providers.factory import build_providers
-    from bench.runner import open_arms
+    from bench.run.pipeline import open_arms
+    from bench.run.settings import arm_specs
     from bench.screen import _read_only
-    from bench.settings import arm_specs
 
     run_cfg = cfg.as_run_config(suites[0].name)
     specs = [_read_only(spec) for spec in arm_specs(run_cfg)]
@@ -141,7 +143,7 @@ def _answers(
 
 
 def _answer_step(cfg: SuiteConfig, providers: Any, tokens: TokenCounter) -> AnswerStep:
-    from bench.answering import load_answer_prompt
+    from bench.run.answer_prompt import load_answer_prompt
 
     return AnswerStep(
         prompt=load_answer_prompt(cfg.answer.prompt),

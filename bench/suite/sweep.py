@@ -1,5 +1,8 @@
-"""Hydra multirun support: each job writes into its own `<out>/<override dirname>` and
-adds one row to `<out>/sweep.md` (rows sorted by job directory, so reruns are stable)."""
+"""Hydra multirun support for suites.
+
+Each job writes into its own `<out>/<override dirname>` and adds one row to
+`<out>/sweep.md` (rows sorted by job directory, so reruns are stable).
+"""
 
 from __future__ import annotations
 
@@ -26,8 +29,11 @@ def _multirun_job() -> tuple[Path, Path] | None:
 
 
 def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
-    """(out, stores) of this job: in a multirun the job's own directory and, unless
-    set, the sweep folder's shared stores; else both unchanged."""
+    """The (out, stores) of this job.
+
+    In a multirun: the job's own directory and, unless set, the sweep folder's shared
+    stores; else both unchanged.
+    """
     job = _multirun_job()
     if job is None:
         return out, stores
@@ -59,8 +65,10 @@ def record_sweep_row(out: str, report: dict[str, Any]) -> None:
 
 
 def sweep_table(rows: list[dict[str, Any]]) -> str:
-    """Markdown: one line per (job, arm) with recall at every cutoff. Jobs of one
-    sweep score the same queries, so the rows compare query-for-query."""
+    """Markdown: one line per (job, arm) with recall at every cutoff.
+
+    Jobs of one sweep score the same queries, so the rows compare query-for-query.
+    """
     cutoffs = rows[0]["cutoffs"] if rows else []
     head = "| job | arm | " + " | ".join(f"recall@{k}" for k in cutoffs) + " |"
     lines = ["# Sweep", "", head, "|---|---|" + "---:|" * len(cutoffs)]

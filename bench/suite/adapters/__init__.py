@@ -1,5 +1,8 @@
-"""Adapters: read a benchmark's own files into suites. Each is a module with
-`load(path: Path, split: str) -> list[Suite]`, named lazily so only the one used loads."""
+"""Adapters: read a benchmark's own files into suites.
+
+Each is a module with `load(path: Path, split: str) -> list[Suite]`, named lazily so
+only the one used loads.
+"""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def _jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
 def _qrels(
     path: Path, corpus: dict[str, Any], queries: dict[str, Any]
 ) -> dict[str, dict[str, int]]:
-    """query id -> {doc id: grade}; the header line `query-id corpus-id score` is skipped."""
+    """Query id -> {doc id: grade}; the header line `query-id corpus-id score` is skipped."""
     if not path.is_file():
         raise DatasetError(f"beir {path}: qrels file missing; check suite.split")
     qrels: dict[str, dict[str, int]] = {}

@@ -1,6 +1,9 @@
-"""LoCoMo (`locomo10.json`) as suites: one suite per conversation, turns as memories,
-`dia_id` evidence as relevant ids, categories as question types (official labels).
-Category 5 (adversarial) questions are abstentions: they have no evidence to retrieve."""
+"""LoCoMo (`locomo10.json`) as suites: one suite per conversation.
+
+Turns are memories, `dia_id` evidence the relevant ids, categories the question types
+(official labels). Category 5 (adversarial) questions are abstentions: they have no
+evidence to retrieve.
+"""
 
 from __future__ import annotations
 

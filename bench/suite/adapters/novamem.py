@@ -1,5 +1,8 @@
-"""The suite format itself (NovaMem-style): one suite file, or a folder of `*.json` suites
-read in name order. NIAH suites written by bench.suite.niah use the same format."""
+"""The suite format itself (NovaMem-style).
+
+One suite file, or a folder of `*.json` suites read in name order. NIAH suites written
+by bench.suite.niah use the same format.
+"""
 
 from __future__ import annotations
 

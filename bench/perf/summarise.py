@@ -14,8 +14,11 @@ import time
 from pathlib import Path
 
 from bench.records import OK, ArmResult, QuestionRecord, write_record
+from bench.scoring.rules import DEFAULT_F1_THRESHOLD, f1_outcome_name
 from bench.summarise import summarise_run
-from bench.summary_render import render_text
+from bench.summarise.render import render_text
+
+OUTCOME_F1 = f1_outcome_name(DEFAULT_F1_THRESHOLD)
 
 LOCOMO_CATEGORY_COUNTS = {1: 282, 2: 321, 3: 96, 4: 841, 5: 446}
 ARMS = ("raw", "rag", "neuromorphic", "tuned")
@@ -35,7 +38,7 @@ def synthetic_record(index: int, category: int, rng: random.Random) -> QuestionR
             scores={"f1": f1, "em": correct, "abstained": category == 5 and correct},
             context_tokens=rng.randint(200, 30_000),
             latency_ms=rng.uniform(50, 2_000),
-            outcome="f1>=0.5",
+            outcome=OUTCOME_F1,
         )
     if category == 5:
         for res in arms.values():

@@ -20,6 +20,11 @@ from statistics import median
 from typing import Any
 
 from bench.paths import PROJECT_ROOT
+from bench.registry import load_symbol
+
+# Engine benchmarks live with the engine; named lazily so bench never imports arms.
+ENGINE_FIGURES = "arms.neuromorphic.perf:figures"
+INGESTION_FIGURES = "arms.neuromorphic.perf:ingestion_figures"
 
 DEFAULT = ("components", "summarise", "engine", "run")
 
@@ -92,18 +97,15 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         if name == "components":
             out[name] = components()
         elif name == "summarise":
-            from bench.perf_summarise import figures as summarise_figures
+            from bench.perf.summarise import figures as summarise_figures
 
             out[name] = summarise_figures()
         elif name == "engine":
-            from bench.perf_engine import figures as engine_figures
-
-            out[name] = engine_figures()
+            out[name] = load_symbol(ENGINE_FIGURES)()
         elif name == "ingest":
             from bench.loaders.resolve import resolve_data_file
-            from bench.perf_engine import ingestion_figures
 
-            out[name] = ingestion_figures(resolve_data_file(_locomo_config()))
+            out[name] = load_symbol(INGESTION_FIGURES)(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
         elif name == "niah":

@@ -6,12 +6,13 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.answering import AnswerPrompt, postprocess
 from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 from bench.records import OK, ArmResult
+from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.scoring.rules import Outcome
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -77,7 +78,9 @@ class AnswerStep:
         updated = replace(result, judgements=judgements)
         if self.primary_judge:
             verdict = verdict_outcome(updated, self.primary_judge)
-            updated = replace(updated, correct=verdict, outcome=f"judge:{self.primary_judge}")
+            updated = replace(
+                updated, correct=verdict, outcome=Outcome(judge_id=self.primary_judge).name
+            )
         return updated
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
 
 from bench.records import OK, ArmResult, QuestionRecord
+from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
-from bench.stats import cohen_kappa, mean, percentile, wilson_interval
+from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 
 LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "official": {
@@ -33,6 +33,21 @@ LABEL_SCHEMES: dict[str, dict[int, str]] = {
 }
 """Category labels: `official` follows the LoCoMo evaluation code; `mem0` its paper."""
 SCORED_CATEGORIES = frozenset({1, 2, 3, 4})
+
+
+def group_label(key: str, labels: str = "official", *, locomo_style: bool = True) -> str:
+    """The printed name of a summary group — the one label rule of the project.
+
+    A LoCoMo category (its integer as text) gets its name under the label scheme
+    (`category N` when the scheme has none, or when the run is not LoCoMo-style); any
+    other key, such as a LongMemEval `question_type`, is its own label.
+    """
+    if key.isdigit():
+        default = f"category {int(key)}"
+        return LABEL_SCHEMES[labels].get(int(key), default) if locomo_style else default
+    return key
+
+
 SETS = ("scored", "all")
 SMALL_N = 300
 """Below this many paired questions a comparison is underpowered: not a result."""
@@ -48,7 +63,7 @@ class Rate:
 
     @property
     def value(self) -> float | None:
-        """k / n, or None when n = 0."""
+        """K / n, or None when n = 0."""
         return self.k / self.n if self.n else None
 
     @property
@@ -145,7 +160,7 @@ class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
 
     run_dir: str
-    meta: dict[str, Any] | None
+    meta: RunMeta | None
     dataset: str
     locomo_style: bool
     labels: str
@@ -219,10 +234,6 @@ class _Tally:
             out.f1 += part.f1
             out.excluded.update(part.excluded)
         return out
-
-    def group(self, key: str, label: str) -> GroupStats:
-        excluded = sum(self.excluded.values())
-        return GroupStats(key, label, self.questions, Rate(self.k, self.n), mean(self.f1), excluded)
 
 
 def _exclusion(res: ArmResult | None) -> str | None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from bench.records import QuestionRecord
-from bench.summary_model import Summary
+from bench.runmeta import RunMeta
+from bench.scoring.rules import Outcome
+from bench.summarise.model import Summary
 
 FORMAT = "armbench-comparable/1"
 
@@ -27,19 +29,14 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def _top_k(meta: dict[str, Any], arm: str) -> Any:
-    options = (meta.get("config") or {}).get("arm_options") or {}
-    arm_opts = options.get(arm) if isinstance(options, dict) else None
-    return arm_opts.get("top_k") if isinstance(arm_opts, dict) else None
-
-
-def _judge_model(meta: dict[str, Any], outcome: str) -> str:
-    if not outcome.startswith("judge:"):
+def _judge_model(meta: RunMeta, outcome: str) -> str:
+    rule = Outcome.parse(outcome)
+    if rule is None or rule.judge_id is None:
         return f"none ({outcome})"
-    judge_id = outcome.split(":", 1)[1]
-    for judge in meta.get("judges") or []:
-        if judge.get("judge_id") == judge_id:
-            return str(judge.get("model", "unknown"))
+    judge_id = rule.judge_id
+    for judge in meta.judges:
+        if judge.judge_id == judge_id:
+            return judge.model or "unknown"
     return "unknown"
 
 
@@ -59,13 +56,13 @@ def _evaluation(record: QuestionRecord, arm: str, qtype: str) -> dict[str, Any]:
 
 
 def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[str, Any]:
-    meta = summary.meta or {}
-    provider = meta.get("provider") or {}
+    meta = summary.meta or RunMeta()
+    provider = meta.provider
     stats = summary.arms[arm]
     answerers = {
         str(r.arms[arm].answerer) for r in records if arm in r.arms and r.arms[arm].answerer
     }
-    answerer = provider.get("answerer_model") or (", ".join(sorted(answerers)) or "unknown")
+    answerer = provider.answerer_model or (", ".join(sorted(answerers)) or "unknown")
     labels = summary.group_labels
 
     def qtype(record: QuestionRecord) -> str:
@@ -78,11 +75,11 @@ def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[st
             "arm": arm,
             "answerer_model": answerer,
             "judge_model": _judge_model(meta, summary.outcome),
-            "provider": provider.get("name", "unknown"),
-            "top_k": _top_k(meta, arm),
+            "provider": provider.name or "unknown",
+            "top_k": meta.arm_option(arm, "top_k"),
             "outcome": summary.outcome,
             "label_scheme": summary.labels,
-            "run_name": meta.get("run_name", "unknown"),
+            "run_name": meta.run_name or "unknown",
         },
         "accuracy": {
             "overall": _percent(stats.accuracy["scored"].value),

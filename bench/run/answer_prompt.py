@@ -17,12 +17,12 @@ The model sees (worked example, rag arm, abridged)::
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ConfigError
+from bench.hashing import text_sha256
 from bench.paths import resolve_resource
 from bench.providers.base import Message
 
@@ -58,7 +58,7 @@ def load_answer_prompt(path: str) -> AnswerPrompt:
     text = resolved.read_text(encoding="utf-8")
     if "{context}" not in text:  # it would silently drop every arm's context
         raise ConfigError(f"{resolved}: answer prompt has no {{context}} placeholder; add one")
-    return AnswerPrompt(text, path, hashlib.sha256(text.encode()).hexdigest())
+    return AnswerPrompt(text, path, text_sha256(text))
 
 
 _PREFIX = re.compile(r"^\s*(final answer|answer|a)\s*:\s*", re.IGNORECASE)
@@ -66,7 +66,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def postprocess(raw: str) -> str:
-    """Same cleaning for every arm: one line, no 'Answer:' prefix, quotes or final stop.
+    r"""Same cleaning for every arm: one line, no 'Answer:' prefix, quotes or final stop.
 
     A bulleted or numbered list becomes one comma-separated line (list answers are
     scored item by item); otherwise only the first non-empty line is kept.

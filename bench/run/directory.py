@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.config import RunConfig
 from bench.errors import ConfigError, DatasetError
-from bench.provenance import provenance, redact, secret_values, stable_hash
+from bench.hashing import stable_hash
+from bench.paths import contained
+from bench.providers.secrets import redact_value
 from bench.records import (
     OK,
     QuestionRecord,
     read_record,
     record_path,
     write_json_atomic,
+    write_record,
 )
+from bench.run.provenance import provenance, secret_values
+from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
+from bench.scoring.rules import Outcome
 from bench.types import Question
 
-RUN_SCHEMA_VERSION = 1
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
@@ -56,10 +60,8 @@ def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[st
 
 
 def outcome_rule(cfg: RunConfig) -> str:
-    """The rule that sets `correct`: `judge:<id>` or `f1>=<threshold>`."""
-    if cfg.scoring.primary_judge:
-        return f"judge:{cfg.scoring.primary_judge}"
-    return f"f1>={cfg.scoring.f1_threshold:g}"
+    """The name of the rule that sets `correct` (`bench.scoring.rules.Outcome`)."""
+    return Outcome.for_scoring(cfg.scoring.primary_judge, cfg.scoring.f1_threshold).name
 
 
 def add_accounting(earlier: Any, now: Any) -> Any:
@@ -86,9 +88,10 @@ class RunDirectory:
 
     def check_identity(self, ident: dict[str, Any]) -> None:
         """Refuse to resume a run made under a different identity (name what changed)."""
-        if not self.run_json.is_file():
+        meta, _ = read_run_meta(self.run_json)
+        if meta is None:
             return
-        previous = json.loads(self.run_json.read_text(encoding="utf-8")).get("identity", {})
+        previous = meta.identity
         changed = [k for k in _IDENTITY_KEYS if k in previous and previous[k] != ident[k]]
         if previous.get("f1_threshold", ident["f1_threshold"]) != ident["f1_threshold"]:
             changed.append("scoring.f1_threshold")
@@ -102,45 +105,43 @@ class RunDirectory:
                 f"pass a new out=<dir> (or delete {self.path} to start over)"
             )
 
-    def write_run_json(self, cfg: RunConfig, ident: dict[str, Any], **extra: Any) -> None:
-        """Write run.json: resolved config, identity, provenance; secrets scrubbed."""
-        previous: dict[str, Any] = {}
-        if self.run_json.is_file():
-            previous = json.loads(self.run_json.read_text(encoding="utf-8"))
-        arms = list(dict.fromkeys([*previous.get("arms", []), *cfg.arms]))
+    def write_run_json(
+        self, cfg: RunConfig, ident: dict[str, Any], details: RunMeta | None = None
+    ) -> None:
+        """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
+        previous = read_run_meta(self.run_json)[0] or RunMeta()
         merged_ident = {
             **ident,
-            "arm_options": {**previous.get("identity", {}).get("arm_options", {}),
-                            **ident["arm_options"]},
-        }  # fmt: skip
-        payload = {
-            "schema_version": RUN_SCHEMA_VERSION,
-            "run_name": self.path.name,
-            "created_at": previous.get("created_at") or _now(),
-            "updated_at": _now(),
-            "arms": arms,
-            "identity": merged_ident,
-            "config_hash": stable_hash(merged_ident),
-            "config": asdict(cfg),
-            "provenance": provenance(),
-            **extra,
+            "arm_options": {**previous.identity.get("arm_options", {}), **ident["arm_options"]},
         }
-        write_json_atomic(self.run_json, redact(payload, secret_values(key_env_names(cfg))))
+        meta = replace(
+            details or RunMeta(),
+            run_name=self.path.name,
+            created_at=previous.created_at or _now(),
+            updated_at=_now(),
+            arms=list(dict.fromkeys([*previous.arms, *cfg.arms])),
+            identity=merged_ident,
+            config_hash=stable_hash(merged_ident),
+            config=asdict(cfg),
+            provenance=ProvenanceMeta(**provenance()),
+        )
+        payload = redact_value(meta.to_json(), secret_values(key_env_names(cfg)))
+        before = redact_value(replace(previous, updated_at=meta.updated_at).to_json(), [])
+        if payload != before:  # unchanged: not rewritten (a finished run may be read-only)
+            write_json_atomic(contained(self.run_json, self.path), payload)
         self.record_provenance = {
             "run": self.path.name,
-            "config_hash": payload["config_hash"],
-            "git_commit": payload["provenance"]["git_commit"],
-            "git_dirty": payload["provenance"]["git_dirty"],
+            "config_hash": meta.config_hash,
+            "git_commit": meta.provenance.git_commit,
+            "git_dirty": meta.provenance.git_dirty,
             "dataset_sha256": ident["dataset_sha256"],
             "prompt_sha256": ident["prompt_sha256"],
         }
 
     def previous_accounting(self) -> dict[str, Any]:
         """The cumulative costs recorded by earlier sessions of this run ({} if none)."""
-        if not self.run_json.is_file():
-            return {}
-        accounting = json.loads(self.run_json.read_text(encoding="utf-8")).get("accounting")
-        return accounting if isinstance(accounting, dict) else {}
+        meta, _ = read_run_meta(self.run_json)
+        return meta.accounting if meta else {}
 
     def load_record(self, question: Question) -> QuestionRecord | None:
         """The existing record of a question, or None; an unreadable one is an error.
@@ -150,10 +151,12 @@ class RunDirectory:
         """
         path = record_path(self.path, question.file_stem)
         if not path.is_file():
+            path = record_path(self.path, question.legacy_file_stem)
+        if not _is_file(path):
             return None
         try:
             record = read_record(path)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DatasetError(
                 f"{path}: unreadable record ({_first_line(exc)}); move it away"
             ) from None
@@ -163,6 +166,17 @@ class RunDirectory:
                 f"{question.question_id!r}; move it away"
             )
         return record
+
+    def save_record(self, question: Question, record: QuestionRecord) -> None:
+        """Write a question's record atomically under its safe name (inside this folder).
+
+        A record left under the pre-`safe_name` file name is removed once its successor
+        is written, so a folder never holds two records of one question.
+        """
+        write_record(self.path, question.file_stem, record)
+        legacy = record_path(self.path, question.legacy_file_stem)
+        if question.legacy_file_stem != question.file_stem and _is_file(legacy):
+            contained(legacy, self.path).unlink()
 
 
 def arms_to_run(
@@ -181,6 +195,14 @@ def arms_to_run(
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the filesystem refuses (a legacy name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _first_line(exc: Exception) -> str:

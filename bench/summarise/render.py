@@ -1,13 +1,14 @@
 """Renderers of a Summary: Markdown tables (stdout and SUMMARY.md) and the JSON contract.
 
-Renderers only format; every number comes from `bench.summary_model.Summary`.
+Renderers only format; every number comes from `bench.summarise.model.Summary`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.summary_model import (
+from bench.runmeta import RunMeta
+from bench.summarise.model import (
     LABEL_SCHEMES,
     SMALL_N,
     ArmStats,
@@ -193,29 +194,30 @@ def render_text(s: Summary) -> str:
 
 
 def _metadata(s: Summary) -> list[str]:
-    meta = s.meta or {}
-    provider = meta.get("provider") or {}
-    dataset = meta.get("dataset") or {}
-    prov = meta.get("provenance") or {}
-    judges = meta.get("judges") or []
+    meta = s.meta or RunMeta()
+    provider, dataset, prov = meta.provider, meta.dataset, meta.provenance
     judge_text = ", ".join(
-        f"{j.get('judge_id')} ({j.get('model')}, prompt {str(j.get('prompt_hash', ''))[:12]})"
-        for j in judges
+        f"{j.judge_id} ({j.model}, prompt {str(j.prompt_hash or '')[:12]})" for j in meta.judges
     )
     labels = ", ".join(f"{k} {v}" for k, v in LABEL_SCHEMES[s.labels].items())
     items = [
-        ("run", f"{meta.get('run_name', 'unknown')} (created {meta.get('created_at', 'unknown')})"),
-        ("dataset", f"{dataset.get('name', s.dataset)} sha256 {dataset.get('sha256', 'unknown')}"),
-        ("provider", str(provider.get("name", "unknown"))),
-        ("answerer model", str(provider.get("answerer_model", "unknown"))),
-        ("extractor model", str(provider.get("extractor_model", "unknown"))),
-        ("embedder model", str(provider.get("embedder_model", "unknown"))),
-        ("judges", judge_text or ("none" if meta else "unknown")),
+        ("run", f"{_or(meta.run_name)} (created {_or(meta.created_at)})"),
+        ("dataset", f"{_or(dataset.name, s.dataset)} sha256 {_or(dataset.sha256)}"),
+        ("provider", _or(provider.name)),
+        ("answerer model", _or(provider.answerer_model)),
+        ("extractor model", _or(provider.extractor_model)),
+        ("embedder model", _or(provider.embedder_model)),
+        ("judges", judge_text or ("none" if s.meta is not None else "unknown")),
         ("outcome rule", s.outcome),
         ("label scheme", f"{s.labels} ({labels})" if s.locomo_style else s.labels),
-        ("git", f"{prov.get('git_commit', 'unknown')} dirty={prov.get('git_dirty', 'unknown')}"),
+        ("git", f"{_or(prov.git_commit)} dirty={_or(prov.git_dirty)}"),
     ]
     return ["", "## Run", "", *(f"- {k}: {v}" for k, v in items)]
+
+
+def _or(value: object, default: str = "unknown") -> str:
+    """`value` as text, or `default` when run.json did not say."""
+    return default if value is None else str(value)
 
 
 def render_markdown(s: Summary) -> str:
@@ -294,7 +296,7 @@ def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
 
 
 def summary_to_json(s: Summary) -> dict[str, Any]:
-    """The `bench.summarise --json` contract (interfaces.md) plus extra keys."""
+    """The `bench.summarise --json` contract (docs/interfaces.md) plus extra keys."""
     out: dict[str, Any] = {
         "run_dir": s.run_dir,
         "dataset": s.dataset,

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
-import re
 import subprocess
 import sys
 from importlib import metadata
@@ -19,8 +16,6 @@ PACKAGES = (
     "armbench", "hydra-core", "omegaconf", "openai", "tenacity", "lancedb", "pyarrow",
     "rank-bm25", "numpy", "wordllama", "tokenizers", "nltk",
 )  # fmt: skip
-REDACTED = "***redacted***"
-_KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+\S+)")
 
 
 def git_state() -> dict[str, Any]:
@@ -62,25 +57,6 @@ def provenance() -> dict[str, Any]:
     }
 
 
-def stable_hash(payload: Any) -> str:
-    """SHA-256 (first 16 hex) of a JSON-able value with sorted keys."""
-    blob = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
-
-
 def secret_values(env_names: list[str]) -> list[str]:
     """The values of the named environment variables that are set (to scrub them)."""
     return [os.environ[n] for n in env_names if n and os.environ.get(n)]
-
-
-def redact(value: Any, secrets: list[str]) -> Any:
-    """A deep copy of `value` with known secret values and key-like strings replaced."""
-    if isinstance(value, dict):
-        return {k: redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v, secrets) for v in value]
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return _KEY_PATTERN.sub(REDACTED, value)
-    return value

@@ -20,22 +20,20 @@ import hydra
 from omegaconf import DictConfig
 
 from bench.errors import BenchError
-from bench.provenance import secret_values
 from bench.providers.secrets import install_redaction
-from bench.rundir import key_env_names
-from bench.settings import launch, load_run_config
+from bench.run.directory import key_env_names
+from bench.run.provenance import secret_values
+from bench.run.settings import launch, load_run_config
 
-log = logging.getLogger("bench.run")
 
-
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
         install_redaction(secret_values(key_env_names(run_cfg)))
-        from bench.runner import run_benchmark
+        from bench.run.pipeline import run_benchmark
 
         outcome = run_benchmark(run_cfg)
         print(
@@ -47,6 +45,11 @@ def _hydra_main(cfg: DictConfig) -> None:
             _report(str(outcome.run_dir))
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
         sys.exit(2)
     if outcome.errors:
         print(

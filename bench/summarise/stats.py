@@ -56,7 +56,7 @@ def mcnemar_exact_p(only_a: int, only_b: int) -> float:
     k = min(only_a, only_b)
     if 2 * k >= d:
         return 1.0
-    return min(1.0, 2 * _lower_tail_count(k, d) / 2**d)
+    return min(1.0, float(2 * _lower_tail_count(k, d) / 2**d))
 
 
 def min_significant_gap(discordant: int, alpha: float = ALPHA) -> int | None:

@@ -18,13 +18,12 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
-from bench.comparable import comparable_export
 from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
+from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
-from bench.stats import holm, mcnemar_exact_p, min_detectable_effect
-from bench.summary_model import (
+from bench.summarise.comparable import comparable_export
+from bench.summarise.model import (
     LABEL_SCHEMES,
     SCORED_CATEGORIES,
     SETS,
@@ -33,10 +32,12 @@ from bench.summary_model import (
     PairRow,
     Summary,
     arm_stats,
+    group_label,
     kappa_rows,
     outcomes_of,
 )
-from bench.summary_render import render_markdown, render_text, summary_to_json
+from bench.summarise.render import render_markdown, render_text, summary_to_json
+from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
 __all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
 
@@ -50,7 +51,7 @@ class LoadedRun:
     """A run directory's metadata (None when `run.json` is absent) and its records."""
 
     run_dir: Path
-    meta: dict[str, Any] | None
+    meta: RunMeta | None
     records: list[QuestionRecord]
     meta_problem: str | None = None
 
@@ -79,24 +80,13 @@ def load_run(run_dir: Path) -> LoadedRun:
     if not records:
         raise SummaryError(f"{folder}: no question records (*.json) to summarise")
     records.sort(key=lambda r: natural_key(r.question_id))
-    meta, problem = _read_meta(run_dir / "run.json")
-    return LoadedRun(run_dir, meta, records, problem)
-
-
-def _read_meta(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    if not path.is_file():
-        return None, "run.json absent: run metadata unknown"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return None, f"{path}: unreadable ({exc}); run metadata unknown"
-    return (data, None) if isinstance(data, dict) else (None, f"{path}: not a JSON object")
+    meta, problems = read_run_meta(run_dir / "run.json")
+    return LoadedRun(run_dir, meta, records, "; ".join(problems) or None)
 
 
 def _dataset_name(run: LoadedRun) -> str:
-    ds = (run.meta or {}).get("dataset")
-    if isinstance(ds, dict) and ds.get("name"):
-        return str(ds["name"])
+    if run.meta and run.meta.dataset.name:
+        return run.meta.dataset.name
     return run.records[0].dataset if run.records else "unknown"
 
 
@@ -113,17 +103,8 @@ def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
     )
 
 
-def _group_label(key: str, locomo_style: bool, labels: str) -> str:
-    if key.isdigit():
-        cat = int(key)
-        default = f"category {cat}"
-        return LABEL_SCHEMES[labels].get(cat, default) if locomo_style else default
-    return key
-
-
 def _arm_names(run: LoadedRun) -> list[str]:
-    declared = (run.meta or {}).get("arms")
-    names = [str(a) for a in declared] if isinstance(declared, list) else []
+    names = list(run.meta.arms) if run.meta else []
     for record in run.records:
         names.extend(n for n in record.arms if n not in names)
     return names
@@ -135,7 +116,7 @@ def _outcome(run: LoadedRun, notes: list[str]) -> str:
         res.outcome for r in run.records for res in r.arms.values() if res.status == OK
     )
     named = sorted(name for name in counts if name)
-    declared = (run.meta or {}).get("outcome")
+    declared = run.meta.outcome if run.meta else None
     if len(named) > 1:
         notes.append(f"records use several outcome rules: {', '.join(named)}")
         return "mixed: " + ", ".join(named)
@@ -147,8 +128,7 @@ def _outcome(run: LoadedRun, notes: list[str]) -> str:
 
 
 def _threshold(run: LoadedRun, outcome: str) -> float:
-    scoring = ((run.meta or {}).get("config") or {}).get("scoring") or {}
-    value = scoring.get("f1_threshold") if isinstance(scoring, dict) else None
+    value = run.meta.config_value("scoring", "f1_threshold") if run.meta else None
     if isinstance(value, int | float):
         return float(value)
     return threshold_from_outcome(outcome) or DEFAULT_F1_THRESHOLD
@@ -240,7 +220,7 @@ def summarise_records(
     threshold = _threshold(run, outcome)
     names = _arm_names(run)
     group_of = {r.question_id: _group_key(r, locomo_style) for r in run.records}
-    group_labels = {g: _group_label(g, locomo_style, labels) for g in layout.group_qids}
+    group_labels = {g: group_label(g, labels, locomo_style=locomo_style) for g in layout.group_qids}
     arms = {
         n: arm_stats(n, run.records, group_of, layout.set_groups, group_labels, locomo_style)
         for n in names
@@ -291,8 +271,8 @@ def _add_baseline(
     missing = sorted(set(names) - base_names)
     if missing:
         summary.notes.append(f"baseline has no arm {', '.join(missing)}: not compared")
-    ours = ((run.meta or {}).get("dataset") or {}).get("sha256")
-    theirs = ((baseline.meta or {}).get("dataset") or {}).get("sha256")
+    ours = run.meta.dataset.sha256 if run.meta else None
+    theirs = baseline.meta.dataset.sha256 if baseline.meta else None
     if ours and theirs and ours != theirs:
         summary.notes.append("baseline was run on a different dataset file (sha256 differs)")
     if baseline_outcome and baseline_outcome != summary.outcome:
@@ -304,7 +284,7 @@ def _add_baseline(
 
 def _closing_notes(summary: Summary) -> list[str]:
     notes = []
-    if (summary.meta or {}).get("offline"):
+    if summary.meta and summary.meta.offline:
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
             f"{summary.outcome}; these numbers are not LLM-judged"
@@ -315,7 +295,7 @@ def _closing_notes(summary: Summary) -> list[str]:
             f"n = {n} scored questions: too few for a result (not a result); "
             f"nothing under {SMALL_N} paired questions is evidence"
         )
-    for warning in (summary.meta or {}).get("warnings") or []:
+    for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
     return notes
 
@@ -365,11 +345,13 @@ def main(argv: list[str] | None = None) -> int:
         text = render_text(summary)
     print(text)
     if args.write:
-        write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
-        if fmt == "comparable":
-            write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+        try:
+            write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
+            if fmt == "comparable":
+                write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+        except OSError as exc:
+            from bench.cli_errors import os_error_line
+
+            print(os_error_line(exc), file=sys.stderr)
+            return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -52,7 +52,8 @@ class RandomEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for `texts`, fixed per text."""
         idx = [zlib.crc32(t.encode()) % len(self._pool) for t in texts]
-        return self._pool[idx]
+        rows: np.ndarray = self._pool[idx]
+        return rows
 
 
 class ScriptedExtractor:

@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.answer_step import AnswerStep
-from bench.answering import load_answer_prompt
 from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
-from bench.progress import progress
-from bench.records import ERROR, ArmResult, QuestionRecord, write_record
+from bench.paths import safe_name
+from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
-from bench.rundir import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
-from bench.settings import ArmSpec, arm_specs
+from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
+from bench.run.answer_step import AnswerStep
+from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
+from bench.run.progress import progress
+from bench.run.settings import ArmSpec, arm_specs
+from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -62,7 +64,17 @@ class _Work:
 
 
 def run_benchmark(cfg: RunConfig) -> RunOutcome:
-    """Run (or resume) a benchmark; return counts. Raises BenchError on bad input."""
+    """Run (or resume) a benchmark under the run directory's lock; return counts.
+
+    Raises BenchError on bad input, or when another run holds `<out>/.lock`.
+    """
+    from bench.run.lock import run_lock
+
+    with run_lock(Path(cfg.out)):
+        return _run_locked(cfg)
+
+
+def _run_locked(cfg: RunConfig) -> RunOutcome:
     specs = arm_specs(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
@@ -81,7 +93,7 @@ def run_benchmark(cfg: RunConfig) -> RunOutcome:
 
         def save_run_json() -> None:
             totals = add_accounting(earlier, providers.accounting())
-            run_dir.write_run_json(cfg, ident, **meta, accounting=totals)
+            run_dir.write_run_json(cfg, ident, replace(meta, accounting=totals))
 
         save_run_json()
         arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
@@ -106,32 +118,72 @@ def run_conversation(
     run_dir: RunDirectory,
     outcome: RunOutcome,
 ) -> None:
-    """Ingest what is needed, then answer every pending question with every arm."""
-    work = []
-    for question in conversation.questions:
-        record = run_dir.load_record(question)
-        to_answer, to_judge = arms_to_run(record, list(arms), step.judges, cfg.scoring.rejudge)
-        outcome.questions += 1
-        if to_answer or to_judge:
-            work.append(_Work(question, record, to_answer, to_judge))
+    """Ingest what is needed, then run every pending question, records written in order.
+
+    Questions go in chunks: each question's retrievals run in this thread, in question
+    order (stateful arms see the same sequence as a serial run), while answers and
+    judgements of the whole chunk run in the pool; records are then written in order.
+    """
+    work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
     if not work:
         return
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
-    batch = max(1, cfg.provider.answerer.concurrency) * 2
     bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
     with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
-        for chunk in _chunks(work, batch):
-            submitted = [
-                (item, submit_question(item, arms, failed, step, cfg, pool)) for item in chunk
-            ]
-            for item, futures in submitted:
-                record = collect_question(item, futures, cfg, run_dir.record_provenance)
-                write_record(run_dir.path, item.question.file_stem, record)
+        run = _QuestionRun(arms, failed, step, cfg, run_dir, pool)
+        for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
+            for finish in [run_question(item, run) for item in chunk]:
+                record = finish()
                 outcome.written += 1
                 outcome.count_errors(record, cfg.arms)
                 bar.update(1)
     bar.close()
+
+
+def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]:
+    """One question, top to bottom; returns the call that completes and writes its record.
+
+    retrieve every arm (this thread, arm order) → answer, score and judge each in the
+    pool → (on `finish`) merge with the earlier record's results → write atomically.
+    """
+    question, rejudge = item.question, run.cfg.scoring.rejudge
+    retrieved = {name: run.retrieve(name, question) for name in item.to_answer}
+    futures = {
+        name: run.pool.submit(answer_and_judge, run.step, question, got, rejudge)
+        for name, got in retrieved.items()
+    }
+    previous = item.record.arms if item.record else {}
+    for name in item.to_judge:
+        futures[name] = run.pool.submit(run.step.judge, question, previous[name], rejudge)
+
+    def finish() -> QuestionRecord:
+        results = {**previous, **{name: f.result() for name, f in futures.items()}}
+        ordered = {name: results[name] for name in sorted(results, key=_arm_order(run.cfg))}
+        record = _record(question, run.cfg, ordered, run.run_dir.record_provenance)
+        run.run_dir.save_record(question, record)
+        return record
+
+    return finish
+
+
+def pending_work(
+    conversation: Conversation,
+    arm_names: list[str],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+) -> list[_Work]:
+    """The conversation's questions that still need an answer or a judgement."""
+    work = []
+    for question in conversation.questions:
+        record = run_dir.load_record(question)
+        to_answer, to_judge = arms_to_run(record, arm_names, step.judges, cfg.scoring.rejudge)
+        outcome.questions += 1
+        if to_answer or to_judge:
+            work.append(_Work(question, record, to_answer, to_judge))
+    return work
 
 
 def ingest_arms(arms: dict[str, Arm], conversation: Conversation) -> dict[str, str]:
@@ -150,57 +202,50 @@ def ingest_arms(arms: dict[str, Arm], conversation: Conversation) -> dict[str, s
     return failed
 
 
-def submit_question(
-    item: _Work,
-    arms: dict[str, Arm],
-    failed: dict[str, str],
-    step: AnswerStep,
-    cfg: RunConfig,
-    pool: ThreadPoolExecutor,
-) -> dict[str, Future[ArmResult]]:
-    """Retrieve for every arm in turn, then submit answers and judgements together."""
-    question = item.question
-    futures: dict[str, Future[ArmResult]] = {}
-    for name in item.to_answer:
-        ctx = failed.get(name) or _retrieve(arms[name], question)
-        futures[name] = pool.submit(_answer_and_judge, step, question, ctx, cfg.scoring.rejudge)
-    previous = item.record.arms if item.record else {}
-    for name in item.to_judge:
-        futures[name] = pool.submit(step.judge, question, previous[name], cfg.scoring.rejudge)
-    return futures
+@dataclass(frozen=True)
+class Retrieved:
+    """One arm's retrieval for one question: its context and wall time, or why it failed."""
+
+    context: Context | None
+    """The context block, None when retrieval (or the arm's ingestion) failed."""
+    retrieve_ms: float = 0.0
+    """Wall time of `arm.retrieve`, milliseconds."""
+    error: str | None = None
+    """The one-line failure, when `context` is None."""
 
 
-def collect_question(
-    item: _Work,
-    futures: dict[str, Future[ArmResult]],
-    cfg: RunConfig,
-    provenance: dict[str, Any],
-) -> QuestionRecord:
-    """The question's record: earlier ok results plus this run's, arms in run order."""
-    results: dict[str, ArmResult] = dict(item.record.arms) if item.record else {}
-    for name, future in futures.items():
-        results[name] = future.result()
-    ordered = {name: results[name] for name in sorted(results, key=_arm_order(cfg))}
-    return _record(item.question, cfg, ordered, provenance)
+@dataclass(frozen=True)
+class _QuestionRun:
+    """What every question of one conversation shares: arms, answer step, pool, folder."""
+
+    arms: dict[str, Arm]
+    failed: dict[str, str]
+    step: AnswerStep
+    cfg: RunConfig
+    run_dir: RunDirectory
+    pool: ThreadPoolExecutor
+
+    def retrieve(self, name: str, question: Question) -> Retrieved:
+        """The arm's context for the question (an ingestion failure is carried along)."""
+        if name in self.failed:
+            return Retrieved(None, error=self.failed[name])
+        started = time.perf_counter()
+        try:
+            context = self.arms[name].retrieve(question)
+        except Exception as exc:
+            log.exception("retrieve %s %s failed", name, question.question_id)
+            return Retrieved(None, error=f"retrieve failed: {type(exc).__name__}: {exc}")
+        return Retrieved(context, (time.perf_counter() - started) * 1000)
 
 
-def _retrieve(arm: Arm, question: Question) -> tuple[Context, float] | str:
-    started = time.perf_counter()
-    try:
-        context = arm.retrieve(question)
-    except Exception as exc:
-        log.exception("retrieve %s %s failed", arm.name, question.question_id)
-        return f"retrieve failed: {type(exc).__name__}: {exc}"
-    return context, (time.perf_counter() - started) * 1000
-
-
-def _answer_and_judge(
-    step: AnswerStep, question: Question, ctx: tuple[Context, float] | str, rejudge: bool
+def answer_and_judge(
+    step: AnswerStep, question: Question, got: Retrieved, rejudge: bool
 ) -> ArmResult:
-    if isinstance(ctx, str):
-        return ArmResult.failed(ctx)
+    """Answer from the retrieved context, score and judge; any failure is an `error` result."""
+    if got.context is None:
+        return ArmResult.failed(got.error or "retrieve failed")
     try:
-        return step.judge(question, step.answer(question, *ctx), rejudge)
+        return step.judge(question, step.answer(question, got.context, got.retrieve_ms), rejudge)
     except Exception as exc:  # recorded as `error`, retried on resume, never scored
         log.warning("answer %s failed: %s", question.question_id, exc)
         return ArmResult.failed(f"{type(exc).__name__}: {exc}")
@@ -233,7 +278,7 @@ def open_arms(
         services = ArmServices(
             embedder=providers.embedder,
             tokens=tokens,
-            store_dir=run_dir / "stores" / spec.name,
+            store_dir=run_dir / "stores" / safe_name(spec.name),
             extractor=providers.extractor,
             max_context_tokens=cfg.answer.max_context_tokens,
         )
@@ -281,27 +326,25 @@ def _judge_warnings(cfg: RunConfig) -> list[str]:
 
 
 def _run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: Any, step: AnswerStep, warnings: list[str]
-) -> dict[str, Any]:
-    return {
-        "dataset": {"name": dataset.name, "path": dataset.path, "sha256": dataset.sha256},
-        "dataset_stats": dataset_stats(dataset),
-        "provider": {
-            "name": cfg.provider.name,
-            "answerer_model": step.answerer.model,
-            "extractor_model": cfg.provider.extractor.model,
-            "embedder_model": cfg.provider.embedder.model,
-        },
-        "offline": cfg.provider.answerer.kind == "offline",
-        "prompt": {"path": prompt.path, "sha256": prompt.sha256},
-        "tokenizer": step.tokens.name,
-        "judges": [
-            {"judge_id": j.judge_id, "model": j.model, "prompt_hash": j.prompt_hash}
-            for j in step.judges
-        ],
-        "outcome": outcome_rule(cfg),
-        "warnings": warnings,
-    }
+    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, step: AnswerStep, warnings: list[str]
+) -> RunMeta:
+    """What this session knows about the run (the run directory adds identity and dates)."""
+    return RunMeta(
+        dataset=DatasetMeta(dataset.name, dataset.path, dataset.sha256),
+        dataset_stats=dataset_stats(dataset),
+        provider=ProviderMeta(
+            name=cfg.provider.name,
+            answerer_model=step.answerer.model,
+            extractor_model=cfg.provider.extractor.model,
+            embedder_model=cfg.provider.embedder.model,
+        ),
+        offline=cfg.provider.answerer.kind == "offline",
+        prompt={"path": prompt.path, "sha256": prompt.sha256},
+        tokenizer=step.tokens.name,
+        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in step.judges],
+        outcome=outcome_rule(cfg),
+        warnings=warnings,
+    )
 
 
 def _workers(cfg: RunConfig) -> int:
