@@ -49,6 +49,12 @@ def test_counts_on_a_real_smoke_run(tmp_path: Path) -> None:
     assert got == expected
     if counts:
         assert miss_table(records)[0].startswith("| arm | category |")
+    # the summariser (stdlib only) shows the same counts per arm and category
+    summary = run_cli(str(out), "--json", module="bench.summarise")
+    assert summary.returncode == 0, summary.stderr[-2000:]
+    import json
+
+    assert json.loads(summary.stdout)["misses"] == counts
 
 
 def test_screen_reports_session_recall_at_least_turn_recall(tmp_path: Path) -> None:

@@ -179,6 +179,9 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
     f1_threshold: float = 0.5
+    misses: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """Arm -> group key -> wrong answers that were retrieval / reader misses
+    (bench.suite.miss; arms that list no retrieved ids are absent)."""
 
     @property
     def sets_identical(self) -> bool:
