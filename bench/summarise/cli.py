@@ -23,6 +23,7 @@ from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.comparable import comparable_export
+from bench.summarise.errata import errata_view
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SCORED_CATEGORIES,
@@ -249,6 +250,8 @@ def summarise_records(
         notes=notes,
         f1_threshold=threshold,
     )
+    if locomo_style:
+        summary.errata = errata_view(run.records, names)
     if baseline is not None:
         _add_baseline(summary, run, baseline, layout, names)
     summary.notes.extend(_closing_notes(summary))
