@@ -13,6 +13,7 @@ from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -44,6 +45,8 @@ class AnswerStep:
                 f"{reply.model}: empty answer (finish_reason={reply.finish_reason})"
             )
         scores = score_answer(answer, question)
+        if (reachable := gold_token_recall(question.gold, context.text)) is not None:
+            scores["gold_token_recall"] = round(reachable, 4)
         if question.stale_answer:
             scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()
         result = ArmResult(

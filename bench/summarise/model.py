@@ -24,6 +24,7 @@ from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 
 if TYPE_CHECKING:
     from bench.summarise.errata import ErrataView
+    from bench.summarise.reach import Reach
 
 LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "official": {
@@ -185,6 +186,8 @@ class Summary:
     f1_threshold: float = 0.5
     errata: ErrataView | None = None
     """The answer-key errata view, when the records carry the audit (LoCoMo)."""
+    reach: list[Reach] = field(default_factory=list)
+    """Accuracy beside evidence and gold-token recall, per arm (empty when unknown)."""
 
     @property
     def sets_identical(self) -> bool:

@@ -19,6 +19,7 @@ from bench.summarise.model import (
     Rate,
     Summary,
 )
+from bench.summarise.reach import render_reach
 
 _DASH = "—"
 
@@ -164,6 +165,7 @@ def _title(s: Summary) -> list[str]:
 def _sections(s: Summary) -> list[str]:
     out = ["", *(f"> note: {n}" for n in s.notes)] if s.notes else []
     out += ["", "## Accuracy per arm", "", _arm_table(s)]
+    out += render_reach(s.reach)
     out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
     out += ["", _group_table(s)]
     for title, table in (
@@ -317,6 +319,11 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)
+    if s.reach:
+        out["reachability"] = {
+            r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}
+            for r in s.reach
+        }
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
