@@ -2,7 +2,8 @@
 
 what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
 `ingest` (both memory arms over all of LoCoMo), `run` (a fresh run and its resume in a
-temporary folder; overrides after `--`, default `dataset=smoke`). Default: components,
+temporary folder; overrides after `--`, default `dataset=smoke`), `offline_f1` (the
+offline reader's official F1 per arm; default `dataset=locomo`). Default: components,
 summarise, engine, run. Machines are noisy: compare ratios measured in one run.
 """
 
@@ -106,10 +107,14 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             out[name] = load_symbol(INGESTION_FIGURES)(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
+        elif name == "offline_f1":
+            from bench.perf.offline_f1 import offline_f1_figures
+
+            out[name] = offline_f1_figures(overrides)
         else:
             from bench.registry import unknown
 
-            raise unknown("perf group", name, [*DEFAULT, "ingest"], "bench.perf")
+            raise unknown("perf group", name, [*DEFAULT, "ingest", "offline_f1"], "bench.perf")
     return out
 
 
