@@ -77,7 +77,14 @@ class Question:
 
     @property
     def file_stem(self) -> str:
-        """The record's file name without extension; ':' and '/' are unsafe in names."""
+        """The record's file name without extension (`bench.paths.safe_name` of the id)."""
+        from bench.paths import safe_name
+
+        return safe_name(self.question_id)
+
+    @property
+    def legacy_file_stem(self) -> str:
+        """The name records had before `safe_name` (read, never written, by resumes)."""
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.question_id)
 
 
@@ -148,6 +155,19 @@ class Context:
     items: tuple[ContextItem, ...] = ()
     truncated: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    unranked_source_ids: tuple[str, ...] = ()
+    """Whole-context arms (raw) rank nothing: the turns their context holds, most
+    recent first (the order truncation keeps them in)."""
+
+    def ranked_source_ids(self) -> list[str]:
+        """Source unit ids best first without repeats.
+
+        The items' ids in rank order (a window or fact contributes its turns in their own order),
+        else the unranked ids of a whole-context arm.
+        """
+        if self.items:
+            return list(dict.fromkeys(sid for item in self.items for sid in item.source_ids))
+        return list(self.unranked_source_ids)
 
 
 @dataclass(frozen=True)
