@@ -228,3 +228,22 @@ def test_run_records_carry_both_keys(tmp_path: Path) -> None:
     assert run_json["dataset"]["errata_sha256"] and run_json["identity"]["errata_sha256"]
     shown = run_cli(str(out), module="bench.summarise")
     assert "score-affected" in shown.stdout and "acc corrected" in shown.stdout
+
+
+def test_judge_rescores_affected_questions_through_the_fault_server(tmp_path: Path) -> None:
+    """Over real HTTP: the judge is asked again (corrected gold) on affected questions only."""
+    from tests.fault_server import FaultServer
+    from tests.test_fault_e2e import ENV, smoke_overrides
+
+    errata = _smoke_errata(tmp_path)
+    out = tmp_path / "judged"
+    with FaultServer() as server:
+        extra = ("arms=[raw]", f"dataset.errata={errata}", "scoring.primary_judge=llm")
+        proc = run_cli(*smoke_overrides(server.base_url, out, *extra), env=ENV)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = load_records(out)
+    affected = records["smoke-1:1"]["arms"]["raw"]
+    assert affected["corrected_judgements"]["llm"]["status"] == "ok"
+    assert affected["correct_corrected"] == affected["corrected_judgements"]["llm"]["verdict"]
+    others = [r["arms"]["raw"] for q, r in records.items() if q != "smoke-1:1"]
+    assert others and all("corrected_judgements" not in r for r in others)

@@ -63,7 +63,10 @@ def errata_file(setting: str | None, loader: str) -> Path | None:
         sha256=ERRATA_SHA256,
         path=None if setting == AUTO else setting,
     )
-    return resolve_data_file(cfg)
+    try:
+        return resolve_data_file(cfg)
+    except DatasetError as exc:
+        raise DatasetError(f"{exc}; or {_FIX}") from None
 
 
 def read_errata(path: Path) -> list[Erratum]:
