@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from bench.summarise.stats import percentile
+
 
 def recall_at(ranked: Sequence[str], relevance: Mapping[str, int], k: int) -> float | None:
     """|relevant ∩ top k| / |relevant|; None without relevant ids."""
@@ -75,20 +77,6 @@ def mean(values: Iterable[float | None]) -> float | None:
     """Arithmetic mean of the present values; None when none is present."""
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0-100); None for no values.
-
-    Linear interpolation between closest ranks (numpy's default `linear` method).
-    """
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    low = math.floor(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
 def latency_summary(ms: Sequence[float]) -> dict[str, float | None]:
