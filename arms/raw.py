@@ -41,9 +41,9 @@ def render_transcript(conversation: Conversation) -> str:
 
 
 def kept_turn_ids(conversation: Conversation, cut: int) -> tuple[str, ...]:
-    """Ids of the turns wholly inside the transcript after its first `cut` characters were.
+    """Ids of the turns the truncated transcript still holds, most recent first.
 
-    dropped, most recent first.
+    A turn counts when it lies wholly after the first `cut` characters (dropped).
     """
     kept: list[str] = []
     position = 0

@@ -35,6 +35,7 @@ from bench.run.answer_prompt import load_answer_prompt
 from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.scoring import reach
+from bench.suite.miss import session_recall
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -48,6 +49,8 @@ class ScreenRow:
     evidence_recall: float | None
     gold_token_recall: float | None
     context_tokens: int
+    session_recall: float | None = None
+    """Share of the evidence's sessions with a retrieved turn (bench.suite.miss)."""
 
 
 def evidence_recall(question: Question, context: Context) -> float | None:
@@ -104,6 +107,7 @@ def _screen_row(question: Question, ctx: Context, tokens: TokenCounter) -> Scree
         evidence_recall(question, ctx),
         gold_token_recall(question, ctx),
         tokens.count(ctx.text),
+        session_recall(question.evidence, [i for it in ctx.items for i in it.source_ids], 10**9),
     )
 
 
@@ -118,6 +122,7 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
         "options": cfg.arm_options[name],
         "n": len(rows),
         "evidence_recall": _mean([r.evidence_recall for r in rows]),
+        "session_recall": _mean([r.session_recall for r in rows]),
         "gold_token_recall": _mean([r.gold_token_recall for r in rows]),
         "context_tokens_mean": _mean([float(r.context_tokens) for r in rows]),
         "rows": [asdict(r) for r in rows],

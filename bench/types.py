@@ -160,10 +160,10 @@ class Context:
     recent first (the order truncation keeps them in)."""
 
     def ranked_source_ids(self) -> list[str]:
-        """Source unit ids best first without repeats.
+        """Source unit ids, best first, without repeats.
 
-        The items' ids in rank order (a window or fact contributes its turns in their own order),
-        else the unranked ids of a whole-context arm.
+        The items' ids in rank order (a window or fact contributes its turns in their
+        own order), else the unranked ids of a whole-context arm.
         """
         if self.items:
             return list(dict.fromkeys(sid for item in self.items for sid in item.source_ids))

@@ -49,3 +49,25 @@ def test_counts_on_a_real_smoke_run(tmp_path: Path) -> None:
     assert got == expected
     if counts:
         assert miss_table(records)[0].startswith("| arm | category |")
+    # the summariser (stdlib only) shows the same counts per arm and category
+    summary = run_cli(str(out), "--json", module="bench.summarise")
+    assert summary.returncode == 0, summary.stderr[-2000:]
+    import json
+
+    assert json.loads(summary.stdout)["misses"] == counts
+
+
+def test_screen_reports_session_recall_at_least_turn_recall(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "screen"
+    proc = run_cli(
+        "dataset=smoke", "arms=[rag]", f"out={out}", "progress=false", module="bench.screen"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (path,) = (out / "screens").glob("rag-*.json")
+    result = json.loads(path.read_text())
+    rows = [r for r in result["rows"] if r["evidence_recall"] is not None]
+    assert rows and result["session_recall"] is not None
+    # a retrieved evidence turn also retrieves its session
+    assert all(r["session_recall"] >= r["evidence_recall"] for r in rows)

@@ -32,6 +32,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
+        from bench.suite.sweep import job_dirs
+
+        run_cfg.out = job_dirs(run_cfg.out, None)[0]  # a multirun job's own directory
         install_redaction(secret_values(key_env_names(run_cfg)))
         from bench.run.pipeline import run_benchmark
 

@@ -67,7 +67,21 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Hand over to Hydra (one-line errors for bad input, exit 2)."""
+    """Compose once up front (a bad override is one line, exit 2), then run Hydra."""
+    args = sys.argv[1:]
+    if not any(a in ("-m", "--multirun") or a.startswith("--") for a in args):
+        from hydra import compose, initialize_config_dir
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        from bench.paths import CONF_DIR
+
+        try:
+            with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+                compose(config_name="suite", overrides=args)
+        except (HydraException, OmegaConfBaseException) as exc:
+            print(f"error: override: {' '.join(str(exc).split())}", file=sys.stderr)
+            sys.exit(2)
     _hydra_main()
 
 

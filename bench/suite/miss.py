@@ -54,26 +54,38 @@ def session_recall(evidence: Sequence[str], retrieved: Sequence[str], k: int) ->
     return len(gold & {session_of(r) for r in retrieved[:k]}) / len(gold)
 
 
-def miss_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """{arm: {category: {"retrieval": n, "reader": n}}} over ok results; keys sorted."""
+MissRow = tuple[str, str, Sequence[str], Sequence[str], "bool | None"]
+"""(arm, category, evidence, retrieved ids, correct) of one ok result."""
+
+
+def count_misses(rows: Iterable[MissRow]) -> dict[str, dict[str, dict[str, int]]]:
+    """{arm: {category: {"retrieval": n, "reader": n}}}; categories in first-seen order."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
-    for record in records:
-        category = str(record.get("question_type") or record.get("category"))
-        for arm, result in record.get("arms", {}).items():
-            if result.get("status") != "ok":
-                continue
-            kind = classify_miss(
-                record.get("evidence") or [],
-                result.get("retrieved_ids") or [],
-                result.get("correct"),
-            )
-            if kind is None:
-                continue
-            cell = counts.setdefault(arm, {}).setdefault(
-                category, {RETRIEVAL_MISS: 0, READER_MISS: 0}
-            )
-            cell[kind] += 1
-    return {a: dict(sorted(c.items())) for a, c in counts.items()}
+    for arm, category, evidence, retrieved, correct in rows:
+        kind = classify_miss(evidence, retrieved, correct)
+        if kind is None:
+            continue
+        by_cat = counts.setdefault(arm, {})
+        cell = by_cat.setdefault(category, {RETRIEVAL_MISS: 0, READER_MISS: 0})
+        cell[kind] += 1
+    return counts
+
+
+def miss_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """`count_misses` over record dicts (ok results only), categories sorted."""
+    rows: list[MissRow] = [
+        (
+            arm,
+            str(record.get("question_type") or record.get("category")),
+            record.get("evidence") or [],
+            result.get("retrieved_ids") or [],
+            result.get("correct"),
+        )
+        for record in records
+        for arm, result in record.get("arms", {}).items()
+        if result.get("status") == "ok"
+    ]
+    return {a: dict(sorted(c.items())) for a, c in count_misses(rows).items()}
 
 
 def miss_table(records: Iterable[Mapping[str, Any]]) -> list[str]:

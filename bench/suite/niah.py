@@ -121,9 +121,10 @@ def _query(
 
 
 def _place(hay: list[Memory], inserts: list[tuple[float, Memory]]) -> list[Memory]:
-    """Insert each needle before the haystack memory at round(depth * len) (stable order), dated.
+    """Insert each needle before the haystack memory at round(depth * len).
 
-    like its neighbour so date-aware arms see a plausible timeline.
+    Needles at one position keep their order; each is dated like its neighbour so
+    date-aware arms see a plausible timeline.
     """
     at: dict[int, list[Memory]] = {}
     for depth, memory in inserts:

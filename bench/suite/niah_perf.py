@@ -1,6 +1,7 @@
 """NIAH scale figures for `python -m bench.perf niah`.
 
-Per arm and haystack size, recall@10, ingest seconds, retrieval ms per query and peak memory.
+Per arm and haystack size: recall@10, ingest seconds, retrieval ms per query and peak
+memory.
 
 Each (arm, size) runs in its own process (`python -m bench.suite.niah_perf SUITE ARM OUT`)
 so its peak resident memory (ru_maxrss) is its own.

@@ -1,6 +1,6 @@
-"""`python -m bench.suite.niah_write --out DIR [--sizes 1000,10000] [--seed 0]`.
+"""`python -m bench.suite.niah_write --out DIR [--sizes ...] [--seed 0]`: NIAH suites.
 
-Write NIAH suite files `DIR/niah-<size>-s<seed>.json` (run them with `suite.adapter=niah`).
+Writes `DIR/niah-<size>-s<seed>.json` (run them with `suite.adapter=niah`).
 
 The haystack source is `$BENCH_DATA_DIR/locomo10.json` when present, else the LoCoMo
 smoke fixture (`--source` names another LoCoMo-format file).

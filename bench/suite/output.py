@@ -5,21 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.errors import ConfigError
+from bench.paths import contained, safe_name
 from bench.records import write_json_atomic, write_text_atomic
 from bench.suite import trec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite
-from bench.suite.names import safe_file_name
 from bench.suite.runner import ArmRun
 from bench.suite.scorecard import comparable, diagnostics, query_key
-
-
-def inside(path: Path, root: Path) -> Path:
-    """`path` if it resolves inside `root`, else a ConfigError (never write outside out)."""
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise ConfigError(f"output path {path} leaves the run directory {root}: rename it")
-    return path
 
 
 def write_outputs(
@@ -31,17 +23,17 @@ def write_outputs(
     cutoffs = cfg.suite.cutoffs
     report: dict[str, Any] = {"suite": meta, "cutoffs": cutoffs, "arms": {}}
     qrels = [(query_key(r, many), r.query.relevance) for r in runs[0].rows] if runs else []
-    trec.write_lines(inside(out / "runs" / "qrels.txt", out), trec.qrels_lines(qrels))
+    trec.write_lines(contained(out / "runs" / "qrels.txt", out), trec.qrels_lines(qrels))
     for run in runs:
         diag = diagnostics(run, cutoffs)
         report["arms"][run.arm] = diag
-        stem = safe_file_name(run.arm)
+        stem = safe_name(run.arm)
         card = comparable(run, cutoffs, meta, diag, many)
-        write_json_atomic(inside(out / "comparable" / f"{stem}.json", out), card)
+        write_json_atomic(contained(out / "comparable" / f"{stem}.json", out), card)
         lines = trec.run_lines(((query_key(r, many), r.ranked) for r in run.rows), stem)
-        trec.write_lines(inside(out / "runs" / f"{stem}.trec", out), lines)
-    write_json_atomic(out / "report.json", report)
-    write_text_atomic(out / "SUMMARY.md", summary_markdown(report))
+        trec.write_lines(contained(out / "runs" / f"{stem}.trec", out), lines)
+    write_json_atomic(contained(out / "report.json", out), report)
+    write_text_atomic(contained(out / "SUMMARY.md", out), summary_markdown(report))
     return report
 
 

@@ -1,7 +1,7 @@
-"""Run arms over suites.
+"""Run arms over suites, keeping ranked source ids and retrieval latency.
 
-Ingest each suite once per arm (checkpointed), retrieve every query read-only, keep the ranked
-source ids up to the deepest cutoff and the latency.
+Each suite is ingested once per arm (checkpointed); every query is retrieved read-only
+and its ranked source ids are kept up to the deepest cutoff.
 
 Stores live under `<out>/stores/<arm>/<suite>` exactly as in bench.run, so a second
 suite run (or a sweep over retrieval knobs) reuses the ingestion.

@@ -1,7 +1,7 @@
-"""Hydra multirun support.
+"""Hydra multirun support for suites.
 
-Each job writes into its own `<out>/<override dirname>` and adds one row to `<out>/sweep.md` (rows
-sorted by job directory, so reruns are stable).
+Each job writes into its own `<out>/<override dirname>` and adds one row to
+`<out>/sweep.md` (rows sorted by job directory, so reruns are stable).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ def _multirun_job() -> tuple[Path, Path] | None:
 
 
 def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
-    """(out, stores) of this job.
+    """The (out, stores) of this job.
 
-    In a multirun the job's own directory and, unless set, the sweep folder's shared stores; else
-    both unchanged.
+    In a multirun: the job's own directory and, unless set, the sweep folder's shared
+    stores; else both unchanged.
     """
     job = _multirun_job()
     if job is None:

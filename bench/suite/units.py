@@ -8,8 +8,8 @@ without a date or session gets its own undated session only when its neighbours 
 
 from __future__ import annotations
 
+from bench.paths import safe_name
 from bench.suite.model import Memory, Suite, SuiteQuery
-from bench.suite.names import safe_file_name
 from bench.types import Conversation, Question, Session, Turn
 
 DEFAULT_SPEAKER = "Memory"
@@ -27,7 +27,7 @@ def suite_conversation(suite: Suite) -> Conversation:
     if group:
         sessions.append(_session(len(sessions) + 1, group))
     speakers = tuple(sorted({m.speaker or DEFAULT_SPEAKER for m in suite.memories}))
-    conversation_id = safe_file_name(suite.name)  # it names the arms' store folders
+    conversation_id = safe_name(suite.name)  # it names the arms' store folders
     questions = tuple(suite_question(conversation_id, q) for q in suite.queries)
     return Conversation(conversation_id, speakers, tuple(sessions), questions)
 

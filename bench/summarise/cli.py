@@ -208,6 +208,19 @@ def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
     return _Layout(locomo_style, set_qids, group_qids, set_groups)
 
 
+def _misses(run: LoadedRun, group_of: dict[str, str]) -> dict[str, dict[str, dict[str, int]]]:
+    """Retrieval vs reader misses per arm and group, from the records (stdlib only)."""
+    from bench.suite.miss import count_misses
+
+    rows = (
+        (name, group_of[r.question_id], r.evidence, res.retrieved_ids, res.correct)
+        for r in run.records
+        for name, res in r.arms.items()
+        if res.status == OK
+    )
+    return count_misses(rows)
+
+
 def summarise_records(
     run: LoadedRun, *, baseline: LoadedRun | None = None, labels: str = "official"
 ) -> Summary:
@@ -235,6 +248,7 @@ def summarise_records(
     ]
     _apply_holm(pairs)
     summary = Summary(
+        misses=_misses(run, group_of),
         run_dir=str(run.run_dir),
         meta=run.meta,
         dataset=dataset,

@@ -188,6 +188,9 @@ class Summary:
     """The answer-key errata view, when the records carry the audit (LoCoMo)."""
     reach: list[Reach] = field(default_factory=list)
     """Accuracy beside evidence and gold-token recall, per arm (empty when unknown)."""
+    misses: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """Arm -> group key -> wrong answers that were retrieval / reader misses
+    (bench.suite.miss; arms that list no retrieved ids are absent)."""
 
     @property
     def sets_identical(self) -> bool:

@@ -115,6 +115,19 @@ def _stale_table(s: Summary) -> str | None:
     return _table(["arm", "stale fact in context"], [[a.name, _rate(a.stale)] for a in arms])
 
 
+def _miss_table(s: Summary) -> str | None:
+    """Retrieval miss = no evidence turn retrieved; reader miss = evidence retrieved."""
+    rows = [
+        [arm, _group_name(s, key), str(cell["retrieval"]), str(cell["reader"])]
+        for arm, by_group in s.misses.items()
+        for key in s.group_labels
+        if (cell := by_group.get(key))
+    ]
+    if not rows:
+        return None
+    return _table(["arm", "group", "retrieval misses", "reader misses"], rows)
+
+
 def _test_cells(t: PairedTest) -> list[str]:
     note = "underpowered" if t.underpowered else ""
     mde = _DASH if t.mde is None else f"{100 * t.mde:.1f} pts"
@@ -174,6 +187,9 @@ def _sections(s: Summary) -> list[str]:
     ):
         if table:
             out += ["", title, "", table]
+    misses = _miss_table(s)
+    if misses:
+        out += ["", "## Wrong answers: retrieval miss vs reader miss", "", misses]
     if s.pairs:
         out += ["", "## Paired comparisons (exact McNemar; paired on question_id)", ""]
         out += [_pair_table(s, s.pairs, baseline=False)]
@@ -316,6 +332,7 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
         "kappa": [{"a": k.a, "b": k.b, "n": k.n, "kappa": k.kappa} for k in s.kappas],
         "notes": list(s.notes),
         "small_n": s.n_questions["scored"] < SMALL_N,
+        "misses": s.misses,
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)

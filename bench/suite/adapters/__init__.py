@@ -1,7 +1,7 @@
 """Adapters: read a benchmark's own files into suites.
 
-Each is a module with `load(path: Path, split: str) -> list[Suite]`, named lazily so only
-the one used loads.
+Each is a module with `load(path: Path, split: str) -> list[Suite]`, named lazily so
+only the one used loads.
 """
 
 from __future__ import annotations

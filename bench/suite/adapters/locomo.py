@@ -1,7 +1,7 @@
-"""LoCoMo (`locomo10.json`) as suites.
+"""LoCoMo (`locomo10.json`) as suites: one suite per conversation.
 
-One suite per conversation, turns as memories, `dia_id` evidence as relevant ids, categories as
-question types (official labels). Category 5 (adversarial) questions are abstentions: they have no
+Turns are memories, `dia_id` evidence the relevant ids, categories the question types
+(official labels). Category 5 (adversarial) questions are abstentions: they have no
 evidence to retrieve.
 """
 

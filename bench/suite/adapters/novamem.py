@@ -1,7 +1,7 @@
 """The suite format itself (NovaMem-style).
 
-One suite file, or a folder of `*.json` suites read in name order. NIAH suites written by
-bench.suite.niah use the same format.
+One suite file, or a folder of `*.json` suites read in name order. NIAH suites written
+by bench.suite.niah use the same format.
 """
 
 from __future__ import annotations
