@@ -97,9 +97,9 @@ class McpBackend:
             self._ready.result(timeout=cfg.timeout_s)
         except Exception as exc:
             self._shutdown()
-            exc = _leaf(exc)
-            raise BenchError(f"{self.where}: cannot connect ({type(exc).__name__}: "
-                             f"{str(exc)[:200]}); check arm_options.{name}") from None  # fmt: skip
+            leaf = _leaf(exc)
+            raise BenchError(f"{self.where}: cannot connect ({type(leaf).__name__}: "
+                             f"{str(leaf)[:200]}); check arm_options.{name}") from None  # fmt: skip
 
     async def _hold(self) -> None:
         import anyio
