@@ -26,6 +26,7 @@ from typing import Any
 from bench import __version__
 from bench.arm import ArmServices
 from bench.hashing import stable_hash
+from bench.paths import contained, safe_name
 from bench.run.checkpoint import IngestCheckpoint
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
@@ -108,10 +109,12 @@ class RagArm:
         """Embed every chunk in batches and store them in LanceDB (reused when complete)."""
         import lancedb
 
-        folder = self.services.store_dir / conversation.conversation_id
+        root = self.services.store_dir
+        folder = contained(root / safe_name(conversation.conversation_id), root)
         self._chunks = make_chunks(conversation, self.config.window, self.config.stride)
         content = stable_hash([(c.text, c.dia_ids) for c in self._chunks])
-        checkpoint = IngestCheckpoint(folder, {**self.fingerprint(), "chunks": content})
+        fingerprint = {**self.fingerprint(), "chunks": content}
+        checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         state = checkpoint.load()
         db = lancedb.connect(str(folder / "lancedb"))
         reused = bool(state and state.get("complete"))

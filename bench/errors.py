@@ -15,3 +15,7 @@ class ConfigError(BenchError):
 
 class ProviderError(BenchError):
     """A model provider failed after its retries, or is misconfigured."""
+
+
+class ContainmentError(BenchError):
+    """A path built from data would resolve outside the run directory."""

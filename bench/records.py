@@ -159,9 +159,11 @@ def record_path(run_dir: Path, file_stem: str) -> Path:
 
 
 def write_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> Path:
-    """Atomically write one question record; return its path."""
+    """Atomically write one question record (checked to stay in `run_dir`); return its path."""
+    from bench.paths import contained
+
     path = record_path(run_dir, file_stem)
-    write_json_atomic(path, record.to_json())
+    write_json_atomic(contained(path, run_dir), record.to_json())
     return path
 
 

@@ -376,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     except (summarise.SummaryError, BenchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
+        return 2
     print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -133,6 +133,16 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     try:
+        _screen_and_print(cfg)
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
+        sys.exit(2)
+
+
+def _screen_and_print(cfg: DictConfig) -> None:
+    try:
         run_cfg = load_run_config(cfg)
         results = screen(run_cfg)
     except BenchError as exc:

@@ -56,7 +56,14 @@ class Question:
 
     @property
     def file_stem(self) -> str:
-        """The record's file name without extension; ':' and '/' are unsafe in names."""
+        """The record's file name without extension (`bench.paths.safe_name` of the id)."""
+        from bench.paths import safe_name
+
+        return safe_name(self.question_id)
+
+    @property
+    def legacy_file_stem(self) -> str:
+        """The name records had before `safe_name` (read, never written, by resumes)."""
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.question_id)
 
 

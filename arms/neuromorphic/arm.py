@@ -19,7 +19,6 @@ so every run answers from the same post-ingestion state. The context block the a
 from __future__ import annotations
 
 import importlib
-import re
 import time
 from collections import OrderedDict
 from dataclasses import asdict
@@ -35,6 +34,7 @@ from bench import __version__
 from bench.arm import ArmServices
 from bench.errors import BenchError
 from bench.hashing import stable_hash
+from bench.paths import contained, safe_name
 from bench.records import write_json_atomic
 from bench.run.checkpoint import IngestCheckpoint, source_hash
 from bench.types import Context, ContextItem, Conversation, Question
@@ -95,8 +95,8 @@ class NeuromorphicArm:
         }
 
     def _folder(self, conversation_id: str) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", conversation_id)
-        return self.services.store_dir / safe
+        root = self.services.store_dir
+        return contained(root / safe_name(conversation_id), root)
 
     def _open(self, conversation_id: str, folder: Path) -> MemoryEngine:
         engine = MemoryEngine(
@@ -115,7 +115,7 @@ class NeuromorphicArm:
             self._engines.pop(cid).close()
         folder = self._folder(cid)
         fingerprint = {**self.fingerprint(), "conversation": conversation_hash(conversation)}
-        checkpoint = IngestCheckpoint(folder, fingerprint)
+        checkpoint = IngestCheckpoint(folder, fingerprint, root=self.services.store_dir)
         saved = checkpoint.load()
         start = time.perf_counter()
         engine = self._open(cid, folder)
@@ -131,7 +131,8 @@ class NeuromorphicArm:
             self._engines.pop(cid, None)
             engine.abort()
             raise
-        write_json_atomic(folder / "extraction_errors.json", engine.archive.errors())
+        errors_file = contained(folder / "extraction_errors.json", self.services.store_dir)
+        write_json_atomic(errors_file, engine.archive.errors())
         stats = {
             **engine.stats(),
             "exchanges_total": len(todo),

@@ -57,6 +57,11 @@ class FileChecker:
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             name = _TYPE_NAMES.get(kind, kind.__name__)
             self.fail(where, f"must be {name}, got {type(value).__name__} ({_short(value)})")
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate from a `\ud800` escape
+                self.fail(where, f"not valid Unicode text ({exc.reason} at {exc.start})")
         return value
 
 
@@ -70,14 +75,18 @@ def load_conversations(
     """Read a JSON list, build one Conversation per item, refuse repeated ids."""
     data = check.read_json()
     check.typed(data, list, f"top level (a list of {item_label})")
+    from bench.loaders.semantics import check_conversation, check_questions
+
     conversations: list[Conversation] = []
     seen: set[str] = set()
     for i, item in enumerate(data):
         conv = build(check, item, f"{item_label}[{i}]")
         if conv.conversation_id in seen:
             check.fail(f"{item_label}[{i}].{id_field}", f"{conv.conversation_id!r} repeated")
+        check_conversation(check, conv, f"{item_label}[{i}]", id_field)
         seen.add(conv.conversation_id)
         conversations.append(conv)
+    check_questions(check, conversations, item_label)
     path = check.path
     return Dataset(
         name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)

@@ -24,6 +24,8 @@ from bench.types import Conversation, Dataset, Question, Session, Turn
 
 ADVERSARIAL = 5
 """The category whose gold is "not answerable" (official numbering)."""
+CATEGORIES = (1, 2, 3, 4, 5)
+"""Every category a LoCoMo file may use (official numbering 1-5)."""
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
@@ -81,6 +83,8 @@ def _question(check: FileChecker, raw: Any, sample_id: str, index: int, where: s
     """A qa item; category 5 has no gold and keeps the trap as `adversarial_answer`."""
     check.typed(raw, dict, where)
     category = check.need(raw, "category", int, where)
+    if category not in CATEGORIES:
+        check.fail(f"{where}.category", f"{category} is not a LoCoMo category {list(CATEGORIES)}")
     if category == ADVERSARIAL:
         gold = None
     elif "answer" not in raw:

@@ -46,6 +46,11 @@ def _hydra_main(cfg: DictConfig) -> None:
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except OSError as exc:
+        from bench.cli_errors import os_error_line
+
+        print(os_error_line(exc), file=sys.stderr)
+        sys.exit(2)
     if outcome.errors:
         print(
             f"error: {outcome.errors} arm results in `error` (first: {outcome.first_error}); "

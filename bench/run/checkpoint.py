@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from pathlib import Path
 from typing import Any
 
 from bench.hashing import stable_hash
+from bench.paths import contained
 from bench.records import write_json_atomic
+
+log = logging.getLogger("bench.run")
 
 _FILE = "checkpoint.json"
 
@@ -30,24 +34,49 @@ def source_hash(*modules: Any) -> str:
 class IngestCheckpoint:
     """Progress marker of one (arm, conversation) store folder."""
 
-    def __init__(self, store_dir: Path, fingerprint: dict[str, Any]) -> None:
+    def __init__(
+        self, store_dir: Path, fingerprint: dict[str, Any], *, root: Path | None = None
+    ) -> None:
+        """`root`: the folder `store_dir` must stay inside (the arm's store folder).
+
+        Without it, `store_dir`'s parent is used, which checks nothing about the name
+        itself: arms pass their `services.store_dir`.
+        """
         self.store_dir = store_dir
+        self.root = root if root is not None else store_dir.parent
         self.fingerprint = fingerprint
         self.key = stable_hash(fingerprint)
         self._path = store_dir / _FILE
 
     def load(self) -> dict[str, Any] | None:
-        """Saved progress when the fingerprint matches; wipe the folder and return None if not."""
+        """Saved progress when the fingerprint matches; wipe the folder and return None if not.
+
+        A checkpoint that does not parse is treated like a missing one (the store is
+        rebuilt from zero, with one log line), never trusted and never an error.
+        """
         if not self._path.is_file():
             if self.store_dir.exists():
-                shutil.rmtree(self.store_dir)  # a store without a checkpoint is unfinished junk
+                self.wipe("no checkpoint")  # a store without a checkpoint is unfinished junk
             return None
-        saved = json.loads(self._path.read_text(encoding="utf-8"))
+        try:
+            saved = json.loads(self._path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.wipe(f"checkpoint does not parse ({exc})")
+            return None
+        if not isinstance(saved, dict) or not isinstance(saved.get("state", {}), dict):
+            self.wipe("checkpoint is not an object")
+            return None
         if saved.get("key") != self.key:
-            shutil.rmtree(self.store_dir)
+            shutil.rmtree(contained(self.store_dir, self.root))
             return None
         state: dict[str, Any] = saved.get("state", {})
         return state
+
+    def wipe(self, why: str) -> None:
+        """Delete the store folder (checked to lie inside `root`) and log why, once."""
+        target = contained(self.store_dir, self.root)
+        log.warning("store %s: %s; rebuilding it from zero", self.store_dir, why)
+        shutil.rmtree(target, ignore_errors=False)
 
     def save(self, state: dict[str, Any], *, complete: bool = False) -> None:
         """Record progress atomically (call after the store's own data is flushed)."""
@@ -57,4 +86,4 @@ class IngestCheckpoint:
             "complete": complete,
             "state": {**state, "complete": complete},
         }
-        write_json_atomic(self._path, payload)
+        write_json_atomic(contained(self._path, self.root), payload)

@@ -10,6 +10,7 @@ from typing import Any
 from bench.config import RunConfig
 from bench.errors import ConfigError, DatasetError
 from bench.hashing import stable_hash
+from bench.paths import contained
 from bench.providers.secrets import redact_value
 from bench.records import (
     OK,
@@ -17,6 +18,7 @@ from bench.records import (
     read_record,
     record_path,
     write_json_atomic,
+    write_record,
 )
 from bench.run.provenance import provenance, secret_values
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
@@ -124,7 +126,9 @@ class RunDirectory:
             provenance=ProvenanceMeta(**provenance()),
         )
         payload = redact_value(meta.to_json(), secret_values(key_env_names(cfg)))
-        write_json_atomic(self.run_json, payload)
+        before = redact_value(replace(previous, updated_at=meta.updated_at).to_json(), [])
+        if payload != before:  # unchanged: not rewritten (a finished run may be read-only)
+            write_json_atomic(contained(self.run_json, self.path), payload)
         self.record_provenance = {
             "run": self.path.name,
             "config_hash": meta.config_hash,
@@ -147,10 +151,12 @@ class RunDirectory:
         """
         path = record_path(self.path, question.file_stem)
         if not path.is_file():
+            path = record_path(self.path, question.legacy_file_stem)
+        if not _is_file(path):
             return None
         try:
             record = read_record(path)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DatasetError(
                 f"{path}: unreadable record ({_first_line(exc)}); move it away"
             ) from None
@@ -160,6 +166,17 @@ class RunDirectory:
                 f"{question.question_id!r}; move it away"
             )
         return record
+
+    def save_record(self, question: Question, record: QuestionRecord) -> None:
+        """Write a question's record atomically under its safe name (inside this folder).
+
+        A record left under the pre-`safe_name` file name is removed once its successor
+        is written, so a folder never holds two records of one question.
+        """
+        write_record(self.path, question.file_stem, record)
+        legacy = record_path(self.path, question.legacy_file_stem)
+        if question.legacy_file_stem != question.file_stem and _is_file(legacy):
+            contained(legacy, self.path).unlink()
 
 
 def arms_to_run(
@@ -178,6 +195,14 @@ def arms_to_run(
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, False for a name the filesystem refuses (a legacy name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _first_line(exc: Exception) -> str:

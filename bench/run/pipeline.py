@@ -20,7 +20,8 @@ from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
-from bench.records import ERROR, ArmResult, QuestionRecord, write_record
+from bench.paths import safe_name
+from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
@@ -63,7 +64,17 @@ class _Work:
 
 
 def run_benchmark(cfg: RunConfig) -> RunOutcome:
-    """Run (or resume) a benchmark; return counts. Raises BenchError on bad input."""
+    """Run (or resume) a benchmark under the run directory's lock; return counts.
+
+    Raises BenchError on bad input, or when another run holds `<out>/.lock`.
+    """
+    from bench.run.lock import run_lock
+
+    with run_lock(Path(cfg.out)):
+        return _run_locked(cfg)
+
+
+def _run_locked(cfg: RunConfig) -> RunOutcome:
     specs = arm_specs(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
@@ -150,7 +161,7 @@ def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]
         results = {**previous, **{name: f.result() for name, f in futures.items()}}
         ordered = {name: results[name] for name in sorted(results, key=_arm_order(run.cfg))}
         record = _record(question, run.cfg, ordered, run.run_dir.record_provenance)
-        write_record(run.run_dir.path, question.file_stem, record)
+        run.run_dir.save_record(question, record)
         return record
 
     return finish
@@ -267,7 +278,7 @@ def open_arms(
         services = ArmServices(
             embedder=providers.embedder,
             tokens=tokens,
-            store_dir=run_dir / "stores" / spec.name,
+            store_dir=run_dir / "stores" / safe_name(spec.name),
             extractor=providers.extractor,
             max_context_tokens=cfg.answer.max_context_tokens,
         )

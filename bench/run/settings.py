@@ -64,11 +64,15 @@ def _compose_or_fail(overrides: list[str]) -> None:
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
+    from bench.run.preflight import check_out
+
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            compose(config_name="config", overrides=overrides)
+            composed = compose(config_name="config", overrides=overrides)
+            out = str(composed.out)
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"override: {_one_line(exc)}") from None
+    check_out(out)
 
 
 def load_run_config(cfg: DictConfig) -> RunConfig:
@@ -83,6 +87,9 @@ def load_run_config(cfg: DictConfig) -> RunConfig:
     except OmegaConfBaseException as exc:
         raise ConfigError(f"config: {_one_line(exc)}") from None
     assert isinstance(run, RunConfig)
+    from bench.run.preflight import check_limits
+
+    check_limits(run.limit)
     return run
 
 

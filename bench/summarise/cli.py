@@ -345,7 +345,13 @@ def main(argv: list[str] | None = None) -> int:
         text = render_text(summary)
     print(text)
     if args.write:
-        write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
-        if fmt == "comparable":
-            write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+        try:
+            write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
+            if fmt == "comparable":
+                write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+        except OSError as exc:
+            from bench.cli_errors import os_error_line
+
+            print(os_error_line(exc), file=sys.stderr)
+            return 2
     return 0

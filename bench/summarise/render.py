@@ -296,7 +296,7 @@ def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
 
 
 def summary_to_json(s: Summary) -> dict[str, Any]:
-    """The `bench.summarise --json` contract (interfaces.md) plus extra keys."""
+    """The `bench.summarise --json` contract (docs/interfaces.md) plus extra keys."""
     out: dict[str, Any] = {
         "run_dir": s.run_dir,
         "dataset": s.dataset,

@@ -1,0 +1,28 @@
+"""The CLI boundary's one line for an operating-system failure. Standard library only.
+
+`error: <what> <where>: <fix>` (exit 2): a full disk, a read-only folder or a path
+under a file is the user's to fix, so it gets the same one line as a config error,
+never a traceback. Exit 1 stays reserved for "finished with arm results in error".
+"""
+
+from __future__ import annotations
+
+import errno
+
+_FIXES = {
+    errno.EACCES: "make it writable, or pass another out=<dir>",
+    errno.EPERM: "make it writable, or pass another out=<dir>",
+    errno.EROFS: "the filesystem is read-only: pass out= a writable place",
+    errno.ENOSPC: "free disk space, then re-run the same command (it resumes)",
+    errno.ENOTDIR: "a path component is a file: pass a folder path",
+    errno.EEXIST: "a file is in the way: move it, or pass another out=<dir>",
+    errno.ENAMETOOLONG: "shorten the path (out= or the data file's location)",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """`error: <strerror> <file>: <fix>` for an OSError that reached a CLI."""
+    where = " ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+    fix = _FIXES.get(exc.errno or 0, "check the path and its permissions, then re-run")
+    what = exc.strerror or type(exc).__name__
+    return f"error: {what.lower()} {where}: {fix}".replace("  ", " ")

@@ -1,0 +1,52 @@
+"""Checks a dataset must pass beyond its JSON shape: ids, sessions, turns, questions.
+
+Every refusal is one `DatasetError` naming the file and the JSON path (via
+`FileChecker.fail`); an unknown speaker is only a warning, since some datasets
+(LongMemEval's `system` turns) legitimately have a third role.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bench.loaders.check import FileChecker
+from bench.types import Conversation
+
+log = logging.getLogger("bench.loaders")
+
+
+def check_conversation(check: FileChecker, conv: Conversation, where: str, id_field: str) -> None:
+    """Refuse an empty id, and a conversation with no sessions or no turns at all.
+
+    Warns on an empty session and on a speaker who is neither of the conversation's.
+    """
+    if not conv.conversation_id.strip():
+        check.fail(f"{where}.{id_field}", "empty id (ids name files and must be non-empty)")
+    if not conv.sessions:
+        check.fail(where, "no sessions (a conversation needs at least one turn)")
+    empty = [s.index for s in conv.sessions if not s.turns]
+    if len(empty) == len(conv.sessions):
+        check.fail(where, "no turns in any session (nothing to remember)")
+    if empty:  # kept: the session's date still orders the others
+        log.warning("%s: %s: session(s) %s have no turns", check.path, where, empty)
+    unknown = sorted({t.speaker for s in conv.sessions for t in s.turns} - set(conv.speakers))
+    if unknown:
+        log.warning(
+            "%s: %s: speaker(s) %s are neither of %s", check.path, where, unknown, conv.speakers
+        )
+
+
+def check_questions(check: FileChecker, conversations: list[Conversation], item_label: str) -> None:
+    """Refuse a dataset without questions, or with one question id twice."""
+    seen: dict[str, int] = {}
+    for i, conv in enumerate(conversations):
+        for question in conv.questions:
+            if question.question_id in seen:
+                check.fail(
+                    f"{item_label}[{i}]",
+                    f"question id {question.question_id!r} repeats one in "
+                    f"{item_label}[{seen[question.question_id]}]",
+                )
+            seen[question.question_id] = i
+    if not seen:
+        check.fail("", "no questions in the file (nothing to benchmark)")

@@ -1,0 +1,75 @@
+"""One run at a time per run directory: an OS lock on `<out>/.lock`.
+
+`fcntl.flock` is released by the kernel when the holder exits, however it exits
+(SIGKILL included), so a stale lock file never blocks a resume; the file keeps the
+holder's PID only so that the refusal can name it. Readers (summarise, report,
+screen) never take the lock and never write.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.errors import BenchError
+
+LOCK_FILE = ".lock"
+
+
+class RunLockedError(BenchError):
+    """Another process holds the run directory's lock."""
+
+
+@contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold `<run_dir>/.lock` (created with the folder if needed) for the block.
+
+    Raises:
+        RunLockedError: another live process holds it (its PID is named).
+        BenchError: the folder cannot be created or the lock file cannot be opened.
+    """
+    path = run_dir / LOCK_FILE
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fd = _open_lock_file(path)
+    except OSError as exc:
+        raise BenchError(
+            f"cannot use out={run_dir} ({exc.strerror or exc}): pass out= a writable folder"
+        ) from None
+    if fd is None:  # a read-only folder without a lock file: nothing here can be written
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise RunLockedError(
+                f"run directory {run_dir} is in use by another run (PID {holder}): "
+                "wait for it to finish, or pass another out=<dir>"
+            ) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # opened read-only (a finished run in a read-only folder): lock, no PID
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _open_lock_file(path: Path) -> int | None:
+    """A descriptor on the lock file: read-write, else read-only, else None (read-only dir)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except (PermissionError, OSError) as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None

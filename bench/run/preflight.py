@@ -1,0 +1,54 @@
+"""Checks before Hydra or the pipeline touch anything: a usable `out`, positive limits.
+
+Hydra creates `out` (it holds `run.log`) before `bench.run` sees the config, so a bad
+`out` must be refused here, in one line, rather than in Hydra's traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from bench.errors import ConfigError
+
+
+def check_out(out: str) -> None:
+    """Refuse an `out` that is a file, lies under a file, or cannot be created.
+
+    An existing folder is accepted even when read-only: a finished run there can still
+    be resumed (it has nothing to write).
+    """
+    path = Path(out).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"out={out}: is an existing file, not a folder: pass out=<new folder>")
+    if path.is_dir():
+        return
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"out={out}: {parent} is a file, so the folder cannot be created: "
+                    "pass out=<a folder path>"
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"out={out}: cannot create it in {parent} (not writable, or a read-only "
+                    "filesystem): pass out= a writable place"
+                )
+            return
+
+
+def check_limits(limit: Any) -> None:
+    """`limit.conversations` and `limit.questions` must be null or a positive integer.
+
+    (A negative limit would silently drop the last items; zero would be an empty "ok" run.)
+    """
+    for name in ("conversations", "questions"):
+        value = getattr(limit, name, None)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(
+                f"limit.{name}={value}: must be a positive integer; use null for no limit"
+            )
