@@ -1,9 +1,11 @@
 """`python -m bench.perf [what ...] [-- hydra overrides]`: performance figures as JSON.
 
 what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
-`ingest` (both memory arms over all of LoCoMo), `run` (a fresh run and its resume in a
-temporary folder; overrides after `--`, default `dataset=smoke`). Default: components,
-summarise, engine, run. Machines are noisy: compare ratios measured in one run.
+`ingest` (both memory arms over all of LoCoMo), `niah` (raw, rag, neuromorphic on NIAH
+suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run` (a
+fresh run and its resume in a temporary folder; overrides after `--`, default
+`dataset=smoke`). Default: components, summarise, engine, run. Machines are noisy:
+compare ratios measured in one run.
 """
 
 from __future__ import annotations
@@ -106,10 +108,14 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             out[name] = load_symbol(INGESTION_FIGURES)(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
+        elif name == "niah":
+            from bench.suite.niah_perf import niah_figures
+
+            out[name] = niah_figures()
         else:
             from bench.registry import unknown
 
-            raise unknown("perf group", name, [*DEFAULT, "ingest"], "bench.perf")
+            raise unknown("perf group", name, [*DEFAULT, "ingest", "niah"], "bench.perf")
     return out
 
 

@@ -30,6 +30,7 @@ from bench.run.directory import RunDirectory, add_accounting, arms_to_run, ident
 from bench.run.progress import progress
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
+from bench.scoring.errata import errata_meta, record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -81,7 +82,8 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
-    ident = identity(cfg, dataset.sha256, prompt.sha256)
+    errata_sha = dataset.errata.sha256 if dataset.errata else None
+    ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
     from bench.providers.factory import build_providers
@@ -280,6 +282,7 @@ def _record(
         question_type=question.question_type,
         arms=arms,
         provenance=dict(provenance),
+        **record_errata_fields(question),
     )
 
 
@@ -344,7 +347,9 @@ def _run_meta(
 ) -> RunMeta:
     """What this session knows about the run (the run directory adds identity and dates)."""
     return RunMeta(
-        dataset=DatasetMeta(dataset.name, dataset.path, dataset.sha256),
+        dataset=DatasetMeta(
+            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
+        ),
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
             name=cfg.provider.name,
