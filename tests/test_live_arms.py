@@ -179,3 +179,20 @@ def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path
         refused = run_cli(arms, *live_args(url, split), "phase=evaluate", "scoring.rejudge=true")
         assert refused.returncode == 2
         assert "predicted under another predict identity" in last_line(refused.stderr)
+
+
+def test_http_arm_in_a_recall_suite_ranks_like_the_engine(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    with reference_server(tmp_path / "data") as url:
+        done = run_cli(
+            "suite.path=datasets/fixtures/suites/smoke.json", "arms=[neuromorphic,http]",
+            f"arm_options.http.base_url={url}", f"out={out}", module="bench.suite",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert project_ids(url) == []
+
+    def ranking(arm: str) -> list[tuple[str, str, str]]:
+        lines = (out / "runs" / f"{arm}.trec").read_text().splitlines()
+        return [(f[0], f[2], f[3]) for f in (line.split() for line in lines)]
+
+    assert ranking("http") and ranking("http") == ranking("neuromorphic")
