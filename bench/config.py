@@ -148,3 +148,6 @@ class RunConfig:
     save_context: bool = False
     report: bool = False
     progress: bool = True
+    phase: str = "all"
+    """`all`, `predict` (ingest + retrieve, stored) or `evaluate` (answer + judge from
+    the stored retrievals; no arm is called). See bench/run/phases.py."""

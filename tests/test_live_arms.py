@@ -15,10 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from arms.live import markers_of
-from tests.e2e_support import ROOT, last_line, load_records, run_cli
+from tests.e2e_support import ROOT, last_line, load_records, run_cli, strip_timings
 from tests.live_server import project_ids, reference_server
 
 STDIO = "arm_options.mcp.command=[python,-m,arms.server,--mcp-stdio]"
@@ -153,3 +154,45 @@ def test_bad_endpoints_end_in_one_line_and_exit_2(
         assert last_line(done.stderr).startswith("error: ")
         assert "Traceback" not in done.stderr
         assert project_ids(url, token="right") == []  # the probe cleaned up after itself
+
+
+def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path: Path) -> None:
+    with reference_server(tmp_path / "data") as url:
+        arms = "arms=[neuromorphic,http]"
+        whole, split = tmp_path / "all", tmp_path / "split"
+        assert run_cli(arms, *live_args(url, whole)).returncode == 0
+        predicted = run_cli(arms, *live_args(url, split), "phase=predict")
+        assert predicted.returncode == 0, predicted.stderr[-2000:]
+        assert not (split / "questions").exists() or not load_records(split)
+        calls = httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"]
+        evaluated = run_cli(arms, *live_args(url, split), "phase=evaluate")
+        assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+        assert httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"] == calls
+        a, b = load_records(whole), load_records(split)
+        assert len(a) == 16 and a.keys() == b.keys()
+        assert all(strip_timings(a[q]) == strip_timings(b[q]) for q in a)
+
+        stem = sorted((split / "predictions").glob("*.json"))[0]
+        data = json.loads(stem.read_text())
+        data["arms"]["http"]["identity"] = "0" * 16
+        stem.write_text(json.dumps(data))
+        refused = run_cli(arms, *live_args(url, split), "phase=evaluate", "scoring.rejudge=true")
+        assert refused.returncode == 2
+        assert "predicted under another predict identity" in last_line(refused.stderr)
+
+
+def test_http_arm_in_a_recall_suite_ranks_like_the_engine(tmp_path: Path) -> None:
+    out = tmp_path / "suite"
+    with reference_server(tmp_path / "data") as url:
+        done = run_cli(
+            "suite.path=datasets/fixtures/suites/smoke.json", "arms=[neuromorphic,http]",
+            f"arm_options.http.base_url={url}", f"out={out}", module="bench.suite",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert project_ids(url) == []
+
+    def ranking(arm: str) -> list[tuple[str, str, str]]:
+        lines = (out / "runs" / f"{arm}.trec").read_text().splitlines()
+        return [(f[0], f[2], f[3]) for f in (line.split() for line in lines)]
+
+    assert ranking("http") and ranking("http") == ranking("neuromorphic")

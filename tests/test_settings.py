@@ -75,7 +75,7 @@ def test_group_choices_are_checked_before_hydra() -> None:
 
 
 def test_registry_is_lazy_and_names_every_kind() -> None:
-    assert set(ARM_KINDS) == {"raw", "rag", "neuromorphic"}
+    assert set(ARM_KINDS) == {"raw", "rag", "neuromorphic", "http", "mcp"}
     assert did_you_mean("neuromorphc", list(ARM_KINDS)) == " did you mean 'neuromorphic'?"
     assert did_you_mean("zzz", list(ARM_KINDS)) == ""
 

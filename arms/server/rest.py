@@ -97,6 +97,14 @@ def build_app(service: MemoryService, token: str | None = None) -> FastAPI:
         return {"status": "ok", "engine": "neuromorphic", "embedder": service.embedder.model}
 
     auth = [Depends(authorised)]
+    _project_routes(app, service, auth)
+    _memory_routes(app, service, auth)
+    app.mount("/", mcp_app)
+    return app
+
+
+def _project_routes(app: FastAPI, service: MemoryService, auth: list[Any]) -> None:
+    """List, create and delete namespaces; call counts."""
 
     @app.get("/v1/projects", dependencies=auth)
     def list_projects() -> dict[str, Any]:
@@ -110,6 +118,14 @@ def build_app(service: MemoryService, token: str | None = None) -> FastAPI:
     def delete_project(project_id: str) -> dict[str, str]:
         service.delete_project(project_id)
         return {"deleted": project_id}
+
+    @app.get("/v1/stats", dependencies=auth)
+    def stats() -> dict[str, Any]:
+        return {"calls": dict(sorted(service.calls.items()))}
+
+
+def _memory_routes(app: FastAPI, service: MemoryService, auth: list[Any]) -> None:
+    """Capture, remember and search inside one namespace."""
 
     @app.post("/v1/projects/{project_id}/capture", dependencies=auth)
     def capture(project_id: str, body: CaptureIn) -> dict[str, int]:
@@ -127,10 +143,3 @@ def build_app(service: MemoryService, token: str | None = None) -> FastAPI:
     @app.post("/v1/projects/{project_id}/search", dependencies=auth)
     def search(project_id: str, body: SearchIn) -> dict[str, Any]:
         return service.search(project_id, body.query, body.k).to_json()
-
-    @app.get("/v1/stats", dependencies=auth)
-    def stats() -> dict[str, Any]:
-        return {"calls": dict(sorted(service.calls.items()))}
-
-    app.mount("/", mcp_app)
-    return app

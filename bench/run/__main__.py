@@ -39,16 +39,18 @@ def _hydra_main(cfg: DictConfig) -> None:
         from bench.run.pipeline import run_benchmark
 
         outcome = run_benchmark(run_cfg)
+        wrote = "predictions" if run_cfg.phase == "predict" else "records"
         print(
             f"run {outcome.run_dir}: {outcome.questions} questions, "
-            f"{outcome.written} records written, {outcome.errors} arm results in error",
+            f"{outcome.written} {wrote} written, {outcome.errors} arm results in error",
             file=sys.stderr,
         )
-        if run_cfg.report:
-            _report(str(outcome.run_dir))
-        from bench.verify import write_manifest
+        if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
+            if run_cfg.report:
+                _report(str(outcome.run_dir))
+            from bench.verify import write_manifest
 
-        write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
+            write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -23,6 +23,7 @@ from bench.loaders import dataset_stats, load_dataset
 from bench.paths import safe_name
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
+from bench.run import phases
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
@@ -77,6 +78,7 @@ def run_benchmark(cfg: RunConfig) -> RunOutcome:
 
 def _run_locked(cfg: RunConfig) -> RunOutcome:
     specs = arm_specs(cfg)
+    phase = phases.check_phase(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
@@ -98,10 +100,21 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
             run_dir.write_run_json(cfg, ident, replace(meta, accounting=totals))
 
         save_run_json()
-        arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
+        ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
+        arms: dict[str, Arm] = (
+            {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
+            if phase == "evaluate"
+            else open_arms(specs, cfg, providers, step.tokens, run_dir.path)
+        )
         try:
             for conversation in dataset.conversations:
-                run_conversation(conversation, arms, step, cfg, run_dir, outcome)
+                if phase == "predict":
+                    outcome.questions += len(conversation.questions)
+                    outcome.written += phases.predict_conversation(
+                        conversation, arms, cfg, run_dir.path, ids, ingest_arms
+                    )
+                else:
+                    run_conversation(conversation, arms, step, cfg, run_dir, outcome)
                 save_run_json()  # costs survive a crash in a later conversation
         finally:
             for arm in arms.values():
@@ -237,7 +250,8 @@ class _QuestionRun:
         except Exception as exc:
             log.exception("retrieve %s %s failed", name, question.question_id)
             return Retrieved(None, error=f"retrieve failed: {type(exc).__name__}: {exc}")
-        return Retrieved(context, (time.perf_counter() - started) * 1000)
+        elapsed = (time.perf_counter() - started) * 1000
+        return Retrieved(context, context.meta.get(phases.PREDICTED_MS, elapsed))
 
 
 def answer_and_judge(

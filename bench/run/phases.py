@@ -1,0 +1,166 @@
+"""`phase=predict|evaluate|all`: split a run into ingest+retrieve and answer+judge.
+
+* `predict` ingests and retrieves with the real arms and stores, per question, every
+  arm's context (rendered text, ranked items with source ids, truncation, meta) or its
+  failure in `<out>/predictions/<question>.json`; no answer, no judge, no record.
+* `evaluate` answers and judges from those stored retrievals only: the arms are
+  replaced by `StoredArm`s that read the files, so no arm is constructed and no memory
+  service or store is called. Records are what `phase=all` writes.
+* `all` (default) does both in one pass.
+
+Each phase resumes on its own (predict skips questions whose prediction holds every
+arm under the same predict identity; evaluate skips finished records, as `all` does).
+A prediction carries, per arm, its *predict identity* (dataset, arm options, embedder,
+extractor): `evaluate` refuses, with one line, predictions made under another one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.arm import Arm
+from bench.config import RunConfig
+from bench.errors import BenchError, ConfigError
+from bench.paths import contained
+from bench.records import write_json_atomic
+from bench.types import Context, ContextItem, Conversation, Question
+
+PHASES = ("all", "predict", "evaluate")
+FOLDER = "predictions"
+PREDICTED_MS = "predicted_retrieve_ms"
+"""Context meta key: the retrieval time measured in `predict` (records keep that, not the read)."""
+
+
+def check_phase(cfg: RunConfig) -> str:
+    """The configured phase, or a one-line error naming the choices."""
+    if cfg.phase not in PHASES:
+        raise ConfigError(f"phase={cfg.phase}: use one of {', '.join(PHASES)}")
+    return cfg.phase
+
+
+def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
+    """Hash of what changes an arm's retrieval: dataset, arm options, embedder, extractor."""
+    p = cfg.provider
+    blob = json.dumps(
+        {"dataset": dataset_sha256, "arm": arm, "options": cfg.arm_options[arm],
+         "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
+         "extractor": f"{p.extractor.kind}:{p.extractor.model}"},
+        sort_keys=True, default=str,
+    )  # fmt: skip
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def prediction_path(run_dir: Path, question: Question) -> Path:
+    """Where a question's prediction lives (checked to stay inside the run directory)."""
+    return contained(run_dir / FOLDER / f"{question.file_stem}.json", run_dir)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BenchError(
+            f"{path}: unreadable prediction ({exc}); delete it and re-predict"
+        ) from None
+    return dict(data.get("arms", {})) if isinstance(data, dict) else {}
+
+
+def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
+    """A context as stored in a prediction."""
+    return {"text": context.text, "items": [asdict(i) for i in context.items],
+            "truncated": context.truncated, "meta": context.meta,
+            "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
+
+
+def context_from_json(data: dict[str, Any]) -> Context:
+    """The stored context, as the arm returned it."""
+    items = tuple(
+        ContextItem(i["text"], float(i["score"]), tuple(i["source_ids"]), i["kind"])
+        for i in data["items"]
+    )
+    return Context(data["text"], items, bool(data["truncated"]), dict(data["meta"]))
+
+
+def predict_conversation(
+    conversation: Conversation,
+    arms: dict[str, Arm],
+    cfg: RunConfig,
+    run_dir: Path,
+    identities: dict[str, str],
+    ingest: Callable[[dict[str, Arm], Conversation], dict[str, str]],
+) -> int:
+    """Ingest and retrieve for every question lacking a current prediction; how many written."""
+    todo = []
+    for question in conversation.questions:
+        stored = _load(prediction_path(run_dir, question))
+        missing = [n for n in arms if stored.get(n, {}).get("identity") != identities[n]
+                   or "error" in stored.get(n, {})]  # fmt: skip
+        if missing:
+            todo.append((question, stored, missing))
+    needed = {n for _, _, missing in todo for n in missing}
+    failed = ingest({n: a for n, a in arms.items() if n in needed}, conversation) if todo else {}
+    for question, stored, missing in todo:
+        for name in missing:
+            entry: dict[str, Any] = {"identity": identities[name]}
+            if name in failed:
+                entry["error"] = failed[name]
+            else:
+                started = time.perf_counter()
+                try:
+                    context = arms[name].retrieve(question)
+                    entry["context"] = context_json(context, (time.perf_counter() - started) * 1000)
+                except Exception as exc:  # stored; predict retries it on resume
+                    entry["error"] = f"retrieve failed: {type(exc).__name__}: {exc}"
+            stored[name] = entry
+        path = prediction_path(run_dir, question)
+        write_json_atomic(path, {"question_id": question.question_id, "arms": stored})
+    return len(todo)
+
+
+class StoredArm:
+    """An arm stand-in for `evaluate`: returns the predicted context, calls nothing."""
+
+    def __init__(self, name: str, run_dir: Path, identity: str) -> None:
+        self.name = name
+        self.run_dir = run_dir
+        self.identity = identity
+        folder = run_dir / FOLDER
+        for path in sorted(folder.glob("*.json")) if folder.exists() else []:
+            got = _load(path).get(name, {}).get("identity")
+            if got is not None and got != identity:
+                raise ConfigError(
+                    f"{path}: arm {name} was predicted under another predict identity "
+                    f"({got} != {identity}: dataset, arm options, embedder or extractor "
+                    "changed); re-run phase=predict, or evaluate with the same settings"
+                )
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The predict identity the stored retrievals were made under."""
+        return {"predict_identity": self.identity}
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Nothing to build: retrieval was done in `phase=predict`."""
+        return {"stored": True}
+
+    def retrieve(self, question: Question) -> Context:
+        """The stored context, or the stored failure raised again."""
+        entry = _load(prediction_path(self.run_dir, question)).get(self.name)
+        if entry is None:
+            raise BenchError(f"no prediction for {question.question_id} arm {self.name}; "
+                             "run phase=predict first")  # fmt: skip
+        if "error" in entry:
+            raise BenchError(str(entry["error"]))
+        context = context_from_json(entry["context"])
+        context.meta[PREDICTED_MS] = entry["context"]["retrieve_ms"]
+        return context
+
+    def close(self) -> None:
+        """Nothing is open."""
