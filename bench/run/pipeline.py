@@ -127,6 +127,7 @@ def run_conversation(
     work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
     if not work:
         return
+    run_dir.check_writable()
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
     bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
