@@ -16,6 +16,7 @@ import numpy as np
 from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
+from bench.topk import top_k
 from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
@@ -35,8 +36,7 @@ def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, floa
     scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
     k = min(k, int(valid.sum()))
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.lexsort((top, -scores[top]))]
+    top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
     return [(int(r), float(scores[r])) for r in top]
 
 
