@@ -13,12 +13,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from bench.topk import top_k
-
 from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.vectors import cosine_scores
 from bench.text import format_date, session_date
+from bench.topk import top_k
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ import numpy as np
 from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
-from bench.topk import top_k
 from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores
 from arms.neuromorphic.workingset import WorkingSet
+from bench.topk import top_k
 
 MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
