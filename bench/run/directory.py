@@ -208,6 +208,19 @@ class RunDirectory:
         self._check_record_identity(record, path)
         return record
 
+    def remove_orphans(self) -> int:
+        """Delete temp files a killed run left (`.<name>.<random>.tmp`); return how many.
+
+        Only called with the run lock held, so no live writer owns them.
+        """
+        removed = 0
+        for pattern in (".*.tmp", "questions/.*.tmp", "stores/*/*/.*.tmp"):
+            for orphan in self.path.glob(pattern):
+                if orphan.is_file():
+                    contained(orphan, self.path).unlink()
+                    removed += 1
+        return removed
+
     def check_writable(self) -> None:
         """Refuse, before any work, a run whose `questions/` cannot take new records."""
         folder = self.path / "questions"

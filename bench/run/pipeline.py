@@ -79,6 +79,8 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
+    if orphans := run_dir.remove_orphans():
+        log.info("removed %d temp file(s) left by an interrupted run", orphans)
     ident = identity(cfg, dataset.sha256, prompt.sha256)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
