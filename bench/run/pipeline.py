@@ -21,6 +21,7 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
 from bench.paths import safe_name
+from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
@@ -130,6 +131,7 @@ def run_conversation(
     if not work:
         return
     run_dir.check_writable()
+    probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
     bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
