@@ -40,6 +40,22 @@ def render_transcript(conversation: Conversation) -> str:
     return "\n".join(lines)
 
 
+def kept_turn_ids(conversation: Conversation, cut: int) -> tuple[str, ...]:
+    """Ids of the turns wholly inside the transcript after its first `cut` characters were.
+
+    dropped, most recent first.
+    """
+    kept: list[str] = []
+    position = 0
+    for session in conversation.sessions:
+        position += len(session.header()) + 1
+        for turn in session.turns:
+            if position >= cut:
+                kept.append(turn.dia_id)
+            position += len(turn.render()) + 1
+    return tuple(reversed(kept))
+
+
 class RawArm:
     """Puts the full transcript (or its most recent part) in front of the answerer."""
 
@@ -55,11 +71,16 @@ class RawArm:
 
     def ingest(self, conversation: Conversation) -> dict[str, Any]:
         """Render (and if needed truncate) the transcript once per conversation."""
-        text = render_transcript(conversation)
+        full = render_transcript(conversation)
         budget = self.config.max_context_tokens or self.services.max_context_tokens
-        text, truncated = self.services.tokens.truncate_left(text, budget)
+        text, truncated = self.services.tokens.truncate_left(full, budget)
         # No items: raw retrieves nothing, its context is the transcript itself.
-        self._context = Context(text=text, truncated=truncated, meta={"whole_transcript": True})
+        self._context = Context(
+            text=text,
+            truncated=truncated,
+            meta={"whole_transcript": True},
+            unranked_source_ids=kept_turn_ids(conversation, len(full) - len(text)),
+        )
         return {"turns": len(conversation.turns()), "truncated": truncated}
 
     def retrieve(self, question: Question) -> Context:

@@ -111,6 +111,8 @@ class DatasetConfig:
     """Checksum enforced for the canonical file (downloaded or found by `filename`)."""
     hf_repo: str | None = None
     hf_split: str | None = None
+    errata: str | None = None
+    """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
 
 
 @dataclass

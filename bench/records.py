@@ -76,6 +76,10 @@ class ArmResult:
     """Verdicts keyed by judge id."""
     context: str | None = None
     """The rendered context, when the run saves contexts."""
+    correct_corrected: bool | None = None
+    """The outcome against the audit's corrected gold (score-affected errata questions only)."""
+    corrected_judgements: dict[str, Judgement] = field(default_factory=dict)
+    """Verdicts against the corrected gold, keyed by judge id (score-affected questions only)."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -98,6 +102,12 @@ class QuestionRecord:
     adversarial_answer: str | None = None
     question_type: str | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+    errata_type: str | None = None
+    """The answer-key audit's error type; None when the audit does not list the question."""
+    corrected_gold: str | None = None
+    """The audit's gold answer (equal to `gold` when only the citation is wrong)."""
+    corrected_evidence: list[str] | None = None
+    """The audit's evidence ids, when the audit lists the question."""
     schema_version: int = SCHEMA_VERSION
 
     def is_complete(self, arm_names: list[str]) -> bool:
@@ -108,6 +118,9 @@ class QuestionRecord:
         """A plain dict with `schema_version` first."""
         body = asdict(self)
         version = body.pop("schema_version")
+        _drop_unset(body, _OPTIONAL_RECORD_KEYS)
+        for result in body["arms"].values():
+            _drop_unset(result, _OPTIONAL_RESULT_KEYS)
         return {"schema_version": version, **body}
 
     @classmethod
@@ -124,12 +137,24 @@ class QuestionRecord:
         return cls(**fields)
 
 
+_OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
+_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements")
+"""Errata fields, written only when set, so records of runs without errata are unchanged."""
+
+
+def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if body.get(key) in (None, {}):
+            body.pop(key, None)
+
+
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     known = {k: v for k, v in data.items() if k in ArmResult.__dataclass_fields__}
-    known["judgements"] = {
-        jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
-        for jid, j in data.get("judgements", {}).items()
-    }
+    for key in ("judgements", "corrected_judgements"):
+        known[key] = {
+            jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
+            for jid, j in (data.get(key) or {}).items()
+        }
     return ArmResult(**known)
 
 

@@ -28,6 +28,8 @@ ARM_KINDS: dict[str, ArmKind] = {
     "neuromorphic": ArmKind(
         "arms.neuromorphic.arm:NeuromorphicArm", "arms.neuromorphic.config:NeuromorphicConfig"
     ),
+    "http": ArmKind("arms.http:HttpArm", "arms.http:HttpConfig"),
+    "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig"),
 }
 
 

@@ -23,6 +23,7 @@ from bench import summarise
 from bench.errors import BenchError
 from bench.frame import load_run
 from bench.records import OK
+from bench.report_errata import errata_html
 from bench.runmeta import RunMeta
 from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
@@ -58,6 +59,7 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
         ("latency", _latency_figure(summary)),
     ]
     parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
+    parts.append(errata_html(summary))
     inline_js = True  # plotly.js goes inline once, with the first figure
     for name, fig in figures:
         if fig is None:

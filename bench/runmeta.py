@@ -29,6 +29,14 @@ class DatasetMeta:
     """Where the file was read from."""
     sha256: str | None = None
     """SHA-256 of the file's bytes."""
+    errata_path: str | None = None
+    """The answer-key audit applied (`dataset.errata`), None when off."""
+    errata_sha256: str | None = None
+    """SHA-256 of the audit file."""
+    errata_entries: int | None = None
+    """Audit entries matched to loaded questions."""
+    errata_score_affected: int | None = None
+    """Of those, entries whose gold answer changes."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,14 @@ class RunMeta:
         return part.get(key) if isinstance(part, dict) else None
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object written to `run.json` (`schema_version` first)."""
-        return _plain(self)  # type: ignore[no-any-return]
+        """The JSON object written to `run.json` (`schema_version` first).
+
+        Errata fields are written only when set, so runs without errata are unchanged.
+        """
+        out: dict[str, Any] = _plain(self)
+        for key in [k for k, v in out["dataset"].items() if k.startswith("errata_") and v is None]:
+            del out["dataset"][key]
+        return out
 
 
 def read_run_meta(path: Path) -> tuple[RunMeta | None, list[str]]:

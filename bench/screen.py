@@ -34,7 +34,7 @@ from bench.records import write_json_atomic
 from bench.run.answer_prompt import load_answer_prompt
 from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
-from bench.text import content_terms
+from bench.scoring import reach
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -60,13 +60,7 @@ def evidence_recall(question: Question, context: Context) -> float | None:
 
 def gold_token_recall(question: Question, context: Context) -> float | None:
     """Share of the gold answer's stemmed content tokens present in the context."""
-    if not question.gold:
-        return None
-    gold = set(content_terms(question.gold))
-    if not gold:
-        return None
-    present = set(content_terms(context.text))
-    return len(gold & present) / len(gold)
+    return reach.gold_token_recall(question.gold, context.text)
 
 
 def screen(cfg: RunConfig) -> dict[str, Any]:

@@ -38,6 +38,25 @@ class Session:
 
 
 @dataclass(frozen=True)
+class Correction:
+    """A published audit's verdict on one question's answer key (LoCoMo errata)."""
+
+    audit_id: str
+    """The audit's own id, `locomo_<conversation index>_qa<0-based question index>`."""
+    error_type: str
+    """`WRONG_CITATION` (evidence only) or a kind of wrong gold (HALLUCINATION, ...)."""
+    gold: str | None
+    """The corrected gold answer (the official one when only the citation is wrong)."""
+    evidence: tuple[str, ...]
+    """The corrected evidence ids."""
+
+    @property
+    def score_affected(self) -> bool:
+        """True when the audit changes the gold answer, not only the evidence."""
+        return self.error_type != "WRONG_CITATION"
+
+
+@dataclass(frozen=True)
 class Question:
     """One benchmark question with its gold answer and evidence."""
 
@@ -53,6 +72,8 @@ class Question:
     is_abstention: bool = False
     stale_answer: str | None = None
     """A superseded value (supersession fixtures): it must not reach the context."""
+    correction: Correction | None = None
+    """The answer-key audit's entry for this question, when `dataset.errata` is on."""
 
     @property
     def file_stem(self) -> str:
@@ -89,6 +110,18 @@ class Conversation:
 
 
 @dataclass(frozen=True)
+class ErrataSource:
+    """Where an applied answer-key audit came from and how much of the key it changes."""
+
+    path: str
+    sha256: str
+    entries: int
+    """Audit entries applied (questions outside a limited dataset are not counted)."""
+    score_affected: int
+    """Entries whose gold answer changes (the rest only correct the evidence)."""
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A loaded dataset: its conversations plus where it came from."""
 
@@ -96,6 +129,8 @@ class Dataset:
     path: str
     sha256: str
     conversations: tuple[Conversation, ...]
+    errata: ErrataSource | None = None
+    """The answer-key audit applied to the questions, when `dataset.errata` is on."""
 
     def questions(self) -> list[Question]:
         """Every question in conversation order."""
@@ -120,6 +155,19 @@ class Context:
     items: tuple[ContextItem, ...] = ()
     truncated: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    unranked_source_ids: tuple[str, ...] = ()
+    """Whole-context arms (raw) rank nothing: the turns their context holds, most
+    recent first (the order truncation keeps them in)."""
+
+    def ranked_source_ids(self) -> list[str]:
+        """Source unit ids best first without repeats.
+
+        The items' ids in rank order (a window or fact contributes its turns in their own order),
+        else the unranked ids of a whole-context arm.
+        """
+        if self.items:
+            return list(dict.fromkeys(sid for item in self.items for sid in item.source_ids))
+        return list(self.unranked_source_ids)
 
 
 @dataclass(frozen=True)

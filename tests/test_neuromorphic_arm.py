@@ -29,17 +29,33 @@ def _yaml(name: str) -> dict[str, Any]:
     return data
 
 
+def _composed_arm(name: str) -> dict[str, Any]:
+    """The arm's options as Hydra composes them from conf/ (defaults lists applied)."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF.parent), version_base="1.3"):
+        cfg = compose("config")
+    data: dict[str, Any] = OmegaConf.to_container(cfg.arm_options[name])  # type: ignore[assignment]
+    return data
+
+
 def test_arm_configs_list_every_field_and_differ_only_in_lambda_active() -> None:
-    neuro, tuned = _yaml("neuromorphic"), _yaml("tuned")
+    neuro, tuned = _composed_arm("neuromorphic"), _composed_arm("tuned")
     names = [f.name for f in fields(NeuromorphicConfig)]
-    assert list(neuro) == names and list(tuned) == names
+    assert list(neuro) == names and sorted(tuned) == sorted(names)
     assert neuro == asdict(NeuromorphicConfig())
     diff = {k: (neuro[k], tuned[k]) for k in names if neuro[k] != tuned[k]}
     assert diff == {"lambda_active": (0.05, 0.005)}
 
 
+def test_tuned_yaml_states_only_what_differs() -> None:
+    tuned = _yaml("tuned")
+    assert tuned.pop("defaults") == ["neuromorphic", "_self_"]
+    assert tuned == {"lambda_active": 0.005}
+
+
 def test_yaml_composes_into_the_typed_config() -> None:
-    merged = OmegaConf.merge(OmegaConf.structured(NeuromorphicConfig), _yaml("tuned"))
+    merged = OmegaConf.merge(OmegaConf.structured(NeuromorphicConfig), _composed_arm("tuned"))
     assert OmegaConf.to_object(merged) == NeuromorphicConfig(lambda_active=0.005)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.config import DatasetConfig
+from bench.loaders.errata import apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
@@ -28,7 +29,9 @@ def load_dataset(cfg: DatasetConfig) -> Dataset:
     loader = LOADERS.get(cfg.loader)
     if loader is None:
         raise unknown("loader", cfg.loader, list(LOADERS), "dataset.loader")
-    return loader(resolve_data_file(cfg), cfg.name)
+    dataset = loader(resolve_data_file(cfg), cfg.name)
+    errata = errata_file(cfg.errata, cfg.loader)
+    return dataset if errata is None else apply_errata(dataset, errata)
 
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Find a dataset file: explicit path, `$BENCH_DATA_DIR`, the cache, else download it.
 
-Order (interfaces.md): `dataset.path` → `$BENCH_DATA_DIR/<filename>` → the git-ignored
+Order (docs/interfaces.md): `dataset.path` → `$BENCH_DATA_DIR/<filename>` → the git-ignored
 cache `datasets/.cache/<filename>` (override with `$BENCH_CACHE_DIR`) → download from the
 Hub (`dataset.hf_repo`) or `dataset.url` into the cache. The published checksum
 `dataset.sha256` is enforced for the canonical file only (found under `filename` or

@@ -1,9 +1,12 @@
 """`python -m bench.perf [what ...] [-- hydra overrides]`: performance figures as JSON.
 
 what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
-`ingest` (both memory arms over all of LoCoMo), `run` (a fresh run and its resume in a
-temporary folder; overrides after `--`, default `dataset=smoke`). Default: components,
-summarise, engine, run. Machines are noisy: compare ratios measured in one run.
+`ingest` (both memory arms over all of LoCoMo), `niah` (raw, rag, neuromorphic on NIAH
+suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run` (a
+fresh run and its resume in a temporary folder; overrides after `--`, default
+`dataset=smoke`), `offline_f1` (the offline reader's official F1 per arm; default
+`dataset=locomo`). Default: components, summarise, engine, run. Machines are noisy:
+compare ratios measured in one run.
 """
 
 from __future__ import annotations
@@ -123,10 +126,19 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             out[name] = load_symbol(INGESTION_FIGURES)(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
+        elif name == "offline_f1":
+            from bench.perf.offline_f1 import offline_f1_figures
+
+            out[name] = offline_f1_figures(overrides)
+        elif name == "niah":
+            from bench.suite.niah_perf import niah_figures
+
+            out[name] = niah_figures()
         else:
             from bench.registry import unknown
 
-            raise unknown("perf group", name, [*DEFAULT, "ingest"], "bench.perf")
+            groups = [*DEFAULT, "ingest", "niah", "offline_f1"]
+            raise unknown("perf group", name, groups, "bench.perf")
     return out
 
 

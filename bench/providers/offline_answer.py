@@ -4,7 +4,8 @@ It reads the same messages an LLM would get (rules + context block + question) a
 answers from the context alone:
 
 1. split the context into lines, each dated by the nearest `[Session n — date]`
-   header above it (or a date written in the line itself);
+   header above it (or a date written in the line itself); lines opening with a tag
+   (`<FACTS>`, `<ANSWER_TYPE>…`) are instructions or wrappers, never answers;
 2. rank lines by IDF-weighted overlap of stemmed content words with the question,
    down-weighting lines by a different speaker than the one the question names;
 3. if the best line covers too little of the question, answer `not mentioned`;
@@ -47,6 +48,9 @@ _EXPLICIT_DATE = re.compile(
     r"November|December),? \d{4}|(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December),? \d{4})\b"
 )
+_TAG_LINE = re.compile(r"^\s*</?[A-Za-z_][\w-]*>")
+"""A line that opens with a tag: block wrappers (`<FACTS>`) and instructions to the reader
+(`<ANSWER_TYPE>…</ANSWER_TYPE>`); neither is evidence, so neither is ever answered from."""
 _BULLET = re.compile(r"^\s*(?:[-*>]\s*)+")
 _LEADING_DATE = re.compile(r"^\((?P<date>[^()]*\d{4})\)\s*")
 _VALIDITY = re.compile(r"\s*\(valid (?P<date>[^–)]*?\d{4})\s*–[^)]*\)")
@@ -85,6 +89,8 @@ def _index(context: str) -> _Index:
         header = _HEADER.match(raw)
         if header:
             anchor = header.group("date")
+            continue
+        if _TAG_LINE.match(raw):
             continue
         body, own_date = _strip_markup(raw)
         if not body:

@@ -43,6 +43,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         )
         if run_cfg.report:
             _report(str(outcome.run_dir))
+        from bench.verify import write_manifest
+
+        write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -10,8 +10,10 @@ from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
+from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
@@ -43,9 +45,11 @@ class AnswerStep:
                 f"{reply.model}: empty answer (finish_reason={reply.finish_reason})"
             )
         scores = score_answer(answer, question)
+        if (reachable := gold_token_recall(question.gold, context.text)) is not None:
+            scores["gold_token_recall"] = round(reachable, 4)
         if question.stale_answer:
             scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()
-        return ArmResult(
+        result = ArmResult(
             status=OK,
             answer=answer,
             raw_answer=reply.text,
@@ -66,6 +70,7 @@ class AnswerStep:
             answerer=reply.model,
             context=context.text if self.save_context else None,
         )
+        return with_corrected_scores(result, question, self.f1_threshold)
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
         """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
@@ -76,6 +81,9 @@ class AnswerStep:
             if needs_judgement(result, judge, rejudge=rejudge):
                 judgements[judge.judge_id] = judge.judge(question, result.answer or "")
         updated = replace(result, judgements=judgements)
+        updated = with_corrected_judgements(
+            updated, question, self.judges, self.primary_judge, rejudge
+        )
         if self.primary_judge:
             verdict = verdict_outcome(updated, self.primary_judge)
             updated = replace(

@@ -30,7 +30,7 @@ from bench.types import Question
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
-    "outcome",
+    "outcome", "errata_sha256",
 )  # fmt: skip
 
 
@@ -41,8 +41,10 @@ def key_env_names(cfg: RunConfig) -> list[str]:
     return [e.api_key_env for e in endpoints if e.api_key_env]
 
 
-def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[str, Any]:
-    """What must not change between a run and its resumption."""
+def identity(
+    cfg: RunConfig, dataset_sha256: str, prompt_sha256: str, errata_sha256: str | None = None
+) -> dict[str, Any]:
+    """What must not change between a run and its resumption (errata: the audit file's hash)."""
     p = cfg.provider
     return {
         "dataset_sha256": dataset_sha256,
@@ -58,6 +60,7 @@ def identity(cfg: RunConfig, dataset_sha256: str, prompt_sha256: str) -> dict[st
         "outcome": outcome_rule(cfg),
         "arm_options": {name: cfg.arm_options[name] for name in cfg.arms},
         "f1_threshold": cfg.scoring.f1_threshold,
+        "errata_sha256": errata_sha256,
     }
 
 

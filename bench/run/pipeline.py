@@ -30,6 +30,7 @@ from bench.run.directory import RunDirectory, add_accounting, arms_to_run, ident
 from bench.run.progress import progress
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
+from bench.scoring.errata import errata_meta, record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -82,7 +83,8 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
     run_dir = RunDirectory(Path(cfg.out))
     if orphans := run_dir.remove_orphans():
         log.info("removed %d temp file(s) left by an interrupted run", orphans)
-    ident = identity(cfg, dataset.sha256, prompt.sha256)
+    errata_sha = dataset.errata.sha256 if dataset.errata else None
+    ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
     from bench.providers.factory import build_providers
@@ -271,6 +273,7 @@ def _record(
         question_type=question.question_type,
         arms=arms,
         provenance=dict(provenance),
+        **record_errata_fields(question),
     )
 
 
@@ -335,7 +338,9 @@ def _run_meta(
 ) -> RunMeta:
     """What this session knows about the run (the run directory adds identity and dates)."""
     return RunMeta(
-        dataset=DatasetMeta(dataset.name, dataset.path, dataset.sha256),
+        dataset=DatasetMeta(
+            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
+        ),
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
             name=cfg.provider.name,

@@ -23,6 +23,7 @@ from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.comparable import comparable_export
+from bench.summarise.errata import errata_view
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SCORED_CATEGORIES,
@@ -36,6 +37,7 @@ from bench.summarise.model import (
     kappa_rows,
     outcomes_of,
 )
+from bench.summarise.reach import OFFLINE_CAUTION, reach_rows
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
@@ -249,6 +251,9 @@ def summarise_records(
         notes=notes,
         f1_threshold=threshold,
     )
+    if locomo_style:
+        summary.errata = errata_view(run.records, names)
+    summary.reach = reach_rows(run.records, names, locomo_style)
     if baseline is not None:
         _add_baseline(summary, run, baseline, layout, names)
     summary.notes.extend(_closing_notes(summary))
@@ -287,7 +292,7 @@ def _closing_notes(summary: Summary) -> list[str]:
     if summary.meta and summary.meta.offline:
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
-            f"{summary.outcome}; these numbers are not LLM-judged"
+            f"{summary.outcome}; these numbers are not LLM-judged. {OFFLINE_CAUTION}"
         )
     n = summary.n_questions["scored"]
     if n < SMALL_N:

@@ -15,11 +15,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
+
+if TYPE_CHECKING:
+    from bench.summarise.errata import ErrataView
+    from bench.summarise.reach import Reach
 
 LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "official": {
@@ -179,6 +184,10 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
     f1_threshold: float = 0.5
+    errata: ErrataView | None = None
+    """The answer-key errata view, when the records carry the audit (LoCoMo)."""
+    reach: list[Reach] = field(default_factory=list)
+    """Accuracy beside evidence and gold-token recall, per arm (empty when unknown)."""
 
     @property
     def sets_identical(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.runmeta import RunMeta
+from bench.summarise.errata import errata_json, render_errata
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SMALL_N,
@@ -18,6 +19,7 @@ from bench.summarise.model import (
     Rate,
     Summary,
 )
+from bench.summarise.reach import render_reach
 
 _DASH = "—"
 
@@ -163,6 +165,7 @@ def _title(s: Summary) -> list[str]:
 def _sections(s: Summary) -> list[str]:
     out = ["", *(f"> note: {n}" for n in s.notes)] if s.notes else []
     out += ["", "## Accuracy per arm", "", _arm_table(s)]
+    out += render_reach(s.reach)
     out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
     out += ["", _group_table(s)]
     for title, table in (
@@ -177,6 +180,8 @@ def _sections(s: Summary) -> list[str]:
     if s.baseline is not None:
         out += ["", f"## Against baseline {s.baseline_dir} (same arm, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
+    if s.errata is not None:
+        out += render_errata(s.errata, s.group_labels)
     kappa = _kappa_table(s)
     if kappa:
         out += ["", "## Judge agreement", "", kappa]
@@ -296,7 +301,7 @@ def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
 
 
 def summary_to_json(s: Summary) -> dict[str, Any]:
-    """The `bench.summarise --json` contract (interfaces.md) plus extra keys."""
+    """The `bench.summarise --json` contract (docs/interfaces.md) plus extra keys."""
     out: dict[str, Any] = {
         "run_dir": s.run_dir,
         "dataset": s.dataset,
@@ -312,6 +317,13 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
         "notes": list(s.notes),
         "small_n": s.n_questions["scored"] < SMALL_N,
     }
+    if s.errata is not None:
+        out["errata"] = errata_json(s.errata)
+    if s.reach:
+        out["reachability"] = {
+            r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}
+            for r in s.reach
+        }
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]

@@ -1,0 +1,196 @@
+"""The `http` arm: any memory service behind a REST API (reference contract: docs/live.md).
+
+Requests are templates (method, path, JSON body with `{placeholders}`), so a service
+with another shape needs YAML, not Python. Calls are retried with tenacity (429, 5xx,
+timeouts, connection errors; never other 4xx), optionally rate limited, and timed
+(service latency per call). A bearer token is read from the environment variable
+named by `token_env`; the token itself is never stored.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import tenacity
+
+from arms.live import ContractError, LiveMemoryArm, LiveOptions, at, delete_recorded, fill
+from arms.neuromorphic.exchange import Exchange
+from bench.arm import ArmServices
+from bench.errors import BenchError, ConfigError
+from bench.live_state import NamespaceLedger
+from bench.providers.ratelimit import SlidingWindowLimiter
+
+
+@dataclass
+class RequestSpec:
+    """One request template: method, path under `base_url`, JSON body (or None)."""
+
+    method: str = "POST"
+    path: str = "/"
+    body: Any = None
+
+
+def _req(method: str, path: str, body: Any = None) -> Any:
+    return field(default_factory=lambda: RequestSpec(method, path, body))
+
+
+@dataclass
+class HttpConfig(LiveOptions):
+    """Where the service is and how its requests and responses are shaped."""
+
+    kind: str = "http"
+    base_url: str = "http://127.0.0.1:8765"
+    token_env: str | None = None
+    """Environment variable holding a bearer token (the token is never stored)."""
+    timeout_s: float = 30.0
+    max_attempts: int = 4
+    max_retry_time_s: float = 60.0
+    requests_per_minute: int | None = None
+    health: RequestSpec = _req("GET", "/health")
+    create: RequestSpec = _req("POST", "/v1/projects", {"name": "{name}"})
+    delete: RequestSpec = _req("DELETE", "/v1/projects/{namespace}")
+    capture: RequestSpec = _req(
+        "POST", "/v1/projects/{namespace}/capture",
+        {"messages": "{messages}", "date_time": "{date_time}", "session": "{session}"},
+    )  # fmt: skip
+    remember: RequestSpec = _req(
+        "POST", "/v1/projects/{namespace}/memories",
+        {"text": "{text}", "metadata": {"bench": "{unit_id}"}, "date_time": "{date_time}"},
+    )  # fmt: skip
+    search: RequestSpec = _req(
+        "POST", "/v1/projects/{namespace}/search", {"query": "{query}", "k": "{k}"}
+    )
+
+
+class _Retryable(Exception):
+    """A 429/5xx answer worth another attempt."""
+
+
+class HttpBackend:
+    """REST transport: templated requests, retries, rate limit, one-line errors."""
+
+    def __init__(self, name: str, cfg: HttpConfig) -> None:
+        self.name, self.cfg = name, cfg
+        self.where = cfg.base_url.rstrip("/")
+        headers = {}
+        if cfg.token_env:
+            token = os.environ.get(cfg.token_env)
+            if not token:
+                raise ConfigError(f"arm_options.{name}.token_env={cfg.token_env}: "
+                                  "environment variable is not set")  # fmt: skip
+            headers["Authorization"] = f"Bearer {token}"
+        self.client = httpx.Client(base_url=self.where, headers=headers, timeout=cfg.timeout_s)
+        self.limiter = SlidingWindowLimiter(cfg.requests_per_minute, None)
+
+    def call(self, spec: RequestSpec, values: dict[str, Any], *, attempts: int = 0) -> Any:
+        """Send one templated request (with retries); the JSON reply, or None if empty."""
+        path = spec.path.format(**values)
+        body = fill(spec.body, values) if spec.body is not None else None
+        url = f"{self.where}{path}"
+
+        def attempt() -> httpx.Response:
+            reservation = self.limiter.acquire(0) if self.limiter.enabled else None
+            try:
+                reply = self.client.request(spec.method, path, json=body)
+            finally:
+                if reservation is not None:
+                    self.limiter.settle(reservation, 0)
+            if reply.status_code == 429 or reply.status_code >= 500:
+                raise _Retryable(f"HTTP {reply.status_code}")
+            return reply
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts or self.cfg.max_attempts)
+            | tenacity.stop_after_delay(self.cfg.max_retry_time_s),
+            wait=tenacity.wait_random_exponential(multiplier=0.5, max=10),
+            retry=tenacity.retry_if_exception_type((_Retryable, httpx.TransportError)),
+            reraise=True,
+        )
+        try:
+            reply = retrying(attempt)
+        except httpx.TransportError as exc:
+            raise BenchError(f"{spec.method} {url}: cannot reach the service "
+                             f"({type(exc).__name__}); check arm_options.{self.name}.base_url"
+                             ) from None  # fmt: skip
+        except _Retryable as exc:
+            raise BenchError(f"{spec.method} {url}: {exc} after retries") from None
+        return self._parse(spec, url, reply)
+
+    def _parse(self, spec: RequestSpec, url: str, reply: httpx.Response) -> Any:
+        if reply.status_code in (401, 403):
+            hint = (
+                f"set {self.cfg.token_env}"
+                if self.cfg.token_env
+                else (f"set arm_options.{self.name}.token_env to the variable holding the token")
+            )
+            raise BenchError(f"{spec.method} {url}: HTTP {reply.status_code} unauthorised; "
+                             f"{hint}")  # fmt: skip
+        if reply.status_code >= 400:
+            raise ContractError(f"{spec.method} {url}: HTTP {reply.status_code} "
+                                f"{reply.text[:200]!r}; check the request template")  # fmt: skip
+        if not reply.content:
+            return None
+        try:
+            return reply.json()
+        except ValueError:
+            raise ContractError(f"{spec.method} {url}: response is not JSON") from None
+
+    def probe(self) -> None:
+        """Reachable and authorised: the health route (one attempt), then a listing call."""
+        self.call(self.cfg.health, {}, attempts=1)
+
+    def create(self, name: str) -> Any:
+        """Create a namespace named `name`; its id."""
+        reply = self.call(self.cfg.create, {"name": name})
+        where = f"{self.cfg.create.method} {self.where}{self.cfg.create.path}"
+        return at(reply, self.cfg.create_id_path, where, f"arm_options.{self.name}.create_id_path")
+
+    def delete(self, namespace: str) -> None:
+        """Delete a namespace (already gone counts as deleted)."""
+        try:
+            self.call(self.cfg.delete, {"namespace": namespace})
+        except ContractError as exc:
+            if "HTTP 404" not in str(exc):  # already gone is what we want
+                raise
+
+    def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
+        """Write one exchange through the service's capture path."""
+        self.call(self.cfg.capture, {"namespace": namespace, "messages": messages,
+                                     "date_time": exchange.date_time,
+                                     "session": exchange.session})  # fmt: skip
+
+    def remember(self, namespace: str, text: str, unit_id: str, date_time: str) -> None:
+        """Store one unit's text verbatim, with its marker."""
+        self.call(self.cfg.remember, {"namespace": namespace, "text": text,
+                                      "unit_id": unit_id, "date_time": date_time})  # fmt: skip
+
+    def search(self, namespace: str, query: str, k: int) -> Any:
+        """The raw search reply for `query` (top `k`)."""
+        return self.call(self.cfg.search, {"namespace": namespace, "query": query, "k": k})
+
+    def close(self) -> None:
+        """Release the connection."""
+        self.client.close()
+
+
+class HttpArm(LiveMemoryArm):
+    """The `http` arm: `LiveMemoryArm` over `HttpBackend`."""
+
+    def __init__(self, name: str, config: HttpConfig, services: ArmServices) -> None:
+        super().__init__(name, config, services, HttpBackend(name, config))
+
+
+def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:
+    """bench.cleanup's hook: reconnect with the recorded options, delete what is listed."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(HttpConfig), options))
+    assert isinstance(cfg, HttpConfig)
+    backend = HttpBackend(name, cfg)
+    try:
+        return delete_recorded(name, backend, ledger)
+    finally:
+        backend.close()

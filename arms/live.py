@@ -1,0 +1,314 @@
+"""What the `http` and `mcp` arms share: namespaces, benchmark markers, response shapes.
+
+A live arm stores a conversation in its own namespace of a running memory service and
+retrieves from it. Each turn (unit) is written with the marker `[bench:<dia_id>]`, in
+metadata (default) or appended to the text, so every returned item maps back to the
+units it came from — however the service ids, merges or splits memories. Items whose
+markers name no unit of this namespace keep no source ids (counted in `meta`).
+
+Response shapes are read with dotted JSON paths (`results`, `metadata.bench`,
+`data.0.id`); a configured path missing from a response is a `ContractError` naming
+the path, the endpoint and the setting to change.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from arms.neuromorphic.exchange import Exchange, exchanges
+from bench.arm import ArmServices
+from bench.errors import BenchError
+from bench.live_state import LiveArm, Namespace, NamespaceLedger
+from bench.types import Context, ContextItem, Conversation, Question, Turn
+
+log = logging.getLogger("arms.live")
+MARKER = re.compile(r"\s*\[bench:([^\]\s]+)\]")
+WRITE_PATHS = ("capture", "remember")
+MARKER_MODES = ("metadata", "text")
+
+
+class ContractError(BenchError):
+    """The service answered, but not in the configured shape (or refused the request)."""
+
+
+@dataclass
+class LiveOptions:
+    """Options every live arm shares (the transport adds its own)."""
+
+    kind: str = "live"
+    namespace: str | None = None
+    """An existing namespace id to use for every conversation; never created or deleted."""
+    write_path: str = "capture"
+    """`capture` (the service's own extraction path) or `remember` (raw storage)."""
+    marker: str = "metadata"
+    """Where the `[bench:<unit id>]` marker goes: `metadata` or `text`."""
+    k: int = 50
+    """Results asked for per search: the largest cutoff scored (the reference server
+    returns at most what its engine recalls, so 50 returns all of it)."""
+    cleanup: bool = True
+    """Delete the namespaces this run created when the arm closes."""
+    probe: bool = True
+    """Check the contract at start-up (reachable, authorised, shapes match)."""
+    results_path: str = "results"
+    text_path: str = "text"
+    score_path: str | None = "score"
+    marker_path: str | None = "metadata.bench"
+    context_path: str | None = "context"
+    """Where the service's rendered context is; None renders the items as lines."""
+    create_id_path: str = "id"
+
+
+def at(data: Any, path: str, where: str, setting: str) -> Any:
+    """The value at dotted `path` in `data`; ContractError when any step is missing."""
+    value = data
+    for step in path.split(".") if path else []:
+        if isinstance(value, dict) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        else:
+            raise ContractError(
+                f"contract mismatch at {where}: no field '{path}' in the response; "
+                f"fix {setting} to match the service"
+            )
+    return value
+
+
+def fill(template: Any, values: dict[str, Any]) -> Any:
+    """The request body: `"{name}"` alone becomes the typed value, else str.format."""
+    if isinstance(template, dict):
+        return {k: fill(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, values) for v in template]
+    if isinstance(template, str):
+        whole = re.fullmatch(r"\{(\w+)\}", template)
+        if whole:
+            return values.get(whole.group(1))
+        return template.format(**values)
+    return template
+
+
+class Backend(Protocol):
+    """One transport to a memory service (REST or MCP)."""
+
+    where: str
+
+    def probe(self) -> None:
+        """Fail fast (one line) when the service is unreachable or refuses us."""
+        ...
+
+    def create(self, name: str) -> Any:
+        """Create a namespace named `name`; its id."""
+        ...
+
+    def delete(self, namespace: str) -> None:
+        """Delete a namespace (already gone counts as deleted)."""
+        ...
+
+    def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
+        """Write one exchange through the service's capture path."""
+        ...
+
+    def remember(self, namespace: str, text: str, unit_id: str, date_time: str) -> None:
+        """Store one unit's text verbatim, with its marker."""
+        ...
+
+    def search(self, namespace: str, query: str, k: int) -> Any:
+        """The raw search reply for `query` (top `k`)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+@dataclass
+class CallLog:
+    """Service latency per call kind (milliseconds), for ingest stats and contexts."""
+
+    ms: dict[str, list[float]] = field(default_factory=dict)
+
+    def timed(self, kind: str, started: float) -> float:
+        """Record a call that started at `started` (perf_counter); its latency in ms."""
+        elapsed = (time.perf_counter() - started) * 1000
+        self.ms.setdefault(kind, []).append(elapsed)
+        return elapsed
+
+
+class LiveMemoryArm:
+    """A memory service as a benchmark arm; the transport is a `Backend`."""
+
+    def __init__(self, name: str, options: LiveOptions, services: ArmServices,
+                 backend: Backend) -> None:  # fmt: skip
+        if options.write_path not in WRITE_PATHS:
+            raise BenchError(f"arm_options.{name}.write_path={options.write_path}: "
+                             f"use one of {', '.join(WRITE_PATHS)}")  # fmt: skip
+        if options.marker not in MARKER_MODES:
+            raise BenchError(f"arm_options.{name}.marker={options.marker}: "
+                             f"use one of {', '.join(MARKER_MODES)}")  # fmt: skip
+        self.name = name
+        self.options = options
+        self.backend = backend
+        self.calls = CallLog()
+        self.ledger = NamespaceLedger(run_dir_of(services))
+        self._namespaces: dict[str, str] = {}
+        self._units: dict[str, set[str]] = {}
+        self.ledger.register_arm(LiveArm(name, options.kind, asdict(options)))
+        if options.probe:
+            backend.probe()
+        delete_recorded(name, backend, self.ledger)  # what a killed earlier run left
+        if options.probe:
+            self._probe()
+
+    def _probe(self) -> None:
+        """One round trip through the configured contract, in a throwaway namespace.
+
+        Create (recorded first), write one unit through the write path, search, read
+        every configured response path, delete. A mismatch fails here, at start-up,
+        as one line naming the endpoint and the setting (exit 2), not per question.
+        """
+        turn = Turn("Probe", "I moved to Lisbon in March 2024.", "probe:1", 1)
+        namespace = self.options.namespace or self._create("probe")
+        try:
+            self._units[namespace] = {turn.dia_id}
+            if not self.options.namespace:
+                self._write(namespace, Exchange(1, "1 April 2024", (turn,)))
+            reply = self.backend.search(namespace, "Where did Probe move?", 1)
+            items, _ = self._items(reply, self._units[namespace])
+            self._context(reply, items)
+        finally:
+            self._units.pop(namespace, None)
+            if not self.options.namespace:
+                self.backend.delete(namespace)
+                self.ledger.remove(Namespace(self.name, namespace, "probe"))
+            self.calls = CallLog()
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Options and endpoint: what changes what the service stores."""
+        return {"options": asdict(self.options), "endpoint": self.backend.where}
+
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
+        """Create (and record) a namespace, then write every turn through the write path."""
+        cid = conversation.conversation_id
+        namespace = self.options.namespace or self._create(cid)
+        self._namespaces[cid] = namespace
+        units = self._units.setdefault(namespace, set())
+        before = len(self.calls.ms.get(self.options.write_path, []))
+        for exchange in exchanges(conversation):
+            units.update(exchange.dia_ids())
+            self._write(namespace, exchange)
+        writes = self.calls.ms.get(self.options.write_path, [])[before:]
+        return {"namespace": namespace, "write_path": self.options.write_path,
+                "writes": len(writes), "write_ms": round(sum(writes), 3)}  # fmt: skip
+
+    def _create(self, unit: str) -> str:
+        started = time.perf_counter()
+        namespace = str(self.backend.create(f"armbench {self.name} {unit}"))
+        self.calls.timed("create", started)
+        self.ledger.add(Namespace(self.name, namespace, unit))  # before the first write
+        return namespace
+
+    def _write(self, namespace: str, exchange: Exchange) -> None:
+        text_marker = self.options.marker == "text"
+        started = time.perf_counter()
+        if self.options.write_path == "capture":
+            messages = [
+                {"speaker": t.speaker, "id": t.dia_id, "image_caption": t.image_caption,
+                 "text": f"{t.text} [bench:{t.dia_id}]" if text_marker else t.text}
+                for t in exchange.turns
+            ]  # fmt: skip
+            self.backend.capture(namespace, exchange, messages)
+        else:
+            for turn in exchange.turns:
+                text = turn.render() + (f" [bench:{turn.dia_id}]" if text_marker else "")
+                self.backend.remember(namespace, text, turn.dia_id, exchange.date_time)
+        self.calls.timed(self.options.write_path, started)
+
+    def retrieve(self, question: Question) -> Context:
+        """Search the conversation's namespace; map items back to turn ids by marker."""
+        namespace = self._namespaces.get(question.conversation_id)
+        if namespace is None:
+            raise BenchError(
+                f"arm {self.name}: conversation {question.conversation_id} was not "
+                "ingested; call ingest(conversation) before retrieve"
+            )
+        started = time.perf_counter()
+        reply = self.backend.search(namespace, question.question, self.options.k)
+        service_ms = self.calls.timed("search", started)
+        items, unmapped = self._items(reply, self._units.get(namespace, set()))
+        text = self._context(reply, items)
+        meta = {"namespace": namespace, "write_path": self.options.write_path,
+                "service_ms": round(service_ms, 3), "unmapped_items": unmapped}  # fmt: skip
+        return Context(text=text, items=tuple(items), meta=meta)
+
+    def _items(self, reply: Any, units: set[str]) -> tuple[list[ContextItem], int]:
+        o, where = self.options, f"{self.backend.where} search"
+        raw = at(reply, o.results_path, where, f"arm_options.{self.name}.results_path")
+        if not isinstance(raw, list):
+            raise ContractError(f"contract mismatch at {where}: '{o.results_path}' is not a "
+                                f"list; fix arm_options.{self.name}.results_path")  # fmt: skip
+        items, unmapped = [], 0
+        for entry in raw:
+            text = str(at(entry, o.text_path, where, f"arm_options.{self.name}.text_path"))
+            score = at(entry, o.score_path, where, f"arm_options.{self.name}.score_path") \
+                if o.score_path else 0.0  # fmt: skip
+            found = markers_of(entry, text, o.marker_path)
+            ids = tuple(dict.fromkeys(m for m in found if m in units or not units))
+            unmapped += not ids
+            items.append(ContextItem(MARKER.sub("", text), float(score), ids, kind="memory"))
+        return items, unmapped
+
+    def _context(self, reply: Any, items: list[ContextItem]) -> str:
+        if self.options.context_path:
+            where = f"{self.backend.where} search"
+            setting = f"arm_options.{self.name}.context_path"
+            return MARKER.sub("", str(at(reply, self.options.context_path, where, setting)))
+        return "\n".join(["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"])
+
+    def close(self) -> None:
+        """Delete the namespaces this run created (with `cleanup`), then disconnect."""
+        try:
+            if self.options.cleanup:
+                delete_recorded(self.name, self.backend, self.ledger)
+        finally:
+            self.backend.close()
+
+
+def markers_of(entry: Any, text: str, marker_path: str | None) -> list[str]:
+    """Unit ids named by an item: its metadata marker(s), then `[bench:..]` in its text."""
+    found: list[str] = []
+    value = _lookup(entry, marker_path) if marker_path else None
+    for v in value if isinstance(value, list) else [value]:
+        if v is None:
+            continue
+        inner = MARKER.findall(str(v))
+        found.extend(inner or [str(v)])
+    found.extend(MARKER.findall(text))
+    return found
+
+
+def _lookup(entry: Any, path: str) -> Any:
+    try:
+        return at(entry, path, "", "")
+    except ContractError:
+        return None  # an item without metadata may still carry the marker in its text
+
+
+def delete_recorded(arm: str, backend: Backend, ledger: NamespaceLedger) -> int:
+    """Delete every namespace `ledger` lists for `arm`, forgetting each; how many."""
+    count = 0
+    for entry in ledger.namespaces(arm):
+        backend.delete(entry.namespace)
+        ledger.remove(entry)
+        count += 1
+    return count
+
+
+def run_dir_of(services: ArmServices) -> Path:
+    """The run directory (`<out>`), from the runner's `<out>/stores/<arm>` store folder."""
+    return services.store_dir.parent.parent

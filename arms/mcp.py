@@ -1,0 +1,211 @@
+"""The `mcp` arm: any MCP server with a store tool and a search tool (official `mcp` SDK).
+
+Connects over stdio (`command: [prog, args...]`, started by the arm) or streamable
+HTTP (`url`). Tool names and their arguments are configurable (argument templates
+like the `http` arm's bodies). Discovery lists the server's tools at start-up and
+refuses, in one line naming the server and the tool, when a mapped tool is missing
+or a mapped argument is not in its input schema. Tool results are read from the
+structured content (or the first text block parsed as JSON).
+
+The SDK is async; the arm is sync, so one client session lives in an event loop in a
+background thread (anyio blocking portal) for the arm's lifetime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from arms.live import ContractError, LiveMemoryArm, LiveOptions, at, delete_recorded, fill
+from arms.neuromorphic.exchange import Exchange
+from bench.arm import ArmServices
+from bench.errors import BenchError, ConfigError
+from bench.live_state import NamespaceLedger
+
+
+def _args(template: dict[str, Any]) -> Any:
+    return field(default_factory=lambda: dict(template))
+
+
+@dataclass
+class McpConfig(LiveOptions):
+    """How to reach the MCP server and which tools/arguments mean what."""
+
+    kind: str = "mcp"
+    command: list[str] | None = None
+    """Start the server over stdio, e.g. [python, -m, arms.server, --mcp-stdio]."""
+    url: str | None = None
+    """Or connect over streamable HTTP, e.g. http://127.0.0.1:8765/mcp."""
+    timeout_s: float = 60.0
+    create_tool: str = "create_project"
+    delete_tool: str = "delete_project"
+    capture_tool: str = "capture"
+    remember_tool: str = "remember"
+    search_tool: str = "search"
+    create_args: dict[str, Any] = _args({"name": "{name}"})
+    delete_args: dict[str, Any] = _args({"project_id": "{namespace}"})
+    capture_args: dict[str, Any] = _args(
+        {"project_id": "{namespace}", "messages": "{messages}",
+         "date_time": "{date_time}", "session": "{session}"}
+    )  # fmt: skip
+    remember_args: dict[str, Any] = _args(
+        {"project_id": "{namespace}", "text": "{text}",
+         "bench": "{unit_id}", "date_time": "{date_time}"}
+    )  # fmt: skip
+    search_args: dict[str, Any] = _args({"project_id": "{namespace}", "query": "{query}",
+                                         "k": "{k}"})  # fmt: skip
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class McpBackend:
+    """MCP transport: one client session in a background event loop."""
+
+    def __init__(self, name: str, cfg: McpConfig) -> None:
+        from mcp import Client, StdioServerParameters
+
+        if bool(cfg.command) == bool(cfg.url):
+            raise ConfigError(f"arm_options.{name}: set exactly one of command (stdio) or url")
+        self.name, self.cfg = name, cfg
+        target: Any
+        if cfg.command:
+            self.where = "mcp stdio `" + " ".join(cfg.command) + "`"
+            program = sys.executable if cfg.command[0] == "python" else cfg.command[0]
+            target = StdioServerParameters(command=program, args=list(cfg.command[1:]))
+        else:
+            self.where = f"mcp {cfg.url}"
+            target = cfg.url
+        self._client = Client(target, read_timeout_seconds=cfg.timeout_s)
+        self._portal_cm = start_blocking_portal()
+        self._portal: BlockingPortal = self._portal_cm.__enter__()
+        self._stop = threading.Event()
+        self._ready: Future[None] = Future()
+        self._done = self._portal.start_task_soon(self._hold)
+        try:
+            self._ready.result(timeout=cfg.timeout_s)
+        except Exception as exc:
+            self._shutdown()
+            leaf = _leaf(exc)
+            raise BenchError(f"{self.where}: cannot connect ({type(leaf).__name__}: "
+                             f"{str(leaf)[:200]}); check arm_options.{name}") from None  # fmt: skip
+
+    async def _hold(self) -> None:
+        import anyio
+
+        try:
+            async with self._client:
+                self._ready.set_result(None)
+                while not self._stop.is_set():
+                    await anyio.sleep(0.05)
+        except Exception as exc:
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            else:
+                raise
+
+    def _call(self, tool: str, template: dict[str, Any], values: dict[str, Any]) -> Any:
+        arguments = fill(template, values)
+        result = self._portal.call(self._client.call_tool, tool, arguments)
+        where = f"{self.where} tool {tool}"
+        if result.is_error:
+            text = " ".join(getattr(c, "text", "") for c in result.content)[:200]
+            raise ContractError(f"{where}: tool error {text!r}; check arm_options.{self.name}")
+        if result.structured_content is not None:
+            return result.structured_content
+        for block in result.content:
+            if getattr(block, "text", None):
+                try:
+                    return json.loads(block.text)
+                except ValueError:
+                    raise ContractError(f"{where}: result is not JSON") from None
+        return None
+
+    def probe(self) -> None:
+        """Discovery: every mapped tool exists and takes the mapped arguments."""
+        listed = self._portal.call(self._client.list_tools)
+        tools = {t.name: t for t in listed.tools}
+        c = self.cfg
+        mapping = {c.create_tool: c.create_args, c.delete_tool: c.delete_args,
+                   c.search_tool: c.search_args,
+                   c.capture_tool if c.write_path == "capture" else c.remember_tool:
+                   c.capture_args if c.write_path == "capture" else c.remember_args}  # fmt: skip
+        for tool, args in mapping.items():
+            if tool not in tools:
+                raise ContractError(f"{self.where}: no tool '{tool}' (server has: "
+                                    f"{', '.join(sorted(tools)) or 'none'}); "
+                                    f"fix the *_tool names in arm_options.{self.name}")  # fmt: skip
+            known = set((tools[tool].input_schema or {}).get("properties", {}))
+            extra = sorted(set(args) - known)
+            if extra:
+                raise ContractError(f"{self.where}: tool '{tool}' takes no argument "
+                                    f"{', '.join(extra)} (takes: {', '.join(sorted(known))}); "
+                                    f"fix arm_options.{self.name}")  # fmt: skip
+
+    def create(self, name: str) -> Any:
+        """Create a namespace named `name`; its id."""
+        reply = self._call(self.cfg.create_tool, self.cfg.create_args, {"name": name})
+        where = f"{self.where} tool {self.cfg.create_tool}"
+        return at(reply, self.cfg.create_id_path, where, f"arm_options.{self.name}.create_id_path")
+
+    def delete(self, namespace: str) -> None:
+        """Delete a namespace (already gone counts as deleted)."""
+        self._call(self.cfg.delete_tool, self.cfg.delete_args, {"namespace": namespace})
+
+    def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
+        """Write one exchange through the service's capture path."""
+        self._call(self.cfg.capture_tool, self.cfg.capture_args,
+                   {"namespace": namespace, "messages": messages,
+                    "date_time": exchange.date_time, "session": exchange.session})  # fmt: skip
+
+    def remember(self, namespace: str, text: str, unit_id: str, date_time: str) -> None:
+        """Store one unit's text verbatim, with its marker."""
+        self._call(self.cfg.remember_tool, self.cfg.remember_args,
+                   {"namespace": namespace, "text": text, "unit_id": unit_id,
+                    "date_time": date_time})  # fmt: skip
+
+    def search(self, namespace: str, query: str, k: int) -> Any:
+        """The raw search reply for `query` (top `k`)."""
+        return self._call(self.cfg.search_tool, self.cfg.search_args,
+                          {"namespace": namespace, "query": query, "k": k})  # fmt: skip
+
+    def _shutdown(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(Exception):  # the session is gone either way
+            self._done.result(timeout=self.cfg.timeout_s)
+        self._portal_cm.__exit__(None, None, None)
+
+    def close(self) -> None:
+        """Release the connection."""
+        self._shutdown()
+
+
+class McpArm(LiveMemoryArm):
+    """The `mcp` arm: `LiveMemoryArm` over `McpBackend`."""
+
+    def __init__(self, name: str, config: McpConfig, services: ArmServices) -> None:
+        super().__init__(name, config, services, McpBackend(name, config))
+
+
+def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:
+    """bench.cleanup's hook: reconnect with the recorded options, delete what is listed."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(McpConfig), options))
+    assert isinstance(cfg, McpConfig)
+    backend = McpBackend(name, cfg)
+    try:
+        return delete_recorded(name, backend, ledger)
+    finally:
+        backend.close()

@@ -1,0 +1,1 @@
+"""The reference memory server: the neuromorphic engine behind REST and MCP (docs/live.md)."""

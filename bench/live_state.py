@@ -1,0 +1,106 @@
+"""`<out>/state.json`: the namespaces a live arm created in a memory service.
+
+A live arm (`http`, `mcp`) records each namespace here *before* its first write into
+it and removes it after deleting it, so a run killed at any point leaves a complete
+list of what it created. The next run of that arm, or `python -m bench.cleanup <out>`,
+deletes the leftovers. Only namespaces this run created are listed; an existing
+namespace passed by `namespace=<id>` is never recorded, so it is never deleted.
+
+The file also keeps each arm's kind and options (secrets are never in them: a token
+is named by its environment variable), which is what cleanup needs to reconnect.
+Writes are atomic and serialised by a lock (several arms share the file).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.errors import BenchError
+from bench.records import write_json_atomic
+
+STATE_FILE = "state.json"
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """One namespace created by a live arm for one unit (conversation, question, suite)."""
+
+    arm: str
+    namespace: str
+    unit: str
+
+
+@dataclass(frozen=True)
+class LiveArm:
+    """A live arm as recorded for cleanup: its kind and its (secret-free) options."""
+
+    name: str
+    kind: str
+    options: dict[str, Any]
+
+
+class NamespaceLedger:
+    """Read-modify-write access to `<run_dir>/state.json`."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / STATE_FILE
+
+    def _read(self) -> dict[str, Any]:
+        if not self.path.exists():
+            return {"arms": {}, "namespaces": []}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BenchError(f"{self.path}: unreadable ({exc}); fix or delete it") from None
+        if not isinstance(data, dict):
+            raise BenchError(f"{self.path}: not a JSON object; fix or delete it")
+        data.setdefault("arms", {})
+        data.setdefault("namespaces", [])
+        return data
+
+    def register_arm(self, arm: LiveArm) -> None:
+        """Record an arm's kind and options (before it creates anything)."""
+        with _LOCK:
+            data = self._read()
+            data["arms"][arm.name] = {"kind": arm.kind, "options": arm.options}
+            write_json_atomic(self.path, data)
+
+    def add(self, entry: Namespace) -> None:
+        """Record a created namespace; call before the first write into it."""
+        with _LOCK:
+            data = self._read()
+            data["namespaces"].append(
+                {"arm": entry.arm, "namespace": entry.namespace, "unit": entry.unit}
+            )
+            write_json_atomic(self.path, data)
+
+    def remove(self, entry: Namespace) -> None:
+        """Forget a namespace once it is deleted."""
+        with _LOCK:
+            data = self._read()
+            data["namespaces"] = [
+                n for n in data["namespaces"]
+                if (n.get("arm"), n.get("namespace")) != (entry.arm, entry.namespace)
+            ]  # fmt: skip
+            write_json_atomic(self.path, data)
+
+    def arms(self) -> list[LiveArm]:
+        """Every recorded live arm, by name."""
+        data = self._read()
+        return [
+            LiveArm(name, str(spec.get("kind")), dict(spec.get("options") or {}))
+            for name, spec in sorted(data["arms"].items())
+        ]
+
+    def namespaces(self, arm: str | None = None) -> list[Namespace]:
+        """Recorded namespaces (of one arm, or all), in creation order."""
+        return [
+            Namespace(str(n["arm"]), str(n["namespace"]), str(n.get("unit", "")))
+            for n in self._read()["namespaces"]
+            if arm is None or n.get("arm") == arm
+        ]

@@ -1,0 +1,75 @@
+"""`python -m bench.suite [hydra overrides]`: recall suites over every configured arm.
+
+Example: `python -m bench.suite suite.path=datasets/fixtures/suites/smoke.json arms=[rag]`.
+A multirun (`-m arm_options.rag.top_k=5,10,20`) gives every job its own directory
+`<out>/<overrides>` and writes `<out>/sweep.md` with one row per job.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig
+
+from bench.errors import BenchError
+from bench.suite.config import SuiteConfig, load_suite_config
+
+log = logging.getLogger("bench.suite")
+
+
+def run(cfg: SuiteConfig) -> dict[str, Any]:
+    """Load the suites, run every arm, write the outputs; return the report."""
+    from bench.suite.adapters import load_suites
+    from bench.suite.output import write_outputs
+    from bench.suite.runner import run_suites
+
+    suites = load_suites(cfg.suite.adapter, Path(cfg.suite.path or ""), cfg.suite.split)
+    runs = run_suites(cfg, suites)
+    return write_outputs(cfg, suites, runs, _meta(cfg, suites))
+
+
+def _meta(cfg: SuiteConfig, suites: list[Any]) -> dict[str, Any]:
+    return {
+        "benchmark": suites[0].name if len(suites) == 1 else f"{len(suites)} suites",
+        "project_name": "armbench",
+        "kind": ",".join(sorted({s.kind for s in suites})),
+        "adapter": cfg.suite.adapter,
+        "path": cfg.suite.path,
+        "suites": [s.name for s in suites],
+        "memories": sum(len(s.memories) for s in suites),
+        "queries": sum(len(s.queries) for s in suites),
+        "provider": cfg.provider.name,
+        "answerer_model": cfg.provider.answerer.model if cfg.suite.answer else None,
+        "judge_model": None,
+        "embedder_model": cfg.provider.embedder.model,
+        "offline": cfg.provider.answerer.kind == "offline",
+        "write_path": "ingest (one memory = one unit, checkpointed store)",
+    }
+
+
+@hydra.main(config_path="../../conf", config_name="suite", version_base="1.3")
+def _hydra_main(cfg: DictConfig) -> None:
+    from bench.suite.sweep import job_dirs, record_sweep_row
+
+    try:
+        suite_cfg = load_suite_config(cfg)
+        suite_cfg.out, suite_cfg.stores = job_dirs(suite_cfg.out, suite_cfg.stores)
+        report = run(suite_cfg)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    record_sweep_row(suite_cfg.out, report)
+    print(Path(suite_cfg.out) / "SUMMARY.md")
+
+
+def main() -> None:
+    """Hand over to Hydra (one-line errors for bad input, exit 2)."""
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

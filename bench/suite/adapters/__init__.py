@@ -1,0 +1,46 @@
+"""Adapters: read a benchmark's own files into suites.
+
+Each is a module with `load(path: Path, split: str) -> list[Suite]`, named lazily so only
+the one used loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.errors import ConfigError
+from bench.registry import did_you_mean, load_symbol
+from bench.suite.model import Suite, suite_to_json
+from bench.suite.validate import parse_suite
+
+ADAPTERS = {
+    "novamem": "bench.suite.adapters.novamem:load",
+    "niah": "bench.suite.adapters.novamem:load",
+    "beir": "bench.suite.adapters.beir:load",
+    "locomo": "bench.suite.adapters.locomo:load",
+    "longmemeval": "bench.suite.adapters.longmemeval:load",
+    "rag": "bench.suite.adapters.rag:load",
+}
+
+
+def load_suites(adapter: str, path: Path, split: str) -> list[Suite]:
+    """The suites an adapter reads from `path` (a file or a folder)."""
+    if adapter not in ADAPTERS:
+        raise ConfigError(
+            f"unknown suite adapter '{adapter}' in suite.adapter;"
+            f"{did_you_mean(adapter, list(ADAPTERS))} known: {', '.join(sorted(ADAPTERS))}"
+        )
+    if not path.exists():
+        raise ConfigError(f"suite.path={path}: no such file or folder")
+    suites: list[Suite] = load_symbol(ADAPTERS[adapter])(path, split)
+    if not suites:
+        raise ConfigError(f"suite.path={path}: adapter {adapter} found no suite there")
+    if adapter not in ("novamem", "niah"):  # those were validated while reading
+        suites = [
+            parse_suite(suite_to_json(s), where=f"{path} ({adapter} suite {s.name})")
+            for s in suites
+        ]
+    names = [s.name for s in suites]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"suite.path={path}: two suites share a name; names must differ")
+    return suites

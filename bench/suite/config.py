@@ -1,0 +1,74 @@
+"""Typed configuration of `python -m bench.suite` (conf/suite.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from bench.config import AnswerConfig, DatasetConfig, ProviderConfig, RunConfig
+from bench.errors import ConfigError
+
+
+@dataclass
+class SuiteSection:
+    """Which suite to run and how to score it."""
+
+    path: str | None = None
+    """A suite file, or a folder (adapter-specific: BEIR folder, folder of suite files)."""
+    adapter: str = "novamem"
+    """`novamem` (the suite format), `beir`, `locomo`, `longmemeval`, `rag` or `niah`."""
+    cutoffs: list[int] = field(default_factory=lambda: [10, 20, 50, 200])
+    split: str = "test"
+    """BEIR qrels split (`qrels/<split>.tsv`)."""
+    answer: bool = False
+    """Ask the configured answerer once per query and cutoff with the top-K memories."""
+
+
+@dataclass
+class SuiteConfig:
+    """The whole resolved suite-run configuration."""
+
+    suite: SuiteSection
+    provider: ProviderConfig
+    arms: list[str]
+    arm_options: dict[str, Any]
+    out: str
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    progress: bool = True
+    stores: str | None = None
+    """Folder holding `stores/<arm>/<suite>`; default `out` (a multirun: the sweep folder,
+    so every job of a sweep over retrieval knobs reuses one ingestion)."""
+
+    def as_run_config(self, name: str) -> RunConfig:
+        """The run configuration the shared arm plumbing (open_arms, arm_specs) reads."""
+        return RunConfig(
+            dataset=DatasetConfig(name=name, loader=f"suite:{self.suite.adapter}"),
+            provider=self.provider,
+            arms=list(self.arms),
+            arm_options=self.arm_options,
+            out=self.out,
+            answer=self.answer,
+            progress=self.progress,
+        )
+
+
+def load_suite_config(cfg: DictConfig) -> SuiteConfig:
+    """Merge the composed config onto the SuiteConfig schema; unknown keys are errors."""
+    try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        assert isinstance(plain, dict)
+        plain.pop("hydra", None)
+        merged = OmegaConf.merge(OmegaConf.structured(SuiteConfig), plain)
+        typed = OmegaConf.to_object(merged)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(f"config: {' '.join(str(exc).split())}") from None
+    assert isinstance(typed, SuiteConfig)
+    if not typed.suite.path:
+        raise ConfigError("suite.path is not set: pass suite.path=<suite file or folder>")
+    if not typed.suite.cutoffs or any(k < 1 for k in typed.suite.cutoffs):
+        raise ConfigError(f"suite.cutoffs={typed.suite.cutoffs}: give positive integers")
+    typed.suite.cutoffs = sorted(set(typed.suite.cutoffs))
+    return typed

@@ -1,0 +1,102 @@
+"""The suite format (version 1): memories, queries and their relevance judgements.
+
+A suite is the unit of a recall benchmark: every memory becomes one retrievable unit
+with its own id (and date), every query names the memories that answer it
+(`relevantMemoryIds`, optionally graded) and the stale ones that must not come back
+(`forbiddenMemoryIds`). The JSON shape is fixed by `suite.schema.json` beside this
+module; `bench.suite.validate` turns JSON into these dataclasses or names every problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMAT_VERSION = 1
+KNOWN_KINDS = ("longmemeval", "locomo", "beir", "rag", "long-context", "supersession")
+"""Kinds the project ships adapters for; any other non-empty kind is accepted as-is."""
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One retrievable unit (a turn, a document, a fact) with its own id."""
+
+    id: str
+    text: str
+    date: str | None = None
+    session: str | None = None
+    speaker: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SuiteQuery:
+    """One query and its judgements.
+
+    `relevance` maps each relevant memory id to its grade (1 for binary suites;
+    BEIR qrels keep their integer grades for nDCG). Abstention queries have none.
+    """
+
+    query_id: str
+    text: str
+    relevance: dict[str, int]
+    forbidden: tuple[str, ...] = ()
+    expected_answer: str | None = None
+    question_type: str | None = None
+    date: str | None = None
+    abstention: bool = False
+
+    @property
+    def relevant(self) -> tuple[str, ...]:
+        """Ids with a positive grade, in the order the suite lists them."""
+        return tuple(mid for mid, grade in self.relevance.items() if grade > 0)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A whole suite: name, kind, format version, memories and queries."""
+
+    name: str
+    kind: str
+    version: int
+    memories: tuple[Memory, ...]
+    queries: tuple[SuiteQuery, ...]
+
+
+def suite_to_json(suite: Suite) -> dict[str, Any]:
+    """The suite in its JSON file shape (inverse of `validate.parse_suite`)."""
+    return {
+        "name": suite.name,
+        "kind": suite.kind,
+        "version": suite.version,
+        "memories": [_memory_json(m) for m in suite.memories],
+        "queries": [_query_json(q) for q in suite.queries],
+    }
+
+
+def _memory_json(m: Memory) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": m.id, "text": m.text}
+    for key, value in (("date", m.date), ("session", m.session), ("speaker", m.speaker)):
+        if value is not None:
+            out[key] = value
+    if m.metadata:
+        out["metadata"] = dict(m.metadata)
+    return out
+
+
+def _query_json(q: SuiteQuery) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "queryId": q.query_id,
+        "text": q.text,
+        "relevantMemoryIds": list(q.relevant),
+        "forbiddenMemoryIds": list(q.forbidden),
+    }
+    if any(grade != 1 for grade in q.relevance.values()):
+        out["relevanceGrades"] = dict(q.relevance)
+    optional = (("expectedAnswer", q.expected_answer), ("questionType", q.question_type))
+    for key, value in (*optional, ("date", q.date)):
+        if value is not None:
+            out[key] = value
+    if q.abstention:
+        out["abstention"] = True
+    return out

@@ -1,0 +1,153 @@
+"""Run arms over suites.
+
+Ingest each suite once per arm (checkpointed), retrieve every query read-only, keep the ranked
+source ids up to the deepest cutoff and the latency.
+
+Stores live under `<out>/stores/<arm>/<suite>` exactly as in bench.run, so a second
+suite run (or a sweep over retrieval knobs) reuses the ingestion.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.arm import Arm
+from bench.errors import BenchError
+from bench.run.answer_step import AnswerStep
+from bench.suite.config import SuiteConfig
+from bench.suite.model import Suite, SuiteQuery
+from bench.suite.units import suite_conversation
+from bench.tokens import TokenCounter
+from bench.types import Context, ContextItem, Conversation, Question
+
+log = logging.getLogger("bench.suite")
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One arm's answer to one query: ranked unit ids (deduplicated, best first)."""
+
+    suite: str
+    query: SuiteQuery
+    ranked: tuple[str, ...]
+    retrieve_ms: float
+    answers: dict[int, tuple[str, dict[str, float | bool]]] | None = None
+    """Per cutoff K: (answer, scores) when an answerer is configured."""
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """Everything one arm produced over the suites."""
+
+    arm: str
+    kind: str
+    rows: tuple[Retrieved, ...]
+    ingest_s: float
+
+
+def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
+    """Ingest and retrieve with every configured arm; arms in the order requested."""
+    from bench.providers.factory import build_providers
+    from bench.run.pipeline import open_arms
+    from bench.run.settings import arm_specs
+    from bench.screen import _read_only
+
+    run_cfg = cfg.as_run_config(suites[0].name)
+    specs = [_read_only(spec) for spec in arm_specs(run_cfg)]
+    providers = build_providers(cfg.provider, Path(cfg.out))
+    tokens = TokenCounter()
+    answer_step = _answer_step(cfg, providers, tokens) if cfg.suite.answer else None
+    results: list[ArmRun] = []
+    try:
+        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.stores or cfg.out))
+        try:
+            for spec in specs:
+                arm = arms[spec.name]
+                rows: list[Retrieved] = []
+                ingest_s = 0.0
+                for suite in suites:
+                    conversation = suite_conversation(suite)
+                    ingest_s += _ingest(arm, conversation)
+                    rows.extend(_retrieve_all(arm, suite, conversation, cfg, answer_step))
+                results.append(ArmRun(spec.name, spec.kind, tuple(rows), ingest_s))
+        finally:
+            for arm in arms.values():
+                arm.close()
+    finally:
+        providers.close()
+    return results
+
+
+def _ingest(arm: Arm, conversation: Conversation) -> float:
+    started = time.perf_counter()
+    try:
+        stats = arm.ingest(conversation)
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise BenchError(
+            f"arm {arm.name}: ingest of suite {conversation.conversation_id} failed "
+            f"({type(exc).__name__}: {exc}); see <out>/run.log"
+        ) from exc
+    seconds = time.perf_counter() - started
+    log.info("ingest %s/%s %.2fs %s", arm.name, conversation.conversation_id, seconds, stats)
+    return seconds
+
+
+def _retrieve_all(
+    arm: Arm,
+    suite: Suite,
+    conversation: Conversation,
+    cfg: SuiteConfig,
+    answer_step: AnswerStep | None,
+) -> list[Retrieved]:
+    depth = max(cfg.suite.cutoffs)
+    texts = {t.dia_id: t.render() for t in conversation.turns()}
+    rows = []
+    for query, question in zip(suite.queries, conversation.questions, strict=True):
+        started = time.perf_counter()
+        context = arm.retrieve(question)
+        ms = (time.perf_counter() - started) * 1000
+        ranked = tuple(context.ranked_source_ids()[:depth])
+        answers = None
+        if answer_step is not None:
+            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs)
+        rows.append(Retrieved(suite.name, query, ranked, ms, answers))
+    return rows
+
+
+def _answers(
+    step: AnswerStep,
+    question: Question,
+    ranked: tuple[str, ...],
+    texts: dict[str, str],
+    cutoffs: list[int],
+) -> dict[int, tuple[str, dict[str, float | bool]]]:
+    """The answerer sees the top-K memories (best first) for each cutoff K."""
+    out = {}
+    for k in cutoffs:
+        items = tuple(ContextItem(texts[i], 0.0, (i,)) for i in ranked[:k])
+        context = Context(text="\n".join(it.text for it in items), items=items)
+        result = step.answer(question, context, 0.0)
+        scores = {
+            "f1": float(result.scores.get("f1", 0.0)),
+            "em": bool(result.scores.get("em", False)),
+            "correct": bool(result.correct),
+        }
+        out[k] = (result.answer or "", scores)
+    return out
+
+
+def _answer_step(cfg: SuiteConfig, providers: Any, tokens: TokenCounter) -> AnswerStep:
+    from bench.run.answer_prompt import load_answer_prompt
+
+    return AnswerStep(
+        prompt=load_answer_prompt(cfg.answer.prompt),
+        answerer=providers.answerer,
+        tokens=tokens,
+        f1_threshold=0.5,
+    )

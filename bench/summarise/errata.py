@@ -1,0 +1,267 @@
+"""The errata view of a run: every arm under the official and the audited answer key.
+
+Standard library only. Records carry `errata_type` (the audit lists the question),
+`corrected_gold`/`corrected_evidence`, and per arm `correct_corrected` plus
+`scores["f1_corrected"]` on score-affected questions (`errata_type` other than
+`WRONG_CITATION`). Under the corrected key an answer's outcome is `correct_corrected`
+on those questions and its official `correct` elsewhere; its F1 likewise.
+
+    ceiling(group) = (n - affected) / n
+
+is the share of a group's questions whose official gold the audit leaves standing: an
+answerer that always gives the audited answer is marked wrong on the affected ones
+(up to partial-F1 overlap), so official accuracy above it rewards matching errors.
+
+Evidence recall of an answer = |retrieved ids ∩ evidence| / |evidence|, averaged over
+questions with evidence, under the official and under the corrected evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench.records import OK, ArmResult, QuestionRecord
+from bench.summarise.model import SCORED_CATEGORIES, Rate
+from bench.summarise.stats import mean
+
+CITATION_ONLY = "WRONG_CITATION"
+
+
+@dataclass(frozen=True)
+class KeyView:
+    """One arm on one set of questions under one answer key."""
+
+    accuracy: Rate
+    f1: float | None
+    evidence_recall: float | None
+
+
+@dataclass(frozen=True)
+class ErrataArm:
+    """One arm, official key vs corrected key, on categories 1–4 and per category."""
+
+    name: str
+    official: KeyView
+    corrected: KeyView
+    groups_official: dict[str, Rate]
+    groups_corrected: dict[str, Rate]
+
+
+@dataclass(frozen=True)
+class ErrataView:
+    """How the audit changes the run's key and every arm's scores."""
+
+    listed: int
+    """Audited questions in the run (score-affected + citation-only)."""
+    score_affected: dict[str, int]
+    """Per category: questions whose gold the audit changes."""
+    citation_only: dict[str, int]
+    """Per category: questions whose evidence only is changed."""
+    group_sizes: dict[str, int]
+    ceiling: dict[str, float | None]
+    """Per category and `scored`: (n - affected) / n under the official key."""
+    arms: dict[str, ErrataArm]
+
+    @property
+    def affected_total(self) -> int:
+        """Score-affected questions over every category."""
+        return sum(self.score_affected.values())
+
+
+def is_score_affected(record: QuestionRecord) -> bool:
+    """The audit changes this question's gold answer (not only its evidence)."""
+    return record.errata_type is not None and record.errata_type != CITATION_ONLY
+
+
+def corrected_outcome(record: QuestionRecord, result: ArmResult) -> bool | None:
+    """The outcome under the corrected key: official unless the gold changed."""
+    return result.correct_corrected if is_score_affected(record) else result.correct
+
+
+def _corrected_f1(record: QuestionRecord, result: ArmResult) -> object:
+    key = "f1_corrected" if is_score_affected(record) else "f1"
+    return result.scores.get(key)
+
+
+def _recall(retrieved: list[str], evidence: list[str] | None) -> float | None:
+    if not evidence:
+        return None
+    got = set(retrieved)
+    return sum(e in got for e in evidence) / len(evidence)
+
+
+def _key_view(
+    pairs: list[tuple[QuestionRecord, ArmResult]],
+    outcome: Callable[[QuestionRecord, ArmResult], bool | None],
+    f1: Callable[[QuestionRecord, ArmResult], object],
+    evidence: Callable[[QuestionRecord], list[str] | None],
+) -> KeyView:
+    verdicts = [outcome(r, res) for r, res in pairs]
+    counted = [v for v in verdicts if v is not None]
+    f1s = [float(v) for r, res in pairs if isinstance(v := f1(r, res), int | float)]
+    recalls = [x for r, res in pairs if (x := _recall(res.retrieved_ids, evidence(r))) is not None]
+    if not any(res.retrieved_ids for _, res in pairs):
+        recalls = []  # the arm reports no source ids (e.g. the whole transcript): unknown
+    return KeyView(Rate(sum(counted), len(counted)), mean(f1s), mean(recalls))
+
+
+def _arm(name: str, records: list[QuestionRecord], groups: list[str]) -> ErrataArm:
+    pairs = [
+        (r, res)
+        for r in records
+        if r.category in SCORED_CATEGORIES
+        and (res := r.arms.get(name)) is not None
+        and res.status == OK
+    ]
+
+    def official(r: QuestionRecord, res: ArmResult) -> bool | None:
+        return res.correct
+
+    def rates(rule: Callable[[QuestionRecord, ArmResult], bool | None]) -> dict[str, Rate]:
+        out = {}
+        for g in groups:
+            got = [v for r, res in pairs if str(r.category) == g if (v := rule(r, res)) is not None]
+            out[g] = Rate(sum(got), len(got))
+        return out
+
+    return ErrataArm(
+        name=name,
+        official=_key_view(pairs, official, lambda r, res: res.scores.get("f1"), _evidence),
+        corrected=_key_view(pairs, corrected_outcome, _corrected_f1, _corrected_evidence),
+        groups_official=rates(official),
+        groups_corrected=rates(corrected_outcome),
+    )
+
+
+def _evidence(record: QuestionRecord) -> list[str] | None:
+    return record.evidence
+
+
+def _corrected_evidence(record: QuestionRecord) -> list[str] | None:
+    return record.corrected_evidence if record.errata_type is not None else record.evidence
+
+
+def errata_view(records: list[QuestionRecord], arm_names: list[str]) -> ErrataView | None:
+    """The errata view of a LoCoMo run; None when no record carries the audit."""
+    if not any(r.errata_type is not None for r in records):
+        return None
+    groups = sorted({str(r.category) for r in records if r.category in SCORED_CATEGORIES}, key=int)
+    sizes = {g: sum(str(r.category) == g for r in records) for g in groups}
+    affected = {
+        g: sum(str(r.category) == g and is_score_affected(r) for r in records) for g in groups
+    }
+    citation = {
+        g: sum(str(r.category) == g and r.errata_type == CITATION_ONLY for r in records)
+        for g in groups
+    }
+    ceiling: dict[str, float | None] = {
+        g: (sizes[g] - affected[g]) / sizes[g] if sizes[g] else None for g in groups
+    }
+    n_scored = sum(sizes.values())
+    ceiling["scored"] = (n_scored - sum(affected.values())) / n_scored if n_scored else None
+    return ErrataView(
+        listed=sum(r.errata_type is not None for r in records),
+        score_affected=affected,
+        citation_only=citation,
+        group_sizes=sizes,
+        ceiling=ceiling,
+        arms={n: _arm(n, records, groups) for n in arm_names},
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def render_errata(view: ErrataView, labels: dict[str, str]) -> list[str]:
+    """Markdown lines: affected counts and ceiling, then both keys side by side per arm."""
+    out = [
+        "",
+        "## Answer-key errata (official key is the headline)",
+        "",
+        f"The audit lists {view.listed} questions of this run: {view.affected_total} with a "
+        f"changed gold (score-affected), {sum(view.citation_only.values())} with changed "
+        f"evidence only. Ceiling under the official key (categories 1–4): "
+        f"{_pct(view.ceiling['scored'])}.",
+        "",
+        "| category | n | score-affected | citation-only | ceiling (official key) |",
+        "|---|---|---|---|---|",
+    ]
+    for g, n in view.group_sizes.items():
+        out.append(
+            f"| {g} {labels.get(g, '')} | {n} | {view.score_affected[g]} | "
+            f"{view.citation_only[g]} | {_pct(view.ceiling[g])} |"
+        )
+    out += [
+        "",
+        "| arm | acc official | acc corrected | F1 official | F1 corrected "
+        "| evidence recall official | evidence recall corrected |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for a in view.arms.values():
+        o, c = a.official, a.corrected
+        out.append(
+            f"| {a.name} | {_pct(o.accuracy.value)} (n={o.accuracy.n}) | "
+            f"{_pct(c.accuracy.value)} (n={c.accuracy.n}) | {_num(o.f1)} | {_num(c.f1)} | "
+            f"{_pct(o.evidence_recall)} | {_pct(c.evidence_recall)} |"
+        )
+    header = " | ".join(f"{g} official / corrected" for g in view.group_sizes)
+    out += ["", f"| arm | {header} |", "|---|" + "---|" * len(view.group_sizes)]
+    for a in view.arms.values():
+        cells = [
+            f"{_pct(a.groups_official[g].value)} / {_pct(a.groups_corrected[g].value)}"
+            for g in view.group_sizes
+        ]
+        out.append(f"| {a.name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _key_json(view: KeyView) -> dict[str, object]:
+    return {
+        "accuracy": view.accuracy.value,
+        "k": view.accuracy.k,
+        "n": view.accuracy.n,
+        "f1": view.f1,
+        "evidence_recall": view.evidence_recall,
+    }
+
+
+def errata_json(view: ErrataView) -> dict[str, object]:
+    """The `errata` key of `bench.summarise --json`."""
+    return {
+        "listed": view.listed,
+        "score_affected": view.affected_total,
+        "score_affected_by_category": dict(view.score_affected),
+        "citation_only_by_category": dict(view.citation_only),
+        "ceiling_official": dict(view.ceiling),
+        "arms": {
+            a.name: {
+                "official": _key_json(a.official),
+                "corrected": _key_json(a.corrected),
+                "categories": {
+                    g: {
+                        "official": a.groups_official[g].value,
+                        "corrected": a.groups_corrected[g].value,
+                    }
+                    for g in view.group_sizes
+                },
+            }
+            for a in view.arms.values()
+        },
+    }
+
+
+__all__ = [
+    "ErrataArm",
+    "ErrataView",
+    "KeyView",
+    "corrected_outcome",
+    "errata_json",
+    "errata_view",
+    "render_errata",
+]

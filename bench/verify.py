@@ -1,0 +1,274 @@
+"""`python -m bench.verify RUN_DIR`: check a run's files against its manifest.
+
+`MANIFEST.json` (written at the end of every `bench.run`, or by `--write`) lists the
+SHA-256 of every result file of the run — `questions/*.json`, `run.json`, `SUMMARY.md`,
+`comparable.json` — plus the dataset's and the prompts' SHA-256 (from `run.json`) and
+the code commit that produced the records. Caches, stores, logs and `report.html` are
+not results and are not listed.
+
+Verification prints one line per file that is `changed`, `missing` or `extra`
+(`--verbose` also prints every `unchanged` one), then one closing line; exit 0 when
+everything matches, 1 on any mismatch, 2 on bad input. With `--key PRIVATE.pem`
+(Ed25519) `--write` also signs the manifest into `MANIFEST.sig`; `--public-key
+PUBLIC.pem` then makes verification check that signature (needs `cryptography`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.errors import BenchError
+from bench.records import write_text_atomic
+
+MANIFEST = "MANIFEST.json"
+SIGNATURE = "MANIFEST.sig"
+MANIFEST_VERSION = 1
+_SKIP_DIRS = frozenset({"cache", "stores", ".hydra"})
+_SKIP_FILES = frozenset({MANIFEST, SIGNATURE, "report.html"})
+
+
+class VerifyError(BenchError):
+    """A run directory or manifest that cannot be verified (bad input: exit 2)."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a run directory held when it was finished."""
+
+    files: dict[str, str]
+    """Path relative to the run directory (POSIX) -> SHA-256 of its bytes."""
+    code_commit: str | None = None
+    code_dirty: bool | None = None
+    dataset: dict[str, Any] = field(default_factory=dict)
+    """`name`, `path`, `sha256` (and the errata file's) as `run.json` records them."""
+    prompts: dict[str, str] = field(default_factory=dict)
+    """Prompt role (`answer`, `judge:<id>`) -> SHA-256 (judges: prompt hash)."""
+    version: int = MANIFEST_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as written (keys sorted, so the bytes are reproducible)."""
+        return {
+            "version": self.version,
+            "code_commit": self.code_commit,
+            "code_dirty": self.code_dirty,
+            "dataset": self.dataset,
+            "prompts": self.prompts,
+            "files": dict(sorted(self.files.items())),
+        }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def result_files(run_dir: Path) -> list[Path]:
+    """Every result file of a run, sorted (skips caches, stores, temp files, the manifest)."""
+    out = []
+    for path in sorted(run_dir.rglob("*")):
+        rel = path.relative_to(run_dir)
+        if not path.is_file() or path.is_symlink():
+            continue
+        if rel.parts[0] in _SKIP_DIRS or rel.name in _SKIP_FILES:
+            continue
+        if rel.name.startswith(".") or rel.suffix == ".log":
+            continue
+        out.append(path)
+    return out
+
+
+def _run_json(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerifyError(
+            f"{path}: unreadable ({exc}); pass a finished bench.run directory"
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _from_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields read from `run.json`: code commit, dataset, prompt hashes."""
+    prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+    prompts = {}
+    if isinstance(meta.get("prompt"), dict) and meta["prompt"].get("sha256"):
+        prompts["answer"] = str(meta["prompt"]["sha256"])
+    for judge in meta.get("judges") or []:
+        if isinstance(judge, dict) and judge.get("prompt_hash"):
+            prompts[f"judge:{judge.get('judge_id')}"] = str(judge["prompt_hash"])
+    dataset = meta.get("dataset") if isinstance(meta.get("dataset"), dict) else {}
+    return {
+        "code_commit": (prov or {}).get("git_commit"),
+        "code_dirty": (prov or {}).get("git_dirty"),
+        "dataset": dict(dataset or {}),
+        "prompts": prompts,
+    }
+
+
+def build_manifest(run_dir: Path) -> Manifest:
+    """The manifest of a run directory as it is now."""
+    if not (run_dir / "questions").is_dir():
+        raise VerifyError(f"{run_dir}: no questions/ folder; pass a bench.run directory")
+    files = {p.relative_to(run_dir).as_posix(): _sha256(p) for p in result_files(run_dir)}
+    return Manifest(files=files, **_from_meta(_run_json(run_dir)))
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """The exact bytes written (and signed)."""
+    return (json.dumps(manifest.to_json(), indent=1, sort_keys=False) + "\n").encode("utf-8")
+
+
+def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
+    """Write `MANIFEST.json` (and `MANIFEST.sig` when an Ed25519 key is given)."""
+    manifest = build_manifest(run_dir)
+    data = manifest_bytes(manifest)
+    write_text_atomic(run_dir / MANIFEST, data.decode("utf-8"))
+    if key is not None:
+        from bench.signing import sign
+
+        write_text_atomic(run_dir / SIGNATURE, base64.b64encode(sign(data, key)).decode() + "\n")
+    return run_dir / MANIFEST
+
+
+def read_manifest(run_dir: Path) -> tuple[bytes, Manifest]:
+    """The manifest's bytes and its parsed contents."""
+    path = run_dir / MANIFEST
+    if not path.is_file():
+        raise VerifyError(
+            f"{path}: no manifest; write one with python -m bench.verify --write {run_dir}"
+        )
+    data = path.read_bytes()
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        raw = None
+    files = raw.get("files") if isinstance(raw, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise VerifyError(f"{path}: not a bench.verify manifest; rewrite it with --write")
+    assert isinstance(raw, dict)
+    return data, Manifest(
+        files=files,
+        code_commit=raw.get("code_commit"),
+        code_dirty=raw.get("code_dirty"),
+        dataset=raw.get("dataset") or {},
+        prompts=raw.get("prompts") or {},
+        version=raw.get("version", MANIFEST_VERSION),
+    )
+
+
+@dataclass
+class Verdict:
+    """The outcome of verifying one run directory."""
+
+    unchanged: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Other mismatches: signature, run.json disagreeing with the manifest."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing differs."""
+        return not (self.changed or self.missing or self.extra or self.problems)
+
+    def lines(self, verbose: bool = False) -> list[str]:
+        """One line per file (unchanged ones only when `verbose`), then problems."""
+        out = [f"unchanged {p}" for p in self.unchanged] if verbose else []
+        out += [f"changed {p}" for p in self.changed]
+        out += [f"missing {p}" for p in self.missing]
+        out += [f"extra {p}" for p in self.extra]
+        return out + self.problems
+
+
+def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
+    """Compare the run directory with its manifest (and the signature, given a key)."""
+    data, manifest = read_manifest(run_dir)
+    now = {p.relative_to(run_dir).as_posix(): p for p in result_files(run_dir)}
+    verdict = Verdict()
+    for rel, digest in sorted(manifest.files.items()):
+        if rel not in now:
+            verdict.missing.append(rel)
+        elif _sha256(now[rel]) == digest:
+            verdict.unchanged.append(rel)
+        else:
+            verdict.changed.append(rel)
+    verdict.extra = sorted(set(now) - set(manifest.files))
+    if "run.json" in verdict.unchanged:
+        current = _from_meta(_run_json(run_dir))
+        for name in ("code_commit", "dataset", "prompts"):
+            if current[name] != getattr(manifest, name):
+                verdict.problems.append(f"changed {MANIFEST} {name} (disagrees with run.json)")
+    if public_key is not None:
+        verdict.problems += _check_signature(run_dir, data, public_key)
+    return verdict
+
+
+def _check_signature(run_dir: Path, data: bytes, public_key: Path) -> list[str]:
+    from bench.signing import verify_signature
+
+    sig_path = run_dir / SIGNATURE
+    if not sig_path.is_file():
+        return [f"missing {SIGNATURE} (a public key was given)"]
+    try:
+        signature = base64.b64decode(sig_path.read_text().strip(), validate=True)
+    except ValueError:
+        return [f"changed {SIGNATURE} (not base64)"]
+    return (
+        []
+        if verify_signature(data, signature, public_key)
+        else [f"changed {SIGNATURE} (bad signature)"]
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.verify", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("run_dir", type=Path, nargs="+", help="run directories")
+    parser.add_argument("--write", action="store_true", help="(re)write MANIFEST.json instead")
+    parser.add_argument("--key", type=Path, help="Ed25519 private key (PEM) to sign with --write")
+    parser.add_argument("--public-key", type=Path, help="Ed25519 public key (PEM) to check")
+    parser.add_argument("--verbose", action="store_true", help="also list unchanged files")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: 0 all match (or written), 1 any mismatch, 2 bad input (one `error:` line)."""
+    args = _parser().parse_args(argv)
+    status = 0
+    try:
+        for run_dir in args.run_dir:
+            if args.write:
+                path = write_manifest(run_dir, args.key)
+                print(f"wrote {path}")
+                continue
+            verdict = verify_run(run_dir, args.public_key)
+            for line in verdict.lines(args.verbose):
+                print(line)
+            n = len(verdict.unchanged)
+            if verdict.ok:
+                print(f"ok {run_dir}: {n} files unchanged")
+            else:
+                bad = len(verdict.lines())
+                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged")
+                status = 1
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The suite validator names the JSON path of every problem in one line."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.errors import DatasetError
+from bench.suite.model import suite_to_json
+from bench.suite.validate import load_suite, parse_suite, suite_problems
+from tests.e2e_support import ROOT, run_cli
+
+SMOKE = ROOT / "datasets/fixtures/suites/smoke.json"
+
+
+def _smoke() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(SMOKE.read_text())
+    return data
+
+
+def test_smoke_suite_is_valid_and_round_trips() -> None:
+    suite = load_suite(SMOKE)
+    assert len(suite.memories) == 10 and len(suite.queries) == 6
+    assert suite.queries[1].relevance == {"m3": 2, "m9": 1}
+    assert suite.queries[5].abstention and not suite.queries[5].relevance
+    assert parse_suite(suite_to_json(suite), where="round trip") == suite
+
+
+def test_every_semantic_problem_is_named_by_path() -> None:
+    data = _smoke()
+    data["memories"][1]["id"] = "m1"
+    data["memories"][2]["text"] = "   "
+    data["queries"][0]["relevantMemoryIds"] = ["nope"]
+    data["queries"][1]["queryId"] = "q1"
+    data["queries"][3]["relevantMemoryIds"] = []
+    problems = suite_problems(data)
+    assert problems == [
+        "$.memories[1].id duplicate id 'm1'",
+        "$.memories[2].text is empty",
+        "$.queries[0].relevantMemoryIds[0] unknown memory id 'nope'",
+        "$.queries[1].queryId duplicate id 'q1'",
+        "$.queries[3].relevantMemoryIds is empty and the query is not an abstention",
+        "$.queries[4].relevantMemoryIds[0] unknown memory id 'm2'",  # m2 was renamed above
+    ]
+
+
+def test_schema_problems_name_their_path() -> None:
+    data = copy.deepcopy(_smoke())
+    data["version"] = 2
+    del data["queries"][2]["text"]
+    data["memories"][0]["id"] = "has space"
+    problems = suite_problems(data)
+    assert any(p.startswith("$.version ") for p in problems)
+    assert any(p.startswith("$.queries[2] ") and "'text'" in p for p in problems)
+    assert any(p.startswith("$.memories[0].id ") for p in problems)
+    with pytest.raises(DatasetError, match=r"^suite here: \$\."):
+        parse_suite(data, where="here")
+
+
+def test_cli_reports_a_bad_suite_in_one_line(tmp_path: Path) -> None:
+    data = _smoke()
+    data["queries"][0]["forbiddenMemoryIds"] = ["ghost"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    proc = run_cli(
+        f"suite.path={bad}", "arms=[rag]", f"out={tmp_path / 'out'}", module="bench.suite"
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: suite {bad}: $.queries[0].forbiddenMemoryIds[0] unknown memory id 'ghost': "
+        "fix the file (format in docs/suites.md)"
+    ]
+    assert not (tmp_path / "out" / "report.json").exists()

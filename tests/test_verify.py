@@ -1,0 +1,120 @@
+"""`bench.verify`: manifests of runs, one line per changed file, optional Ed25519 signing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.verify import MANIFEST, main, verify_run, write_manifest
+from tests.e2e_support import ROOT, run_cli
+
+COMMITTED = sorted(p for p in (ROOT / "results").iterdir() if (p / "run.json").is_file())
+
+
+@pytest.mark.parametrize("run_dir", COMMITTED, ids=lambda p: p.name)
+def test_committed_runs_verify(run_dir: Path) -> None:
+    """Every committed reference run matches its manifest."""
+    verdict = verify_run(run_dir)
+    assert verdict.ok, verdict.lines()
+    assert "run.json" in verdict.unchanged and len(verdict.unchanged) > 10
+
+
+@pytest.fixture
+def run_copy(tmp_path: Path) -> Path:
+    """A copy of the committed smoke run (its manifest included)."""
+    target = tmp_path / "run"
+    shutil.copytree(ROOT / "results" / "smoke-offline-v0.1.0", target)
+    return target
+
+
+def test_any_edit_fails_with_one_line_per_file(
+    run_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Changed, missing and extra files each get one line; exit status 1."""
+    assert main([str(run_copy)]) == 0
+    record = run_copy / "questions" / "smoke-1_0.json"
+    data = json.loads(record.read_text())
+    data["arms"]["raw"]["correct"] = not data["arms"]["raw"]["correct"]
+    record.write_text(json.dumps(data, indent=1) + "\n")
+    (run_copy / "questions" / "smoke-1_1.json").unlink()
+    (run_copy / "questions" / "smoke-9_0.json").write_text("{}")
+    (run_copy / "SUMMARY.md").write_text("# edited\n")
+    capsys.readouterr()
+    assert main([str(run_copy)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-1] == [
+        "changed SUMMARY.md",
+        "changed questions/smoke-1_0.json",
+        "missing questions/smoke-1_1.json",
+        "extra questions/smoke-9_0.json",
+    ]
+    assert lines[-1].startswith(f"FAILED {run_copy}: 4 mismatches")
+
+
+def test_caches_and_reports_are_not_results(run_copy: Path) -> None:
+    """Stores, caches, report.html and temp files do not count as extra files."""
+    (run_copy / "cache").mkdir()
+    (run_copy / "cache" / "responses.sqlite").write_bytes(b"x")
+    (run_copy / "report.html").write_text("<html>")
+    (run_copy / "questions" / ".smoke-1_0.json.abc.tmp").write_text("partial")
+    assert verify_run(run_copy).ok
+
+
+def test_run_json_edit_is_caught(run_copy: Path) -> None:
+    """A run.json edit (e.g. a forged commit) is a changed file."""
+    meta = json.loads((run_copy / "run.json").read_text())
+    meta["provenance"]["git_commit"] = "0" * 40
+    (run_copy / "run.json").write_text(json.dumps(meta))
+    assert verify_run(run_copy).changed == ["run.json"]
+
+
+def test_missing_manifest_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No manifest: exit 2 with one `error:` line naming the fix."""
+    (tmp_path / "questions").mkdir()
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "--write" in err[0]
+
+
+def test_every_run_writes_a_manifest(tmp_path: Path) -> None:
+    """`bench.run` finishes by writing MANIFEST.json, which then verifies."""
+    out = tmp_path / "run"
+    proc = run_cli("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false", "report=true")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert "SUMMARY.md" in manifest["files"] and manifest["prompts"]["answer"]
+    assert manifest["dataset"]["sha256"] and "code_commit" in manifest
+    proc = run_cli(str(out), module="bench.verify")
+    assert proc.returncode == 0 and proc.stdout.strip().startswith(f"ok {out}")
+
+
+def test_signed_manifest(run_copy: Path, tmp_path: Path) -> None:
+    """With a key the manifest is signed; a forged manifest fails the signature check."""
+    ed25519 = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ed25519")
+    serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
+    key = ed25519.Ed25519PrivateKey.generate()
+    private, public = tmp_path / "key.pem", tmp_path / "key.pub.pem"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    write_manifest(run_copy, private)
+    assert verify_run(run_copy, public).ok
+    # re-hash after an edit and rewrite the manifest without the key: signature no longer fits
+    (run_copy / "SUMMARY.md").write_text("# forged\n")
+    manifest = json.loads((run_copy / MANIFEST).read_text())
+    manifest["files"]["SUMMARY.md"] = "0" * 64
+    (run_copy / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    verdict = verify_run(run_copy, public)
+    assert "changed MANIFEST.sig (bad signature)" in verdict.problems
