@@ -181,12 +181,10 @@ class RagArm:
 
 
 def rrf_fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal Rank Fusion: score(d) = Σ_lists 1 / (k + rank(d)), rank from 1; higher wins."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (doc, _) in enumerate(ranking, start=1):
-            fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    """`bench.fusion.rrf_fuse` over (chunk id, score) lists; exact ties by chunk id."""
+    from bench.fusion import rrf_fuse as fuse
+
+    return fuse([[doc for doc, _ in ranking] for ranking in rankings], k, tie_key=int)
 
 
 def _bm25_index(chunks: list[Chunk]) -> Any:

@@ -133,7 +133,10 @@ def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
     """Write `MANIFEST.json` (and `MANIFEST.sig` when an Ed25519 key is given)."""
     manifest = build_manifest(run_dir)
     data = manifest_bytes(manifest)
-    write_text_atomic(run_dir / MANIFEST, data.decode("utf-8"))
+    path = run_dir / MANIFEST
+    if key is None and path.is_file() and path.read_bytes() == data:
+        return path  # unchanged: not rewritten (a finished run may sit in a read-only folder)
+    write_text_atomic(path, data.decode("utf-8"))
     if key is not None:
         from bench.signing import sign
 

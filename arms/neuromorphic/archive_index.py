@@ -17,6 +17,7 @@ from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.vectors import cosine_scores
 from bench.text import format_date, session_date
+from bench.topk import top_k
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,7 @@ class ArchiveIndex:
         scores = cosine_scores(self._emb, n, qvec)
         scores[self._superseded_mask[:n]] = -np.inf
         k = min(k, n)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((top, -scores[top]))]
+        top = top_k(scores, k, keys=np.asarray(self.order[:n]))  # exact ties by fact id
         return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
     def cosine(self, fid: int, qvec: np.ndarray) -> float:

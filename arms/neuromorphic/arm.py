@@ -30,6 +30,7 @@ from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import exchanges
 from arms.neuromorphic.extraction import make_extractor
+from arms.neuromorphic.store_check import counter_problem, file_problem
 from bench import __version__
 from bench.arm import ArmServices
 from bench.errors import BenchError
@@ -43,7 +44,7 @@ ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
     "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "fusion",
     "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
-    "retrieval", "rollback", "spreading", "state", "vectors", "workingset",
+    "retrieval", "rollback", "spreading", "state", "store_check", "vectors", "workingset",
 )  # fmt: skip
 SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
                   "bench.wordllama_files")  # fmt: skip
@@ -118,7 +119,7 @@ class NeuromorphicArm:
         checkpoint = IngestCheckpoint(folder, fingerprint, root=self.services.store_dir)
         saved = checkpoint.load()
         start = time.perf_counter()
-        engine = self._open(cid, folder)
+        saved, engine = self._open_verified(cid, folder, checkpoint, saved)
         self._drop_query_reinforcement(engine, saved)
         todo = exchanges(conversation)
         resumed_from = engine.turn
@@ -147,6 +148,20 @@ class NeuromorphicArm:
         checkpoint.save(stats, complete=True)
         self._folders[cid] = folder
         return stats
+
+    def _open_verified(
+        self, cid: str, folder: Path, checkpoint: IngestCheckpoint, saved: dict[str, Any] | None
+    ) -> tuple[dict[str, Any] | None, MemoryEngine]:
+        """Open the store; one that disagrees with its checkpoint is rebuilt from zero."""
+        problem = file_problem(folder, saved) if saved else None
+        if problem is None:
+            engine = self._open(cid, folder)
+            problem = counter_problem(engine.stats(), saved) if saved else None
+            if problem is None:
+                return saved, engine
+            self._engines.pop(cid).close()
+        checkpoint.wipe(problem)
+        return None, self._open(cid, folder)
 
     def _drop_query_reinforcement(self, engine: MemoryEngine, saved: dict[str, Any] | None) -> None:
         """Return a complete store to its post-ingestion state if questions reinforced it.

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from bench.fusion import rrf_fuse
+
 
 def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[tuple[int, float]]:
-    """Fuse ranked id lists; return (id, score) best first."""
-    scores: dict[int, float] = {}
-    for ranked in lists:
-        for rank, item in enumerate(ranked, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
-    order = {item: i for i, item in enumerate(scores)}
-    return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+    """Fuse ranked id lists with `bench.fusion.rrf_fuse`; exact ties in first-seen order."""
+    return rrf_fuse(lists, k)
 
 
 def concatenate(lists: Sequence[Sequence[int]]) -> list[tuple[int, float]]:

@@ -21,6 +21,7 @@ from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores
 from arms.neuromorphic.workingset import WorkingSet
+from bench.topk import top_k
 
 MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
@@ -35,8 +36,7 @@ def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, floa
     scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
     k = min(k, int(valid.sum()))
-    top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.lexsort((top, -scores[top]))]
+    top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
     return [(int(r), float(scores[r])) for r in top]
 
 

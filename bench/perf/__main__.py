@@ -68,6 +68,7 @@ def run_figures(overrides: list[str]) -> dict[str, Any]:
         summ = [sys.executable, "-m", "bench.summarise", f"{tmp}/run", "--json"]
         summarise_s = _timed(lambda: _run_quietly(summ))
         questions = len(list(Path(tmp, "run", "questions").glob("*.json")))
+        safety = median(_timed(lambda: _safety_checks(Path(tmp, "run"))) for _ in range(5))
     return {
         "overrides": overrides or ["dataset=smoke"],
         "questions": questions,
@@ -75,7 +76,23 @@ def run_figures(overrides: list[str]) -> dict[str, Any]:
         "resume_run_s": round(resume, 2),
         "resume_over_fresh": round(resume / fresh, 3),
         "summarise_cli_s": round(summarise_s, 3),
+        "resume_safety_checks_s": round(safety, 4),
+        "resume_safety_over_resume": round(safety / resume, 4),
     }
+
+
+def _safety_checks(run_dir: Path) -> None:
+    """What a resume adds for safety: the run lock, the orphan sweep, every store check."""
+    from bench.run.directory import RunDirectory
+    from bench.run.lock import run_lock
+
+    file_problem = load_symbol("arms.neuromorphic.store_check:file_problem")
+    with run_lock(run_dir):
+        RunDirectory(run_dir).remove_orphans()
+        for checkpoint in run_dir.glob("stores/*/*/checkpoint.json"):
+            state = json.loads(checkpoint.read_text(encoding="utf-8")).get("state", {})
+            if (checkpoint.parent / "archive.sqlite").exists():
+                file_problem(checkpoint.parent, state)
 
 
 def _run_quietly(args: list[str]) -> None:

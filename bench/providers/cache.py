@@ -14,6 +14,7 @@ busy timeout let shards in other processes share the file.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -23,6 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 from bench.errors import ConfigError
 from bench.hashing import content_key
 from bench.providers.base import Message
+
+log = logging.getLogger("bench.providers")
 
 MODES = ("off", "read", "write", "readwrite")
 
@@ -156,13 +159,42 @@ class ResponseCache:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    """Open the cache; a corrupt file is moved aside and a new one started (one warning).
+
+    Corrupt = not a database, or failing `PRAGMA quick_check`. The old file is kept as
+    `<name>.corrupt-<UTC time>` (with its -wal/-shm) for inspection, never deleted.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open_checked(path)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):  # busy or unreadable: not corruption
+            raise
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                part.replace(aside.with_name(aside.name + suffix))
+        log.warning("response cache %s is corrupt (%s); moved to %s, starting a new one",
+                    path, exc, aside)  # fmt: skip
+        return _open_checked(path)
+
+
+def _open_checked(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute(_SCHEMA)
-    conn.commit()
+    try:
+        verdict = conn.execute("PRAGMA quick_check").fetchone()
+        if not verdict or verdict[0] != "ok":
+            raise sqlite3.DatabaseError(f"quick_check: {verdict[0] if verdict else 'no answer'}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(_SCHEMA)
+        conn.commit()
+    except sqlite3.DatabaseError:
+        conn.close()
+        raise
     return conn
 
 

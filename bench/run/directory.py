@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.config import RunConfig
-from bench.errors import ConfigError, DatasetError
+from bench.errors import BenchError, ConfigError, DatasetError
 from bench.hashing import stable_hash
 from bench.paths import contained
 from bench.providers.secrets import redact_value
@@ -88,24 +90,50 @@ class RunDirectory:
         self.run_json = path / "run.json"
         self.record_provenance: dict[str, Any] = {}
         """Stamped on every record this process writes (set by `write_run_json`)."""
+        self.records_written = 0
+        """Records this process has written (run.json's provenance follows them)."""
+        self._verify_records: dict[str, Any] | None = None
+        """The identity every record must match when run.json cannot vouch for them."""
 
     def check_identity(self, ident: dict[str, Any]) -> None:
-        """Refuse to resume a run made under a different identity (name what changed)."""
+        """Refuse to resume a run made under a different identity (name what changed).
+
+        run.json is not trusted alone: when it is missing, truncated or foreign (no
+        identity in it), every record read later is checked against `ident` instead
+        (`load_record`), from the identity each record carries in its provenance.
+        """
         meta, _ = read_run_meta(self.run_json)
-        if meta is None:
+        if meta is None or not meta.identity:
+            self._verify_records = ident
             return
-        previous = meta.identity
-        changed = [k for k in _IDENTITY_KEYS if k in previous and previous[k] != ident[k]]
-        if previous.get("f1_threshold", ident["f1_threshold"]) != ident["f1_threshold"]:
-            changed.append("scoring.f1_threshold")
-        old_arms = previous.get("arm_options", {})
-        changed += [
-            f"arm_options.{n}" for n, o in ident["arm_options"].items() if old_arms.get(n, o) != o
-        ]
+        changed = changed_keys(meta.identity, ident)
         if changed:
             raise ConfigError(
                 f"{self.run_json}: this run was made with different {', '.join(changed)}; "
                 f"pass a new out=<dir> (or delete {self.path} to start over)"
+            )
+
+    def _check_record_identity(self, record: QuestionRecord, path: Path) -> None:
+        """Compare a record's own identity with this run's (run.json could not vouch)."""
+        ident = self._verify_records
+        if ident is None:
+            return
+        saved = record.provenance.get("identity")
+        if isinstance(saved, dict):
+            changed = changed_keys(saved, ident)
+        else:  # records written before identities were stamped: what they do carry
+            changed = [
+                k for k in ("dataset_sha256", "prompt_sha256")
+                if k in record.provenance and record.provenance[k] != ident[k]
+            ]  # fmt: skip
+            outcomes = {r.outcome for r in record.arms.values() if r.outcome}
+            if outcomes - {ident["outcome"]}:
+                changed.append("outcome")
+        if changed:
+            raise ConfigError(
+                f"{path}: run.json is missing or unreadable, and this record was made with "
+                f"different {', '.join(changed)}; pass a new out=<dir> "
+                f"(or delete {self.path} to start over)"
             )
 
     def write_run_json(
@@ -129,8 +157,7 @@ class RunDirectory:
             provenance=ProvenanceMeta(**provenance()),
         )
         payload = redact_value(meta.to_json(), secret_values(key_env_names(cfg)))
-        before = redact_value(replace(previous, updated_at=meta.updated_at).to_json(), [])
-        if payload != before:  # unchanged: not rewritten (a finished run may be read-only)
+        if self._changed(previous, meta, payload):
             write_json_atomic(contained(self.run_json, self.path), payload)
         self.record_provenance = {
             "run": self.path.name,
@@ -139,7 +166,20 @@ class RunDirectory:
             "git_dirty": meta.provenance.git_dirty,
             "dataset_sha256": ident["dataset_sha256"],
             "prompt_sha256": ident["prompt_sha256"],
+            "identity": ident,
         }
+
+    def _changed(self, previous: RunMeta, meta: RunMeta, payload: dict[str, Any]) -> bool:
+        """Whether run.json needs rewriting (a finished run may sit in a read-only folder).
+
+        `updated_at` alone is no change; nor is the provenance (code version, machine) of
+        a session that wrote no record, since no result in the folder comes from it.
+        """
+        same_time = replace(previous, updated_at=meta.updated_at)
+        if not self.records_written:
+            same_time = replace(same_time, provenance=meta.provenance)
+        before = redact_value(same_time.to_json(), [])
+        return bool(json.loads(json.dumps(payload)) != before)  # as it would read back
 
     def previous_accounting(self) -> dict[str, Any]:
         """The cumulative costs recorded by earlier sessions of this run ({} if none)."""
@@ -168,7 +208,34 @@ class RunDirectory:
                 f"{path}: holds question {record.question_id!r}, expected "
                 f"{question.question_id!r}; move it away"
             )
+        self._check_record_identity(record, path)
         return record
+
+    def remove_orphans(self) -> int:
+        """Delete temp files a killed run left (`.<name>.<random>.tmp`); return how many.
+
+        Only called with the run lock held, so no live writer owns them.
+        """
+        removed = 0
+        for pattern in (".*.tmp", "questions/.*.tmp", "stores/*/*/.*.tmp"):
+            for orphan in self.path.glob(pattern):
+                if orphan.is_file():
+                    contained(orphan, self.path).unlink()
+                    removed += 1
+        return removed
+
+    def check_writable(self) -> None:
+        """Refuse, before any work, a run whose `questions/` cannot take new records."""
+        folder = self.path / "questions"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BenchError(f"cannot create {folder} ({exc.strerror}): make it writable") from None
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise BenchError(
+                f"{folder}: not writable, and questions remain to answer: make it writable "
+                "(or pass another out=<dir>)"
+            )
 
     def save_record(self, question: Question, record: QuestionRecord) -> None:
         """Write a question's record atomically under its safe name (inside this folder).
@@ -177,9 +244,27 @@ class RunDirectory:
         is written, so a folder never holds two records of one question.
         """
         write_record(self.path, question.file_stem, record)
+        self.records_written += 1
         legacy = record_path(self.path, question.legacy_file_stem)
         if question.legacy_file_stem != question.file_stem and _is_file(legacy):
             contained(legacy, self.path).unlink()
+
+
+def changed_keys(previous: dict[str, Any], ident: dict[str, Any]) -> list[str]:
+    """The identity keys whose saved value differs from this run's (absent keys pass).
+
+    Arm options compare per arm: an arm the earlier session did not run is not a change.
+    """
+    changed = [k for k in _IDENTITY_KEYS if k in previous and previous[k] != ident[k]]
+    if previous.get("f1_threshold", ident["f1_threshold"]) != ident["f1_threshold"]:
+        changed.append("scoring.f1_threshold")
+    old_arms = previous.get("arm_options", {})
+    if not isinstance(old_arms, dict):
+        return [*changed, "arm_options"]
+    changed += [
+        f"arm_options.{n}" for n, o in ident["arm_options"].items() if old_arms.get(n, o) != o
+    ]
+    return changed
 
 
 def arms_to_run(

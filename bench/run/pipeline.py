@@ -21,6 +21,7 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.loaders import dataset_stats, load_dataset
 from bench.paths import safe_name
+from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.run import phases
@@ -82,6 +83,8 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
+    if orphans := run_dir.remove_orphans():
+        log.info("removed %d temp file(s) left by an interrupted run", orphans)
     errata_sha = dataset.errata.sha256 if dataset.errata else None
     ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
@@ -142,6 +145,8 @@ def run_conversation(
     work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
     if not work:
         return
+    run_dir.check_writable()
+    probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
     bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)

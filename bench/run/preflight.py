@@ -13,17 +13,18 @@ from typing import Any
 from bench.errors import ConfigError
 
 
-def check_out(out: str) -> None:
+def check_out(out: str) -> bool:
     """Refuse an `out` that is a file, lies under a file, or cannot be created.
 
     An existing folder is accepted even when read-only: a finished run there can still
-    be resumed (it has nothing to write).
+    be resumed (it has nothing to write). Returns whether `out` is (or can be made) a
+    writable folder, so the caller can keep Hydra from opening `run.log` in it.
     """
     path = Path(out).expanduser()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"out={out}: is an existing file, not a folder: pass out=<new folder>")
     if path.is_dir():
-        return
+        return os.access(path, os.W_OK | os.X_OK)
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -36,7 +37,8 @@ def check_out(out: str) -> None:
                     f"out={out}: cannot create it in {parent} (not writable, or a read-only "
                     "filesystem): pass out= a writable place"
                 )
-            return
+            return True
+    return True
 
 
 def check_limits(limit: Any) -> None:

@@ -60,7 +60,11 @@ def launch(hydra_entry: Callable[[], None]) -> None:
 
 
 def _compose_or_fail(overrides: list[str]) -> None:
-    """Compose once up front so a bad override is a one-line error, not Hydra's page."""
+    """Compose once up front so a bad override is a one-line error, not Hydra's page.
+
+    A read-only `out` (a finished run) gets `hydra/job_logging=stdout`: Hydra would
+    otherwise fail opening its log file there before the run could say "nothing to do".
+    """
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
@@ -72,7 +76,8 @@ def _compose_or_fail(overrides: list[str]) -> None:
             out = str(composed.out)
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"override: {_one_line(exc)}") from None
-    check_out(out)
+    if not check_out(out):
+        sys.argv.append("hydra/job_logging=stdout")
 
 
 def load_run_config(cfg: DictConfig) -> RunConfig:

@@ -1,0 +1,47 @@
+"""Exact score ties are broken by stable keys (issue 8, item 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.fusion import rrf_fuse
+from bench.topk import top_k
+
+
+def test_top_k_takes_tied_items_by_key_whatever_the_layout() -> None:
+    rng = np.random.default_rng(0)
+    scores = np.array([0.9, 0.5, 0.5, 0.5, 0.5, 0.1, 0.5, 0.7])
+    ids = np.arange(100, 108)
+    expected = [100, 107, 101, 102]  # 0.9, 0.7, then the two lowest ids among the 0.5s
+    for _ in range(50):
+        perm = rng.permutation(len(scores))
+        got = top_k(scores[perm], 4, keys=ids[perm])
+        assert list(ids[perm][got]) == expected
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8, 20])
+def test_top_k_matches_a_full_stable_sort(k: int) -> None:
+    rng = np.random.default_rng(k)
+    scores = rng.integers(0, 4, size=40).astype(float)  # many ties
+    scores[5] = -np.inf
+    full = np.lexsort((np.arange(40), -scores))[:k]
+    assert list(top_k(scores, k)) == list(full)
+
+
+def test_rrf_formula_and_tie_keys() -> None:
+    fused = rrf_fuse([[1, 2, 3], [2, 1]], k=60)
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert [d for d, _ in fused] == [1, 2, 3]  # 1 and 2 tie exactly: first seen wins
+    assert [d for d, _ in rrf_fuse([[2, 1], [1, 2]], k=60)] == [2, 1]
+    assert [d for d, _ in rrf_fuse([[2, 1], [1, 2]], k=60, tie_key=lambda d: d)] == [1, 2]
+
+
+def test_both_arms_fuse_through_the_one_function() -> None:
+    from arms.neuromorphic.fusion import rrf
+    from arms.rag import rrf_fuse as rag_fuse
+
+    assert rrf([[5, 4], [4, 5]], 60) == rrf_fuse([[5, 4], [4, 5]], 60)
+    assert rag_fuse([[(5, 0.9), (4, 0.8)], [(4, 2.0), (5, 1.0)]], 60) == rrf_fuse(
+        [[5, 4], [4, 5]], 60, tie_key=int
+    )
