@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import time
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -120,7 +120,10 @@ def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Pa
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "bench.run", *SMOKE, f"out={out}", f"shard={i}/2"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for i in range(2)
     ]
