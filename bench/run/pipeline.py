@@ -96,9 +96,9 @@ def run_benchmark(cfg: RunConfig) -> RunOutcome:
         plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
         try:
             if not plan.in_process:
-                for unit in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
-                    outcome.add_unit(unit)
-                    earlier[0] = add_accounting(earlier[0], unit.accounting)
+                for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
+                    outcome.add_unit(done)
+                    earlier[0] = add_accounting(earlier[0], done.accounting)
                 return outcome
             arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path)
             try:
