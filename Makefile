@@ -32,8 +32,8 @@ check: install ## ruff (lint + format check) and mypy
 smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 	$(PY) -m bench.run dataset=smoke report=true $(ARGS)
 
-locomo: install ## fetch LoCoMo if needed, run all default arms offline (conversations on every core), summarise, report
-	$(PY) -m bench.run dataset=locomo report=true workers=0 $(ARGS)
+locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
+	$(PY) -m bench.run dataset=locomo report=true $(ARGS)
 
 perf: install ## performance figures as JSON
 	$(PY) -m bench.perf
