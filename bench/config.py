@@ -133,6 +133,19 @@ class AnswerConfig:
 
 
 @dataclass
+class RayConfig:
+    """Where `executor=ray` sends its tasks (see docs/cluster.md)."""
+
+    address: str = "local"
+    """`local` (start a private cluster of `num_cpus` on 127.0.0.1), `auto` (the cluster
+    this machine joined with `ray start`) or `host:port` of a running head."""
+    num_cpus: int | None = None
+    """CPUs of a `local` cluster; None means this machine's count."""
+    max_retries: int = 2
+    """How often Ray re-runs a unit whose worker died or raised, before it becomes `error`."""
+
+
+@dataclass
 class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
@@ -151,3 +164,13 @@ class RunConfig:
     phase: str = "all"
     """`all`, `predict` (ingest + retrieve, stored) or `evaluate` (answer + judge from
     the stored retrievals; no arm is called). See bench/run/phases.py."""
+    heartbeat_s: float = 60.0
+    """Seconds between heartbeat log lines (questions done, errors, ETA); 0 turns them off."""
+    workers: int = 1
+    """Units (conversations; LongMemEval questions) run in parallel processes; 0 = auto:
+    every core for the offline provider, 1 for live ones (their rate limits are per process)."""
+    executor: str = "local"
+    """`local` (this machine, `workers` processes) or `ray` (one Ray task per unit)."""
+    shard: str | None = None
+    """`i/n`: run only units whose position p has p % n == i (0 <= i < n)."""
+    ray: RayConfig = field(default_factory=RayConfig)

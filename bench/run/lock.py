@@ -4,6 +4,10 @@
 (SIGKILL included), so a stale lock file never blocks a resume; the file keeps the
 holder's PID only so that the refusal can name it. Readers (summarise, report,
 screen) never take the lock and never write.
+
+Shards (`shard=i/n`) write disjoint question files into one run directory, so they
+share `<out>/.lock` (`LOCK_SH`: no unsharded run can start beside them) and each holds
+its own `<out>/.lock-shard-<i>-of-<n>` exclusively (the same shard cannot run twice).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.errors import BenchError
+from bench.scale.units import Shard
 
 LOCK_FILE = ".lock"
 
@@ -25,14 +30,28 @@ class RunLockedError(BenchError):
 
 
 @contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """Hold `<run_dir>/.lock` (created with the folder if needed) for the block.
+def run_lock(run_dir: Path, shard: Shard | None = None) -> Iterator[None]:
+    """Hold the run directory's lock (see the module docstring for shards) for the block.
 
     Raises:
         RunLockedError: another live process holds it (its PID is named).
         BenchError: the folder cannot be created or the lock file cannot be opened.
     """
-    path = run_dir / LOCK_FILE
+    if shard is None:
+        with _flock(run_dir, LOCK_FILE, exclusive=True):
+            yield
+        return
+    with (
+        _flock(run_dir, LOCK_FILE, exclusive=False),
+        _flock(run_dir, f"{LOCK_FILE}-shard-{shard.index}-of-{shard.count}", exclusive=True),
+    ):
+        yield
+
+
+@contextmanager
+def _flock(run_dir: Path, name: str, *, exclusive: bool) -> Iterator[None]:
+    """Hold `<run_dir>/<name>` with `flock` (exclusive, or shared) for the block."""
+    path = run_dir / name
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         fd = _open_lock_file(path)
@@ -45,7 +64,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         return
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             raise RunLockedError(
@@ -53,8 +72,9 @@ def run_lock(run_dir: Path) -> Iterator[None]:
                 "wait for it to finish, or pass another out=<dir>"
             ) from None
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            if exclusive:  # shared holders leave the file to the exclusive ones
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         except OSError:
             pass  # opened read-only (a finished run in a read-only folder): lock, no PID
         yield

@@ -28,9 +28,10 @@ from bench.run import phases
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
-from bench.run.progress import progress
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
+from bench.scale.executor import plan_units
+from bench.scale.unit_task import Tick, UnitResult, _no_tick
 from bench.scoring.errata import errata_meta, record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
@@ -55,6 +56,13 @@ class RunOutcome:
                 self.errors += 1
                 self.first_error = self.first_error or result.error
 
+    def add_unit(self, unit: UnitResult) -> None:
+        """Add the counts of a unit run by a worker process or a Ray task."""
+        self.questions += unit.questions
+        self.written += unit.written
+        self.errors += unit.errors
+        self.first_error = self.first_error or unit.first_error
+
 
 @dataclass
 class _Work:
@@ -72,8 +80,9 @@ def run_benchmark(cfg: RunConfig) -> RunOutcome:
     Raises BenchError on bad input, or when another run holds `<out>/.lock`.
     """
     from bench.run.lock import run_lock
+    from bench.scale.units import parse_shard
 
-    with run_lock(Path(cfg.out)):
+    with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
         return _run_locked(cfg)
 
 
@@ -96,32 +105,49 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
     try:
         step = _answer_step(cfg, prompt, providers)
         meta = _run_meta(cfg, dataset, prompt, step, _judge_warnings(cfg))
-        earlier = run_dir.previous_accounting()
+        earlier = [run_dir.previous_accounting()]
 
         def save_run_json() -> None:
-            totals = add_accounting(earlier, providers.accounting())
+            totals = add_accounting(earlier[0], providers.accounting())
             run_dir.write_run_json(cfg, ident, replace(meta, accounting=totals))
 
         save_run_json()
-        ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
-        arms: dict[str, Arm] = (
-            {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
-            if phase == "evaluate"
-            else open_arms(specs, cfg, providers, step.tokens, run_dir.path)
-        )
+        plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
         try:
-            for conversation in dataset.conversations:
-                if phase == "predict":
-                    outcome.questions += len(conversation.questions)
-                    outcome.written += phases.predict_conversation(
-                        conversation, arms, cfg, run_dir.path, ids, ingest_arms
+            if not plan.in_process:
+                if phase != "all":
+                    raise ConfigError(
+                        f"phase={phase} with workers/executor: phases run in one process; "
+                        "drop workers=/executor= (shard=i/n works)"
                     )
-                else:
-                    run_conversation(conversation, arms, step, cfg, run_dir, outcome)
-                save_run_json()  # costs survive a crash in a later conversation
+                for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
+                    outcome.add_unit(done)
+                    earlier[0] = add_accounting(earlier[0], done.accounting)
+                return outcome
+            ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
+            arms: dict[str, Arm] = (
+                {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
+                if phase == "evaluate"
+                else open_arms(specs, cfg, providers, step.tokens, run_dir.path)
+            )
+            try:
+                for unit in plan.units:
+                    conversation = unit.conversation
+                    if phase == "predict":
+                        outcome.questions += len(conversation.questions)
+                        outcome.written += phases.predict_conversation(
+                            conversation, arms, cfg, run_dir.path, ids, ingest_arms
+                        )
+                    else:
+                        run_conversation(
+                            conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
+                        )
+                    save_run_json()  # costs survive a crash in a later conversation
+            finally:
+                for arm in arms.values():
+                    arm.close()
         finally:
-            for arm in arms.values():
-                arm.close()
+            plan.close()
             save_run_json()
     finally:
         providers.close()
@@ -135,6 +161,7 @@ def run_conversation(
     cfg: RunConfig,
     run_dir: RunDirectory,
     outcome: RunOutcome,
+    tick: Tick = _no_tick,
 ) -> None:
     """Ingest what is needed, then run every pending question, records written in order.
 
@@ -143,22 +170,22 @@ def run_conversation(
     judgements of the whole chunk run in the pool; records are then written in order.
     """
     work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
+    tick(0, 0, len(conversation.questions) - len(work))
     if not work:
         return
     run_dir.check_writable()
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
-    bar = progress(total=len(work), desc=f"answer {conversation.conversation_id}", cfg=cfg)
     with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
         run = _QuestionRun(arms, failed, step, cfg, run_dir, pool)
         for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
             for finish in [run_question(item, run) for item in chunk]:
+                errors_before = outcome.errors
                 record = finish()
                 outcome.written += 1
                 outcome.count_errors(record, cfg.arms)
-                bar.update(1)
-    bar.close()
+                tick(1, outcome.errors - errors_before, 0)
 
 
 def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]:

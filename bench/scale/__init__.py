@@ -1,0 +1,1 @@
+"""Scale-out: units of work, `workers=N` processes, `shard=i/n`, Ray (docs/cluster.md)."""

@@ -1,0 +1,172 @@
+"""Hand a run's units to an executor: this process, `workers=N` processes, or Ray.
+
+The pipeline calls `plan_units` once; a plan that stays in process (one worker, local)
+runs the conversations in the pipeline's own loop, as before. Otherwise `UnitPlan.run`
+sends one `UnitTask` per unit to a pool of spawned processes (`workers=N`) or to Ray
+(`executor=ray`), gathers their counts and costs, and turns a unit that could not run
+into `error` results (`fail_unit`), so one bad unit never stops the others.
+
+Shared between workers: the run directory (each question file has exactly one writer),
+the response cache (one SQLite file; SQLite's lock makes it one writer at a time, and
+its busy timeout lets other processes wait) and, under Ray, nothing else: each task has
+its own providers, arms and stores. Rate limits: each of N local processes gets 1/N of
+every configured requests/tokens-per-minute budget, so their sum never exceeds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from bench.config import EmbedderConfig, EndpointConfig, RunConfig
+from bench.errors import ConfigError
+from bench.run.answer_prompt import AnswerPrompt
+from bench.scale.tracker import Tracker
+from bench.scale.unit_task import UnitResult, UnitTask, fail_unit, run_unit
+from bench.scale.units import Unit, parse_shard, resolve_workers, units_of
+from bench.types import Dataset
+
+log = logging.getLogger("bench.run")
+EXECUTORS = ("local", "ray")
+_E = TypeVar("_E", EndpointConfig, EmbedderConfig)
+
+
+@dataclass
+class UnitPlan:
+    """The units this process runs, how many workers, and the run's progress tracker."""
+
+    cfg: RunConfig
+    units: list[Unit]
+    workers: int
+    tracker: Tracker
+
+    @property
+    def in_process(self) -> bool:
+        """True when the pipeline's own serial loop runs the units."""
+        return self.cfg.executor == "local" and self.workers == 1
+
+    def run(
+        self, prompt: AnswerPrompt, run_dir: str, provenance: dict[str, Any]
+    ) -> list[UnitResult]:
+        """Run every unit out of process; results in unit order."""
+        tasks = [UnitTask(self.cfg, prompt, u, run_dir, dict(provenance)) for u in self.units]
+        if self.cfg.executor == "ray":
+            from bench.scale.ray_exec import run_on_ray
+
+            results = run_on_ray(tasks, self.cfg.ray, self.tracker)
+        else:
+            results = run_in_processes(tasks, self.workers, self.tracker)
+        return sorted(results, key=lambda r: r.position)
+
+    def close(self) -> None:
+        """Stop the heartbeat and close the bar."""
+        self.tracker.close()
+
+
+def plan_units(cfg: RunConfig, dataset: Dataset) -> UnitPlan:
+    """Split the dataset into units, apply `shard`, size the workers, start the tracker."""
+    if cfg.executor not in EXECUTORS:
+        raise ConfigError(f"executor={cfg.executor}: expected one of {list(EXECUTORS)}")
+    units = units_of(dataset.conversations, parse_shard(cfg.shard))
+    offline = cfg.provider.answerer.kind == "offline"
+    workers = resolve_workers(cfg.workers, offline, max(1, len(units)))
+    total = sum(u.questions for u in units)
+    tracker = Tracker(total, show=cfg.progress, heartbeat_s=cfg.heartbeat_s, workers=workers)
+    return UnitPlan(cfg, units, workers, tracker)
+
+
+def run_in_processes(tasks: list[UnitTask], workers: int, tracker: Tracker) -> list[UnitResult]:
+    """Run units in `workers` spawned processes, the longest conversations first.
+
+    Spawned, not forked: the parent has LanceDB and tokenizer threads running, and a
+    forked child would inherit their locks. Longest first (by turns, ties by position)
+    keeps both cores busy until the end.
+    """
+    ctx = multiprocessing.get_context("spawn")
+    queue: Any = ctx.Queue()
+    drain = threading.Thread(target=_drain, args=(queue, tracker), daemon=True)
+    drain.start()
+    per_worker = [replace(t, cfg=split_quota(t.cfg, workers)) for t in tasks]
+    order = sorted(per_worker, key=lambda t: (-_turns(t.unit), t.unit.position))
+    results = []
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(queue,))
+        with pool:
+            futures: dict[Future[UnitResult], UnitTask] = {
+                pool.submit(_child_run, task): task for task in order
+            }
+            for future in as_completed(futures):
+                results.append(_result_or_error(future, futures[future], tracker))
+    finally:
+        queue.put(None)
+        drain.join(timeout=10)
+    return results
+
+
+def split_quota(cfg: RunConfig, workers: int) -> RunConfig:
+    """The config one of `workers` processes runs under: 1/N of every rate budget."""
+    if workers <= 1:
+        return replace(cfg, progress=False)
+    p = cfg.provider
+    judges = [replace(j, endpoint=_split(j.endpoint, workers)) for j in cfg.judges]
+    provider = replace(
+        p,
+        answerer=_split(p.answerer, workers),
+        extractor=_split(p.extractor, workers),
+        embedder=_split(p.embedder, workers),
+    )
+    return replace(cfg, provider=provider, judges=judges, progress=False)
+
+
+def _split(endpoint: _E, workers: int) -> _E:
+    def share(budget: int | None) -> int | None:
+        return None if budget is None else max(1, budget // workers)
+
+    return replace(
+        endpoint,
+        requests_per_minute=share(endpoint.requests_per_minute),
+        tokens_per_minute=share(endpoint.tokens_per_minute),
+    )
+
+
+def _result_or_error(future: Future[UnitResult], task: UnitTask, tracker: Tracker) -> UnitResult:
+    """The unit's result, or its questions written as `error` when the worker failed."""
+    try:
+        return future.result()
+    except Exception as exc:  # a dead or failing worker costs its unit, not the run
+        message = f"unit {task.unit.unit_id} failed: {type(exc).__name__}: {exc}"
+        log.error(message)
+        failed = fail_unit(task, message)
+        tracker.tick(failed.questions, failed.errors, 0)
+        return failed
+
+
+def _turns(unit: Unit) -> int:
+    return sum(len(s.turns) for s in unit.conversation.sessions)
+
+
+_QUEUE: Any = None
+
+
+def _init(queue: Any) -> None:
+    """Child-process initialiser: remember the parent's progress queue."""
+    global _QUEUE
+    _QUEUE = queue
+
+
+def _child_run(task: UnitTask) -> UnitResult:
+    """Run one unit in a child process, sending its ticks to the parent."""
+
+    def tick(done: int, errors: int, resumed: int) -> None:
+        _QUEUE.put((done, errors, resumed))
+
+    return run_unit(task, tick)
+
+
+def _drain(queue: Any, tracker: Tracker) -> None:
+    while (item := queue.get()) is not None:
+        tracker.tick(*item)

@@ -1,0 +1,107 @@
+"""`executor=ray`: each unit is a Ray task; the run directory must be shared storage.
+
+Tasks run `run_unit` unchanged, so a unit's records equal a local run's. A task whose
+worker dies or that raises is re-run by Ray up to `ray.max_retries` times (it resumes
+from the records and ingestion checkpoints already written); after that its questions
+become `error` results through `fail_unit`, exactly as a failed local unit.
+
+Progress: tasks send `tick`s to one progress actor; the driver drains it every second
+into the tracker, so the bar and heartbeat show the cluster's total.
+
+Response cache: every task opens the run's one SQLite cache (`<out>/cache/`), and
+SQLite's file lock admits one writer at a time. That needs a filesystem with working
+POSIX locks (local disk, one machine, or a cluster filesystem that supports them); on
+NFS without locks, point `provider.cache.path` at node-local disk or set
+`provider.cache.mode=off`. The offline default makes no cached calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from bench.config import RayConfig
+from bench.errors import ConfigError
+from bench.scale.tracker import Tracker
+from bench.scale.unit_task import UnitResult, UnitTask, fail_unit, run_unit
+
+log = logging.getLogger("bench.run")
+_POLL_S = 1.0
+
+
+def connect(cfg: RayConfig) -> Any:
+    """Import Ray and join (or start) the cluster named by `ray.address`."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "executor=ray: Ray is not installed; pip install 'armbench[ray]'"
+        ) from None
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if cfg.address == "local":
+        ray.init(num_cpus=cfg.num_cpus, _node_ip_address="127.0.0.1", **options)
+    else:
+        ray.init(address=cfg.address, **options)
+    return ray
+
+
+def run_on_ray(tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[UnitResult]:
+    """Submit one task per unit, follow progress, turn spent retries into `error` results."""
+    ray = connect(cfg)
+    try:
+        return _run(ray, tasks, cfg, tracker)
+    finally:
+        if cfg.address == "local":
+            ray.shutdown()  # a private cluster lives as long as the run
+
+
+def _run(ray: Any, tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[UnitResult]:
+    progress = ray.remote(num_cpus=0)(_Progress).remote()
+    remote = ray.remote(max_retries=cfg.max_retries, retry_exceptions=True)(_ray_unit)
+    pending = {remote.remote(task, progress): task for task in tasks}
+    results = []
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
+        _drain(ray, progress, tracker)
+        for ref in ready:
+            task = pending.pop(ref)
+            try:
+                results.append(ray.get(ref))
+            except Exception as exc:  # retries spent: the unit's questions become `error`
+                message = f"unit {task.unit.unit_id} failed on Ray: {type(exc).__name__}"
+                log.error("%s: %s", message, str(exc).splitlines()[0] if str(exc) else "")
+                failed = fail_unit(task, message)
+                tracker.tick(failed.questions, failed.errors, 0)
+                results.append(failed)
+    _drain(ray, progress, tracker)
+    return results
+
+
+def _drain(ray: Any, progress: Any, tracker: Tracker) -> None:
+    for done, errors, resumed in ray.get(progress.drain.remote()):
+        tracker.tick(done, errors, resumed)
+
+
+def _ray_unit(task: UnitTask, progress: Any) -> UnitResult:
+    """The Ray task body: run the unit, sending ticks to the progress actor."""
+
+    def tick(done: int, errors: int, resumed: int) -> None:
+        progress.tick.remote(done, errors, resumed)
+
+    return run_unit(task, tick)
+
+
+class _Progress:
+    """Ray actor collecting ticks from every task of the run."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[int, int, int]] = []
+
+    def tick(self, done: int, errors: int, resumed: int) -> None:
+        """Queue one tick."""
+        self._items.append((done, errors, resumed))
+
+    def drain(self) -> list[tuple[int, int, int]]:
+        """Hand over (and forget) every tick received so far."""
+        items, self._items = self._items, []
+        return items

@@ -1,0 +1,85 @@
+"""The run's overall progress: one bar over every question, and a heartbeat log line.
+
+Units report `tick(questions, errors)` as each record is written (questions already
+finished by an earlier session tick at once, so the ETA reflects only what is left).
+Ticks arrive from this process, from child processes through a queue, or from Ray
+tasks through an actor: the tracker always sees the whole run (the cluster's total).
+
+ETA = (total - done) / rate, rate = questions finished this session / seconds elapsed;
+questions found finished do not count towards the rate.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+log = logging.getLogger("bench.run")
+
+
+class Tracker:
+    """Thread-safe counters behind a tqdm bar and a periodic heartbeat line."""
+
+    def __init__(self, total: int, *, show: bool, heartbeat_s: float, workers: int) -> None:
+        from tqdm import tqdm
+
+        self.total = total
+        self.done = 0
+        self.errors = 0
+        self._resumed = 0
+        self._workers = workers
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+        self._bar: Any = tqdm(
+            total=total, desc="questions", unit="q", disable=not show, dynamic_ncols=True
+        )
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+        if heartbeat_s > 0:
+            self._beat = threading.Thread(
+                target=self._heartbeat_loop, args=(heartbeat_s,), daemon=True
+            )
+            self._beat.start()
+
+    def tick(self, done: int, errors: int, resumed: int = 0) -> None:
+        """Count questions finished now and questions found finished (`resumed`).
+
+        `resumed` questions stay out of the rate. A retried unit may report a question
+        twice, so the count is capped at the total.
+        """
+        with self._lock:
+            before = self.done
+            self.done = min(self.total, self.done + done + resumed)
+            self._resumed += resumed
+            self.errors += errors
+            self._bar.update(self.done - before)
+
+    def heartbeat(self) -> str:
+        """One line: done/total, errors, rate, ETA and workers."""
+        with self._lock:
+            elapsed = max(time.monotonic() - self._started, 1e-9)
+            fresh = self.done - self._resumed
+            rate = fresh / elapsed
+            left = max(self.total - self.done, 0)
+            eta = str(timedelta(seconds=round(left / rate))) if rate > 0 else "unknown"
+            share = 100.0 * self.done / self.total if self.total else 100.0
+            return (
+                f"heartbeat: {self.done}/{self.total} questions ({share:.0f}%), "
+                f"{self.errors} arm results in error, {rate * 60:.1f} q/min, ETA {eta}, "
+                f"{self._workers} worker(s)"
+            )
+
+    def _heartbeat_loop(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            log.info(self.heartbeat())
+
+    def close(self) -> None:
+        """Stop the heartbeat, log the final line and close the bar."""
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join(timeout=5)
+            log.info(self.heartbeat())
+        self._bar.close()

@@ -1,0 +1,121 @@
+"""One unit, run anywhere: build providers and arms, run the conversation, report counts.
+
+`run_unit` is a plain function of picklable values, so the same code runs in this
+process, in a `workers=N` child process and as a Ray task. Each call builds its own
+providers, arms and stores (under `<out>/stores/<arm>/<unit>/`, as in a serial run),
+so a unit is isolated from every other; the answers are the serial run's because every
+input is the same and the offline models are deterministic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.config import RunConfig
+from bench.records import OK, ArmResult, write_record
+from bench.run.answer_prompt import AnswerPrompt
+from bench.scale.units import Unit
+
+Tick = Callable[[int, int, int], None]
+"""`tick(done, errors, resumed)`: questions finished now, their arm errors, and questions
+found already finished by an earlier session."""
+
+
+@dataclass(frozen=True)
+class UnitTask:
+    """Everything a worker needs to run one unit; picklable, holds no secret."""
+
+    cfg: RunConfig
+    prompt: AnswerPrompt
+    unit: Unit
+    run_dir: str
+    record_provenance: dict[str, Any]
+
+
+@dataclass
+class UnitResult:
+    """What one unit did (summed into the run's `RunOutcome` and accounting)."""
+
+    unit_id: str
+    position: int
+    questions: int = 0
+    written: int = 0
+    errors: int = 0
+    first_error: str | None = None
+    accounting: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _no_tick(done: int, errors: int, resumed: int) -> None:
+    """Progress sink for callers that do not track progress."""
+
+
+def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
+    """Ingest and answer one unit; arm failures are `error` results, as in a serial run."""
+    from bench.providers.factory import build_providers
+    from bench.run import pipeline
+    from bench.run.directory import RunDirectory
+    from bench.run.settings import arm_specs
+
+    started = time.perf_counter()
+    cfg = task.cfg
+    run_dir = RunDirectory(Path(task.run_dir))
+    run_dir.record_provenance = dict(task.record_provenance)
+    outcome = pipeline.RunOutcome(run_dir.path)
+    providers = build_providers(cfg.provider, run_dir.path)
+    try:
+        step = pipeline._answer_step(cfg, task.prompt, providers)
+        arms = pipeline.open_arms(arm_specs(cfg), cfg, providers, step.tokens, run_dir.path)
+        try:
+            pipeline.run_conversation(
+                task.unit.conversation, arms, step, cfg, run_dir, outcome, tick=tick
+            )
+        finally:
+            for arm in arms.values():
+                arm.close()
+        accounting = providers.accounting()
+    finally:
+        providers.close()
+    return UnitResult(
+        unit_id=task.unit.unit_id,
+        position=task.unit.position,
+        questions=outcome.questions,
+        written=outcome.written,
+        errors=outcome.errors,
+        first_error=outcome.first_error,
+        accounting=accounting,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def fail_unit(task: UnitTask, message: str) -> UnitResult:
+    """Record a unit that could not run (worker died, retries spent) as `error` results.
+
+    Every requested arm without an `ok` result gets `error` with `message`, exactly as
+    an arm whose ingestion failed locally; earlier `ok` results are kept, and a re-run
+    retries the errors like any other.
+    """
+    from bench.run import pipeline
+    from bench.run.directory import RunDirectory
+
+    run_dir = RunDirectory(Path(task.run_dir))
+    result = UnitResult(task.unit.unit_id, task.unit.position, first_error=message)
+    order = {name: i for i, name in enumerate(task.cfg.arms)}
+    for question in task.unit.conversation.questions:
+        record = run_dir.load_record(question)
+        results: dict[str, ArmResult] = dict(record.arms) if record else {}
+        missing = [n for n in task.cfg.arms if n not in results or results[n].status != OK]
+        result.questions += 1
+        if not missing:
+            continue
+        results.update({name: ArmResult.failed(message) for name in missing})
+        ordered = {n: results[n] for n in sorted(results, key=lambda n: (order.get(n, 99), n))}
+        new = pipeline._record(question, task.cfg, ordered, dict(task.record_provenance))
+        write_record(run_dir.path, question.file_stem, new)
+        result.written += 1
+        result.errors += len(missing)
+    return result
