@@ -16,9 +16,8 @@ def test_two_shards_share_the_directory(tmp_path: Path) -> None:
 
 
 def test_the_same_shard_twice_is_refused(tmp_path: Path) -> None:
-    with run_lock(tmp_path, Shard(0, 2)), pytest.raises(RunLockedError, match="PID"):
-        with run_lock(tmp_path, Shard(0, 2)):
-            pass
+    with run_lock(tmp_path, Shard(0, 2)), pytest.raises(RunLockedError, match="PID"), run_lock(tmp_path, Shard(0, 2)):
+        pass
 
 
 def test_unsharded_run_beside_a_shard_is_refused_both_ways(tmp_path: Path) -> None:
