@@ -16,7 +16,11 @@ def test_two_shards_share_the_directory(tmp_path: Path) -> None:
 
 
 def test_the_same_shard_twice_is_refused(tmp_path: Path) -> None:
-    with run_lock(tmp_path, Shard(0, 2)), pytest.raises(RunLockedError, match="PID"), run_lock(tmp_path, Shard(0, 2)):
+    with (
+        run_lock(tmp_path, Shard(0, 2)),
+        pytest.raises(RunLockedError, match="PID"),
+        run_lock(tmp_path, Shard(0, 2)),
+    ):
         pass
 
 
