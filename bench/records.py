@@ -76,6 +76,9 @@ class ArmResult:
     """Verdicts keyed by judge id."""
     context: str | None = None
     """The rendered context, when the run saves contexts."""
+    extraction: dict[str, int] = field(default_factory=dict)
+    """The arm's extraction health on this conversation: exchanges, failed, facts
+    (omitted from the JSON for arms that do not extract)."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -108,6 +111,9 @@ class QuestionRecord:
         """A plain dict with `schema_version` first."""
         body = asdict(self)
         version = body.pop("schema_version")
+        for result in body["arms"].values():  # only arms that extract report their health
+            if not result.get("extraction"):
+                result.pop("extraction", None)
         return {"schema_version": version, **body}
 
     @classmethod

@@ -117,6 +117,8 @@ class RunMeta:
     """Warnings the run raised for the reader (e.g. judge = answerer model)."""
     accounting: dict[str, Any] = field(default_factory=dict)
     """Cumulative requests, tokens, latency and cost per role, over every session."""
+    extraction_health: dict[str, Any] = field(default_factory=dict)
+    """arm -> conversation -> {exchanges, failed, facts} (bench.run.health)."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -131,7 +133,10 @@ class RunMeta:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to `run.json` (`schema_version` first)."""
-        return _plain(self)  # type: ignore[no-any-return]
+        body: dict[str, Any] = _plain(self)
+        if not body["extraction_health"]:  # only runs with extracting arms report it
+            body.pop("extraction_health")
+        return body
 
 
 def read_run_meta(path: Path) -> tuple[RunMeta | None, list[str]]:
