@@ -84,3 +84,12 @@ def test_one_failed_extractor_call_is_one_failed_exchange(tmp_path: Path) -> Non
     assert all(row["facts"] > 0 for row in health.values())
     records = load_records(tmp_path / "run")
     assert all(r["arms"]["neuromorphic"]["status"] == "ok" for r in records.values())
+
+
+def test_summary_marks_degraded_arm(tmp_path: Path) -> None:
+    with FaultServer() as server:
+        server.ignore_tools()
+        run_cli(*overrides(server.base_url, tmp_path / "run"), env=ENV)
+    proc = run_cli(str(tmp_path / "run"), module="bench.summarise")
+    assert "DEGRADED extraction neuromorphic:" in proc.stdout + proc.stderr
+    assert "facts stored" in proc.stdout + proc.stderr
