@@ -80,6 +80,9 @@ class ArmResult:
     """The outcome against the audit's corrected gold (score-affected errata questions only)."""
     corrected_judgements: dict[str, Judgement] = field(default_factory=dict)
     """Verdicts against the corrected gold, keyed by judge id (score-affected questions only)."""
+    extraction: dict[str, int] = field(default_factory=dict)
+    """The arm's extraction health on this conversation: exchanges, failed, facts
+    (omitted from the JSON for arms that do not extract)."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -138,8 +141,9 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
-_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements")
-"""Errata fields, written only when set, so records of runs without errata are unchanged."""
+_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "extraction")
+"""Errata fields and extraction health, written only when set, so records of runs (and arms)
+without them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:

@@ -125,6 +125,8 @@ class RunMeta:
     """Warnings the run raised for the reader (e.g. judge = answerer model)."""
     accounting: dict[str, Any] = field(default_factory=dict)
     """Cumulative requests, tokens, latency and cost per role, over every session."""
+    extraction_health: dict[str, Any] = field(default_factory=dict)
+    """arm -> conversation -> {exchanges, failed, facts} (bench.run.health)."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -140,11 +142,14 @@ class RunMeta:
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to `run.json` (`schema_version` first).
 
-        Errata fields are written only when set, so runs without errata are unchanged.
+        Errata fields and extraction health are written only when set, so runs without
+        them are unchanged.
         """
         out: dict[str, Any] = _plain(self)
         for key in [k for k, v in out["dataset"].items() if k.startswith("errata_") and v is None]:
             del out["dataset"][key]
+        if not out["extraction_health"]:  # only runs with extracting arms report it
+            out.pop("extraction_health")
         return out
 
 

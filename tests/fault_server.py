@@ -116,6 +116,10 @@ class _State:
     embedder: Any = None
     in_flight: int = 0
     max_in_flight: int = 0
+    ignore_tools: bool = False
+    """Answer tool requests with plain text, as a server without a tool template does."""
+    extraction_faults: deque[Fault] = field(default_factory=deque)
+    """Faults for the next `update_memory` requests only (scripted after `scripted`)."""
 
     def next_fault(self, body: dict[str, Any]) -> Fault | None:
         """Scripted first, then the permanent fault, then a seeded random draw.
@@ -126,6 +130,8 @@ class _State:
         with self.lock:
             if self.scripted:
                 return self.scripted.popleft()
+            if self.extraction_faults and "update_memory" in _tool_names(body):
+                return self.extraction_faults.popleft()
             if self.permanent is not None:
                 if not self.healthy_left:
                     return self.permanent
@@ -188,6 +194,16 @@ class FaultServer:
         """Apply these faults, in order, to the next requests."""
         with self._state.lock:
             self._state.scripted.extend(faults)
+
+    def fail_next_extractions(self, *faults: Fault) -> None:
+        """Apply these faults, in order, to the next `update_memory` tool requests."""
+        with self._state.lock:
+            self._state.extraction_faults.extend(faults)
+
+    def ignore_tools(self, ignore: bool = True) -> None:
+        """Drop `tools` from requests (reply in plain text), like llama.cpp without --jinja."""
+        with self._state.lock:
+            self._state.ignore_tools = ignore
 
     def always(self, fault: Fault | None, *, after: int = 0) -> None:
         """Apply `fault` to every request after the next `after` (None heals the server)."""
@@ -318,6 +334,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind in ("empty", "length"):
             message["content"] = ""
             finish = "length" if fault.kind == "length" else "stop"
+        elif "update_memory" in tool_names and self.state.ignore_tools:
+            message["content"] = "Sure! Here are the facts: Caroline likes painting."
         elif "update_memory" in tool_names:
             arguments = update_memory_arguments(messages)
             message["tool_calls"] = [_tool_call("update_memory", arguments)]

@@ -197,3 +197,15 @@ def test_forget_drops_one_reply_so_the_next_run_asks_again(server, tmp_path: Pat
     assert again.answerer.complete(MESSAGES, prompt_version="p1").cached is (mode == "read")
     again.close()
     assert len(server.requests) == (0 if mode == "read" else 1)
+
+
+def test_cached_reply_records_its_original_latency(server, tmp_path: Path):
+    from tests.fault_server import Fault
+
+    server.fail_next(Fault.slow(0.3))  # the first (real) request takes >= 300 ms
+    providers = build_providers(_cfg(server), tmp_path)
+    first = providers.answerer.complete(MESSAGES, prompt_version="p1")
+    second = providers.answerer.complete(MESSAGES, prompt_version="p1")
+    providers.close()
+    assert first.latency_ms is not None and first.latency_ms >= 300
+    assert second.cached and second.latency_ms == first.latency_ms

@@ -101,3 +101,12 @@ def test_identity_mismatch_names_what_changed(tmp_path) -> None:
     rundir.check_identity(identity(run, "a" * 64, "p" * 64))  # same: fine
     with pytest.raises(ConfigError, match="dataset_sha256"):
         rundir.check_identity(identity(run, "b" * 64, "p" * 64))
+
+
+@pytest.mark.parametrize("provider", ["llamacpp", "vllm"])
+def test_embedder_override_works_as_typed_in_local_providers(provider: str) -> None:
+    url = "http://127.0.0.1:8081/v1"
+    cfg = compose_run(
+        f"provider={provider}", "provider.embedder.kind=openai", f"provider.embedder.base_url={url}"
+    )
+    assert (cfg.provider.embedder.kind, cfg.provider.embedder.base_url) == ("openai", url)

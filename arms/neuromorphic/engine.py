@@ -42,7 +42,7 @@ from bench.types import Conversation, Turn
 
 COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
             "reinforced", "elevated", "links_dropped", "extraction_errors",
-            "extract_prompt_tokens", "extract_completion_tokens")  # fmt: skip
+            "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens")  # fmt: skip
 
 
 class MemoryEngine:
@@ -220,6 +220,7 @@ class MemoryEngine:
             rows = [(e.kind, e.message, e.raw) for e in extraction.errors]
             self.archive.add_errors(self.turn, rows)
         self.counters["extraction_errors"] += len(extraction.errors)
+        self.counters["exchanges_failed"] += bool(extraction.errors)
         self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
         self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens
         return extraction

@@ -16,6 +16,7 @@ from typing import Any
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
+from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
 
 PROMPT_VERSION = "neuromorphic-extract-v1"
@@ -74,10 +75,17 @@ class LLMExtractor:
         self.model = provider.model
 
     def extract(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
-        """Call the model once and parse its tool call (errors kept, never dropped)."""
-        result = self.provider.complete(
-            messages(exchange, known), tools=[UPDATE_MEMORY_TOOL], prompt_version=PROMPT_VERSION
-        )
+        """Call the model once and parse its tool call (errors kept, never dropped).
+
+        A call that fails (after the provider's retries) is one failed exchange, recorded
+        as a `call_failed` error, never a failed conversation.
+        """
+        try:
+            result = self.provider.complete(
+                messages(exchange, known), tools=[UPDATE_MEMORY_TOOL], prompt_version=PROMPT_VERSION
+            )
+        except ProviderError as exc:
+            return Extraction(errors=(ExtractionError("call_failed", str(exc), ""),))
         calls = [c for c in result.tool_calls if c.get("name") == TOOL_NAME]
         if not calls:
             raw = result.text or json.dumps(list(result.tool_calls))

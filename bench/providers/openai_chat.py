@@ -154,8 +154,12 @@ class OpenAIChat:
         return result
 
     def _hit(self, stored: dict[str, Any], started: float) -> ChatResult:
-        result = _from_json(stored, cached=True, latency_ms=_ms_since(started))
-        self._record(result, http_requests=0)
+        """A cached reply carries its original latency; accounting gets the lookup time."""
+        lookup_ms = _ms_since(started)
+        original = stored.get("latency_ms")
+        latency = float(original) if isinstance(original, int | float) else lookup_ms
+        result = _from_json(stored, cached=True, latency_ms=latency)
+        self._record(_with_latency(result, lookup_ms), http_requests=0)
         return result
 
     def _shared(self, pending: Future[ChatResult], started: float) -> ChatResult:
@@ -234,6 +238,7 @@ def _to_json(result: ChatResult) -> dict[str, Any]:
         },
         "finish_reason": result.finish_reason,
         "tool_calls": list(result.tool_calls),
+        "latency_ms": result.latency_ms,
     }
 
 

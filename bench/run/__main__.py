@@ -22,6 +22,7 @@ from omegaconf import DictConfig
 from bench.errors import BenchError
 from bench.providers.secrets import install_redaction
 from bench.run.directory import key_env_names
+from bench.run.health import MAX_FAILED_SHARE, degraded_warnings
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 
@@ -59,12 +60,25 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         print(os_error_line(exc), file=sys.stderr)
         sys.exit(2)
+    degraded = degraded_warnings(outcome.health)
+    for line in degraded:
+        print(f"WARNING: {line}", file=sys.stderr)
+    if degraded:
+        print(
+            f"error: extraction degraded for {len(degraded)} arm/conversation pair(s) "
+            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, or no facts stored): those "
+            "arms answered from a (nearly) empty memory; see extraction_errors.json in "
+            "their store folders",
+            file=sys.stderr,
+        )
     if outcome.errors:
         print(
             f"error: {outcome.errors} arm results in `error` (first: {outcome.first_error}); "
             "re-run the same command to retry them",
             file=sys.stderr,
         )
+        sys.exit(1)
+    if degraded:
         sys.exit(1)
 
 

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,13 @@ from bench.paths import safe_name
 from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
+from bench.run import health as ext_health
 from bench.run import phases
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
 from bench.run.settings import ArmSpec, arm_specs
-from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta
+from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
 from bench.scale.executor import plan_units
 from bench.scale.unit_task import Tick, UnitResult, _no_tick
 from bench.scoring.errata import errata_meta, record_errata_fields
@@ -48,6 +49,8 @@ class RunOutcome:
     written: int = 0
     errors: int = 0
     first_error: str | None = None
+    health: ext_health.HealthTable = field(default_factory=dict)
+    """Extraction health per arm and conversation, this session's merged over earlier ones."""
 
     def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
         """Add the requested arms' `error` results to the tally, keeping the first message."""
@@ -106,10 +109,15 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
         step = _answer_step(cfg, prompt, providers)
         meta = _run_meta(cfg, dataset, prompt, step, _judge_warnings(cfg))
         earlier = [run_dir.previous_accounting()]
+        previous, _ = read_run_meta(run_dir.run_json)
+        outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
 
         def save_run_json() -> None:
             totals = add_accounting(earlier[0], providers.accounting())
-            run_dir.write_run_json(cfg, ident, replace(meta, accounting=totals))
+            health = ext_health.table_to_json(outcome.health)
+            run_dir.write_run_json(
+                cfg, ident, replace(meta, accounting=totals, extraction_health=health)
+            )
 
         save_run_json()
         plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
@@ -176,9 +184,11 @@ def run_conversation(
     run_dir.check_writable()
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
-    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation)
+    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation, outcome.health)
     with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
-        run = _QuestionRun(arms, failed, step, cfg, run_dir, pool)
+        health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
+                  if conversation.conversation_id in t}  # fmt: skip
+        run = _QuestionRun(arms, failed, step, cfg, run_dir, pool, health)
         for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
             for finish in [run_question(item, run) for item in chunk]:
                 errors_before = outcome.errors
@@ -205,7 +215,8 @@ def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]
         futures[name] = run.pool.submit(run.step.judge, question, previous[name], rejudge)
 
     def finish() -> QuestionRecord:
-        results = {**previous, **{name: f.result() for name, f in futures.items()}}
+        fresh = {name: run.with_health(name, f.result()) for name, f in futures.items()}
+        results = {**previous, **fresh}
         ordered = {name: results[name] for name in sorted(results, key=_arm_order(run.cfg))}
         record = _record(question, run.cfg, ordered, run.run_dir.record_provenance)
         run.run_dir.save_record(question, record)
@@ -233,8 +244,13 @@ def pending_work(
     return work
 
 
-def ingest_arms(arms: dict[str, Arm], conversation: Conversation) -> dict[str, str]:
-    """Ingest the conversation into each arm; return {arm: error} for arms that failed."""
+def ingest_arms(
+    arms: dict[str, Arm], conversation: Conversation, health: ext_health.HealthTable | None = None
+) -> dict[str, str]:
+    """Ingest the conversation into each arm; return {arm: error} for arms that failed.
+
+    Arms that extract report their extraction health, kept in `health` (arm -> conversation).
+    """
     failed = {}
     for name, arm in arms.items():
         started = time.perf_counter()
@@ -246,6 +262,9 @@ def ingest_arms(arms: dict[str, Arm], conversation: Conversation) -> dict[str, s
             continue
         seconds = time.perf_counter() - started
         log.info("ingest %s/%s %.1fs %s", name, conversation.conversation_id, seconds, stats)
+        got = ext_health.from_stats(stats) if isinstance(stats, dict) else None
+        if got is not None and health is not None:
+            health.setdefault(name, {})[conversation.conversation_id] = got
     return failed
 
 
@@ -271,6 +290,12 @@ class _QuestionRun:
     cfg: RunConfig
     run_dir: RunDirectory
     pool: ThreadPoolExecutor
+    health: dict[str, ext_health.Health] = field(default_factory=dict)
+
+    def with_health(self, name: str, result: ArmResult) -> ArmResult:
+        """The result with the arm's extraction health on this conversation, when it has one."""
+        got = self.health.get(name)
+        return replace(result, extraction=got.to_json()) if got else result
 
     def retrieve(self, name: str, question: Question) -> Retrieved:
         """The arm's context for the question (an ingestion failure is carried along)."""

@@ -316,6 +316,24 @@ def _closing_notes(summary: Summary) -> list[str]:
         )
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
+    notes.extend(_extraction_notes(summary))
+    return notes
+
+
+def _extraction_notes(summary: Summary) -> list[str]:
+    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.run.health)."""
+    from bench.run.health import arm_total, degraded_warnings, table_from_json
+
+    table = table_from_json(summary.meta.extraction_health if summary.meta else None)
+    notes = []
+    for arm in sorted(table):
+        total = arm_total(table[arm])
+        mark = "DEGRADED " if total.degraded else ""
+        notes.append(
+            f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
+            f"{total.facts} facts stored"
+        )
+    notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
     return notes
 
 
