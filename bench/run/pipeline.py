@@ -40,10 +40,15 @@ class RunOutcome:
     """What a run did: questions seen, records written, arm results still in error."""
 
     run_dir: Path
+    """The run directory written to."""
     questions: int = 0
+    """Questions seen."""
     written: int = 0
+    """Records written."""
     errors: int = 0
+    """Requested arms' results still in `error` after this run."""
     first_error: str | None = None
+    """The first such error message; None when there is none."""
 
     def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
         """Add the requested arms' `error` results to the tally, keeping the first message."""
