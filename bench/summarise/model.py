@@ -219,6 +219,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
     f1_threshold: float = 0.5
+    """The run's `scoring.f1_threshold` (0.5 when run.json does not say)."""
 
     @property
     def sets_identical(self) -> bool:
