@@ -55,11 +55,11 @@ class NeuromorphicConfig:
     """Question-time retrieval reinforces what it returns (mutates the store)."""
     # one switch per mechanism (ablations)
     decay: bool = True
-    """Off: weights never decay; λ_eff = 0 in w·exp(−λ_eff·Δt) (§4.5)."""
+    """Off: every λ_tier is 0, so w·exp(−λ_eff·Δt) never falls (§4.5)."""
     prune: bool = True
     """Off: records below `w_prune` are kept (§4.6)."""
     ltp: bool = True
-    """Off: retrieval never reinforces (k and w_r stay as inserted) (§4.8)."""
+    """Off: retrieval never reinforces what it returns (k never grows) (§4.8)."""
     override: bool = True
     """Off: new facts never supersede older ones (§4.4)."""
     consolidation: bool = True
@@ -75,7 +75,7 @@ class NeuromorphicConfig:
     hydration: bool = True
     """Off: facts are rendered without their source turns (§4.10)."""
     answer_type_gate: bool = True
-    """Off: no answer-type gate on the retrieved facts (§4.11)."""
+    """Off: no `<ANSWER_TYPE>` rule is added for the question (§4.11)."""
     # storage
     flush_every: int = 20
     """Exchanges between store flushes (SQLite commit, LanceDB batch write, checkpoint)."""
