@@ -49,12 +49,9 @@ class FactDraft:
 
     entity_name: str
     """The entity the fact is about."""
-    """The entity the fact is about."""
     fact_content: str
-    """The fact text."""
     """The fact as one sentence."""
     memory_type: Tier
-    """Current tier; sets λ_tier in w·exp(−λ_tier·exp(−η·k)·Δt)."""
     """Proposed tier (CoreAnchor, ActiveContext or EphemeralState), which sets λ_tier."""
     overrides_entity: str | None = None
     """Entity whose current fact this one supersedes; None means none."""
@@ -72,7 +69,6 @@ class FactRow:
 
     id: int
     """Fact id."""
-    """Fact id."""
     turn: int
     """Exchange (turn) it was archived at."""
     entity_name: str
@@ -85,9 +81,7 @@ class FactRow:
     """Related entity names."""
     valid_date: str
     """Date text from which the fact holds."""
-    """Date text from which the fact holds."""
     source_ids: tuple[str, ...]
-    """Dia_ids of the source turns."""
     """Dia_ids of the source turns."""
     embedding: np.ndarray = field(repr=False, compare=False)
     """Embedding of `fact_content`, for dense cold search."""
@@ -98,9 +92,13 @@ class Fact:
     """A record as seen from outside the engine (recall results, history)."""
 
     id: int
+    """Fact id."""
     entity_name: str
+    """The entity the fact is about."""
     fact_content: str
+    """The fact text."""
     memory_type: Tier
+    """Current tier; sets λ_tier in w·exp(−λ_tier·exp(−η·k)·Δt)."""
     weight: float
     """Current weight w (decayed from w_r)."""
     k: int
@@ -116,9 +114,11 @@ class Fact:
     invalid_at: int | None
     """Exchange at which it was superseded or pruned; None while valid (its weight freezes here)."""
     valid_date: str
+    """Date text from which the fact holds."""
     invalid_date: str | None
     """Date text at which it stopped holding; None while valid."""
     source_ids: tuple[str, ...]
+    """Dia_ids of the source turns."""
     invalid_reason: str | None = None
     """Why it became invalid (e.g. superseded, pruned); None while valid."""
     in_hot: bool = True
