@@ -120,7 +120,7 @@ class Fact:
     source_ids: tuple[str, ...]
     """Dia_ids of the source turns."""
     invalid_reason: str | None = None
-    """Why it became invalid (e.g. superseded, pruned); None while valid."""
+    """Why it became invalid: `superseded` or `pruned`; None while valid."""
     in_hot: bool = True
     """True while the fact is in the hot store (False: cold archive only)."""
 

@@ -197,7 +197,7 @@ class Summary:
     labels: str
     """Category label scheme: `official` or `mem0`."""
     outcome: str
-    """How `correct` was decided for the run's records (e.g. `f1>=0.5`, `judge:<id>`)."""
+    """The rule behind `correct`, read from the records: `f1>=0.5`, `judge:<id>` or `mixed: ...`."""
     n_questions: dict[str, int]
     """Questions in each set."""
     group_labels: dict[str, str]
