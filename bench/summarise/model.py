@@ -219,7 +219,7 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
     f1_threshold: float = 0.5
-    """The run's `scoring.f1_threshold` (0.5 when run.json does not say)."""
+    """The F1 threshold: run.json's `scoring.f1_threshold`, else read from `outcome`, else 0.5."""
 
     @property
     def sets_identical(self) -> bool:
