@@ -38,11 +38,17 @@ class RagConfig:
     """Options of the rag arm (methodology §3 defaults)."""
 
     kind: str = "rag"
+    """Registered arm kind; always `rag`."""
     window: int = 4
+    """Turns per chunk."""
     stride: int = 2
+    """Turns between chunk starts (window − stride turns overlap)."""
     top_k: int = 10
+    """Chunks put in the context."""
     hybrid_bm25: bool = False
+    """Also rank chunks with BM25 and fuse with the dense ranking by RRF."""
     rrf_k: int = 60
+    """Reciprocal Rank Fusion constant (used with `hybrid_bm25`)."""
     order: str = "score"
     """`score` (best first) or `time` (chronological) in the rendered context."""
 
@@ -52,8 +58,11 @@ class Chunk:
     """A window of consecutive turns, rendered with its session headers."""
 
     index: int
+    """Position of the chunk in the conversation's chunk list."""
     text: str
+    """The chunk's turns rendered with their session headers."""
     dia_ids: tuple[str, ...] = field(default=())
+    """Dia_ids of the chunk's turns, in order."""
 
 
 def make_chunks(conversation: Conversation, window: int, stride: int) -> list[Chunk]:

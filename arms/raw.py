@@ -27,6 +27,7 @@ class RawConfig:
     """Options of the raw arm (none beyond the shared answer budget)."""
 
     kind: str = "raw"
+    """Registered arm kind; always `raw`."""
     max_context_tokens: int | None = None
     """Overrides `answer.max_context_tokens` for this arm when set."""
 

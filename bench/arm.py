@@ -16,10 +16,15 @@ class ArmServices:
     """What the runner hands an arm: models, a tokenizer and a private store folder."""
 
     embedder: Embedder
+    """The shared embedding model."""
     tokens: TokenCounter
+    """Counts tokens for the context budget and `context_tokens`."""
     store_dir: Path
+    """The arm's private folder inside the run directory for its stores."""
     extractor: ChatProvider | None = None
+    """Chat model for fact extraction; None when the arm needs none."""
     max_context_tokens: int = 120_000
+    """Token budget of the context block (`answer.max_context_tokens`)."""
 
 
 class Arm(Protocol):

@@ -17,21 +17,33 @@ class EndpointConfig:
     kind: str = "offline"
     """`offline` (embedded, deterministic) or `openai` (any OpenAI-compatible server)."""
     model: str = "offline-extractive"
+    """Model (or deployment) name sent to the endpoint."""
     base_url: str | None = None
+    """Endpoint base URL for `openai`; None for `offline`."""
     api_key_env: str | None = None
     """Name of the environment variable holding the key; the key itself is never stored."""
     api_version: str | None = None
     """Azure OpenAI api-version, when the endpoint needs one."""
     timeout_s: float = 60.0
+    """Per-request timeout in seconds."""
     temperature: float = 0.0
+    """Sampling temperature (0.0 for reproducible answers)."""
     max_tokens: int = 256
+    """Cap on completion tokens per call."""
     requests_per_minute: int | None = None
+    """Client-side request rate limit; None means unlimited."""
     tokens_per_minute: int | None = None
+    """Client-side token rate limit; None means unlimited."""
     max_attempts: int = 6
+    """Most tries per call, the first included, before it fails."""
     max_retry_time_s: float = 300.0
+    """Most seconds spent retrying one call before it fails."""
     concurrency: int = 4
+    """Most calls in flight at once to this endpoint."""
     price_prompt_per_1k: float | None = None
+    """Price per 1,000 prompt tokens, for cost accounting; None means unpriced."""
     price_completion_per_1k: float | None = None
+    """Price per 1,000 completion tokens, for cost accounting; None means unpriced."""
 
 
 @dataclass
@@ -41,16 +53,27 @@ class EmbedderConfig:
     kind: str = "wordllama"
     """`wordllama` (offline, shipped in the wheel) or `openai`."""
     model: str = "wordllama/l2_supercat_256"
+    """Embedding model name."""
     dim: int = 256
+    """Embedding vector dimension."""
     base_url: str | None = None
+    """Endpoint base URL for `openai`; None for `wordllama`."""
     api_key_env: str | None = None
+    """Name of the environment variable holding the key; the key itself is never stored."""
     api_version: str | None = None
+    """Azure OpenAI api-version, when the endpoint needs one."""
     timeout_s: float = 60.0
+    """Per-request timeout in seconds."""
     requests_per_minute: int | None = None
+    """Client-side request rate limit; None means unlimited."""
     tokens_per_minute: int | None = None
+    """Client-side token rate limit; None means unlimited."""
     max_attempts: int = 6
+    """Most tries per call, the first included, before it fails."""
     max_retry_time_s: float = 300.0
+    """Most seconds spent retrying one call before it fails."""
     batch_size: int = 128
+    """Texts embedded per request."""
 
 
 @dataclass
@@ -68,10 +91,15 @@ class ProviderConfig:
     """Where answers, extractions and embeddings come from."""
 
     name: str = "offline"
+    """Provider profile name (recorded in run.json)."""
     answerer: EndpointConfig = field(default_factory=EndpointConfig)
+    """Endpoint that writes the answers."""
     extractor: EndpointConfig = field(default_factory=lambda: EndpointConfig(model="offline-rules"))
+    """Endpoint arms use to extract facts (neuromorphic)."""
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    """The shared embedding model."""
     cache: CacheConfig = field(default_factory=CacheConfig)
+    """The response cache settings."""
 
 
 @dataclass
@@ -79,10 +107,13 @@ class JudgeConfig:
     """An LLM judge; `endpoint` may be a different deployment from the answerer."""
 
     judge_id: str = "llm"
+    """Id the judge's verdicts are keyed by in records."""
     kind: str = "locomo"
     """`locomo` or `longmemeval` (per-type rubric)."""
     prompt: str = "conf/prompts/judge_locomo_v1.txt"
+    """Path of the versioned judge prompt file."""
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
+    """Deployment the judge calls."""
 
 
 @dataclass
@@ -90,6 +121,7 @@ class ScoringConfig:
     """How the binary outcome is decided when no judge runs."""
 
     f1_threshold: float = 0.5
+    """Official F1 at or above which an answer counts as correct (no primary judge)."""
     primary_judge: str | None = None
     """Judge id whose verdict becomes `correct`; None means the offline F1 rule."""
     rejudge: bool = False
@@ -101,16 +133,21 @@ class DatasetConfig:
     """Which dataset to load and from where."""
 
     name: str = "locomo"
+    """Dataset name, written to records and run.json."""
     loader: str = "locomo"
     """`locomo` or `longmemeval`."""
     path: str | None = None
     """Explicit file; else `$BENCH_DATA_DIR/<filename>`, the cache, or a download."""
     filename: str = "locomo10.json"
+    """File name looked for in `$BENCH_DATA_DIR` and the cache."""
     url: str | None = None
+    """Download URL of the canonical file; None means no download."""
     sha256: str | None = None
     """Checksum enforced for the canonical file (downloaded or found by `filename`)."""
     hf_repo: str | None = None
+    """Hugging Face dataset repo to download from; None means none."""
     hf_split: str | None = None
+    """Split (file) of `hf_repo` to download."""
     errata: str | None = None
     """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
 
@@ -120,6 +157,7 @@ class LimitConfig:
     """Caps for quick runs; None means everything."""
 
     conversations: int | None = None
+    """Most conversations to run; None means all."""
     questions: int | None = None
     """Per conversation."""
 
@@ -129,7 +167,9 @@ class AnswerConfig:
     """Answer-format rules and budget, identical for every arm."""
 
     prompt: str = "conf/prompts/answer_v1.txt"
+    """Path of the versioned answer prompt file."""
     max_context_tokens: int = 120_000
+    """Token budget of the context block; longer contexts are truncated."""
 
 
 @dataclass
@@ -150,17 +190,29 @@ class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
     dataset: DatasetConfig
+    """The dataset to load."""
     provider: ProviderConfig
+    """The model endpoints and cache."""
     arms: list[str]
+    """Names of the arms to run, in order."""
     arm_options: dict[str, Any]
+    """Raw per-arm option tables, keyed by arm name (typed by each arm kind)."""
     out: str
+    """Output folder the run directory is created in."""
     judges: list[JudgeConfig] = field(default_factory=list)
+    """LLM judges to run on every answer; empty means none."""
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    """How `correct` is decided."""
     answer: AnswerConfig = field(default_factory=AnswerConfig)
+    """Answer prompt and context budget."""
     limit: LimitConfig = field(default_factory=LimitConfig)
+    """Caps for quick runs."""
     save_context: bool = False
+    """Save each rendered context in the records (`ArmResult.context`)."""
     report: bool = False
+    """Write the summary report when the run ends."""
     progress: bool = True
+    """Show a progress bar."""
     phase: str = "all"
     """`all`, `predict` (ingest + retrieve, stored) or `evaluate` (answer + judge from
     the stored retrievals; no arm is called). See bench/run/phases.py."""

@@ -32,7 +32,9 @@ class Resolved:
     """One relative expression: the absolute form and whether it names a past point."""
 
     text: str
+    """The absolute form of the expression, e.g. a formatted date."""
     past: bool
+    """True when the expression names a point before the anchor date."""
     exact: bool
     """True for a day, month or year; False for a span such as 'the week before …'."""
 

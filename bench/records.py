@@ -27,13 +27,21 @@ class Judgement:
     """One judge's verdict on one answer; `status` is `error` when it could not be parsed."""
 
     judge_id: str
+    """Key of the judge in the config's `judges` table."""
     status: Status
+    """`ok` when a verdict was parsed; `error` (retried on resume) otherwise."""
     verdict: bool | None = None
+    """True when the judge called the answer correct; None on `error`."""
     model: str = ""
+    """The judge's model name."""
     prompt_hash: str = ""
+    """Hash of the judge prompt file the verdict was made with."""
     raw: str | None = None
+    """The judge's reply text, unparsed; None when the call itself failed."""
     error: str | None = None
+    """Why the judgement failed (first line, at most 500 chars), when `status` is `error`."""
     cached: bool = False
+    """True when the judge's reply came from the response cache."""
 
 
 @dataclass
@@ -95,16 +103,27 @@ class QuestionRecord:
     """Everything known about one question and every arm's answer to it."""
 
     question_id: str
+    """Dataset-unique question id, e.g. `conv-26:10`."""
     dataset: str
+    """Name of the dataset (`dataset.name` in the config)."""
     conversation_id: str
+    """Id of the conversation the question is asked about."""
     category: int
+    """The dataset's question category (LoCoMo 1-5; 5 is adversarial)."""
     question: str
+    """The question text."""
     gold: str | None
+    """The gold answer; None where the dataset has none (e.g. LoCoMo category 5)."""
     evidence: list[str]
+    """Dia_ids of the turns the gold answer rests on."""
     arms: dict[str, ArmResult]
+    """Each arm's result, keyed by arm name."""
     adversarial_answer: str | None = None
+    """LoCoMo category 5 trap answer: matching it counts as `trap_hit`."""
     question_type: str | None = None
+    """LongMemEval question type (used for grouping); None for LoCoMo."""
     provenance: dict[str, Any] = field(default_factory=dict)
+    """Run, config hash, git commit/dirty and dataset/prompt SHA-256 of the run that wrote it."""
     errata_type: str | None = None
     """The answer-key audit's error type; None when the audit does not list the question."""
     corrected_gold: str | None = None
@@ -112,6 +131,7 @@ class QuestionRecord:
     corrected_evidence: list[str] | None = None
     """The audit's evidence ids, when the audit lists the question."""
     schema_version: int = SCHEMA_VERSION
+    """Record format version; always first in the JSON (see `READABLE_VERSIONS`)."""
 
     def is_complete(self, arm_names: list[str]) -> bool:
         """True when every named arm has an `ok` result (invariant 2)."""

@@ -19,7 +19,9 @@ class ArmKind:
     """Where an arm implementation and its config dataclass live."""
 
     implementation: str
+    """`module:Class` of the arm implementation, imported lazily."""
     config: str
+    """`module:Class` of the arm's config dataclass."""
 
 
 ARM_KINDS: dict[str, ArmKind] = {

@@ -45,10 +45,15 @@ class ScreenRow:
     """Reachability of one question's gold answer in one arm's context."""
 
     question_id: str
+    """The question's id."""
     category: int
+    """The question's dataset category."""
     evidence_recall: float | None
+    """Share of evidence dia_ids among the retrieved sources; None without evidence or items."""
     gold_token_recall: float | None
+    """Share of the gold answer's content tokens found in the context; None without gold terms."""
     context_tokens: int
+    """Tokens in the arm's context block."""
     session_recall: float | None = None
     """Share of the evidence's sessions with a retrieved turn (bench.suite.miss)."""
 

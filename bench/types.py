@@ -11,10 +11,15 @@ class Turn:
     """One utterance of a conversation, with any shared image rendered as text."""
 
     speaker: str
+    """Name of the speaker."""
     text: str
+    """What was said."""
     dia_id: str
+    """Dataset turn id (e.g. `D1:3`), the unit evidence and `source_ids` refer to."""
     session: int
+    """1-based index of the session the turn belongs to."""
     image_caption: str | None = None
+    """Caption of an image shared in the turn; None when there is none."""
 
     def render(self) -> str:
         """The turn as the models see it: `Speaker: text [shares a photo: caption]`."""
@@ -29,8 +34,11 @@ class Session:
     """A dated session: the turns spoken in one sitting."""
 
     index: int
+    """1-based session number, in conversation order."""
     date_time: str
+    """The session's date/time as the dataset writes it."""
     turns: tuple[Turn, ...]
+    """The session's turns in spoken order."""
 
     def header(self) -> str:
         """`[Session <n> — <date>]`, the header every arm uses for this session."""
@@ -61,15 +69,25 @@ class Question:
     """One benchmark question with its gold answer and evidence."""
 
     question_id: str
+    """Dataset-unique question id, e.g. `conv-26:10`."""
     conversation_id: str
+    """Id of the conversation the question is asked about."""
     question: str
+    """The question text."""
     category: int
+    """The dataset's question category (LoCoMo 1-5; 5 is adversarial)."""
     gold: str | None
+    """The gold answer; None for LoCoMo category 5."""
     evidence: tuple[str, ...] = ()
+    """Dia_ids of the turns the gold answer rests on."""
     adversarial_answer: str | None = None
+    """LoCoMo category 5 trap answer; None otherwise."""
     question_type: str | None = None
+    """LongMemEval question type; None for LoCoMo."""
     question_date: str | None = None
+    """Date the question is asked on (LongMemEval); None when undated."""
     is_abstention: bool = False
+    """True when the right answer is to abstain (LongMemEval `_abs` questions)."""
     stale_answer: str | None = None
     """A superseded value (supersession fixtures): it must not reach the context."""
     correction: Correction | None = None
@@ -93,9 +111,13 @@ class Conversation:
     """A conversation (or a LongMemEval haystack) and the questions asked about it."""
 
     conversation_id: str
+    """Dataset id of the conversation (or haystack)."""
     speakers: tuple[str, ...]
+    """The speakers' names."""
     sessions: tuple[Session, ...]
+    """The sessions in order."""
     questions: tuple[Question, ...] = ()
+    """The questions asked about this conversation."""
 
     def turns(self) -> list[Turn]:
         """All turns in session order."""
@@ -126,9 +148,13 @@ class Dataset:
     """A loaded dataset: its conversations plus where it came from."""
 
     name: str
+    """Dataset name (`dataset.name` in the config)."""
     path: str
+    """File the dataset was loaded from."""
     sha256: str
+    """SHA-256 of that file, recorded in the run's identity."""
     conversations: tuple[Conversation, ...]
+    """The conversations in file order."""
     errata: ErrataSource | None = None
     """The answer-key audit applied to the questions, when `dataset.errata` is on."""
 
@@ -142,9 +168,13 @@ class ContextItem:
     """One retrieved item: its rendered text, score and the turns it came from."""
 
     text: str
+    """The item as rendered into the context block."""
     score: float = 0.0
+    """The arm's retrieval score (higher is better; 0.0 when unscored)."""
     source_ids: tuple[str, ...] = ()
+    """Dia_ids of the turns the item came from."""
     kind: str = "turn"
+    """What the item is: `turn`, `chunk` (rag) or `fact` (neuromorphic)."""
 
 
 @dataclass(frozen=True)
@@ -152,9 +182,13 @@ class Context:
     """What an arm retrieved for a question, rendered as the block the answerer sees."""
 
     text: str
+    """The rendered context block the answerer sees."""
     items: tuple[ContextItem, ...] = ()
+    """The retrieved items behind `text`, best first."""
     truncated: bool = False
+    """True when the context was cut to fit the token budget."""
     meta: dict[str, Any] = field(default_factory=dict)
+    """Arm-specific extras (e.g. raw's `whole_transcript`)."""
     unranked_source_ids: tuple[str, ...] = ()
     """Whole-context arms (raw) rank nothing: the turns their context holds, most
     recent first (the order truncation keeps them in)."""
@@ -175,7 +209,9 @@ class Usage:
     """Token usage of one model call (0 when the provider reports none)."""
 
     prompt_tokens: int = 0
+    """Input tokens the provider reported."""
     completion_tokens: int = 0
+    """Output tokens the provider reported."""
 
 
 @dataclass(frozen=True)
@@ -183,9 +219,16 @@ class ChatResult:
     """A chat completion: the text, tool calls, usage and how it was produced."""
 
     text: str
+    """The completion's text."""
     model: str
+    """The model that produced it."""
     usage: Usage = Usage()
+    """Token usage of the call."""
     finish_reason: str = "stop"
+    """Why generation stopped, as the provider reported it (`stop`, `length`, ...)."""
     tool_calls: tuple[dict[str, Any], ...] = ()
+    """Tool calls the model requested, in the provider's dict form."""
     cached: bool = False
+    """True when the result came from the response cache."""
     latency_ms: float = 0.0
+    """Wall time of the call in milliseconds."""

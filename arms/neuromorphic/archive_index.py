@@ -25,9 +25,13 @@ class SourceTurn:
     """A turn of the exchange log: when it was said and how it reads."""
 
     dia_id: str
+    """Dataset turn id."""
     turn: int
+    """Exchange (engine clock tick) the turn was ingested at."""
     date: str
+    """Calendar day of its session (see `day_of`)."""
     text: str
+    """The rendered turn text."""
 
 
 @lru_cache(maxsize=4096)

@@ -14,6 +14,7 @@ class NeuromorphicConfig:
     """Parameters and ablation switches of the neuromorphic memory engine."""
 
     kind: str = "neuromorphic"
+    """Registered arm kind; always `neuromorphic`."""
     # decay, pruning, consolidation
     lambda_active: float = 0.05
     """Decay rate of ActiveContext records per exchange (tuned: 0.005); CoreAnchor is 0."""
@@ -54,17 +55,27 @@ class NeuromorphicConfig:
     """Question-time retrieval reinforces what it returns (mutates the store)."""
     # one switch per mechanism (ablations)
     decay: bool = True
+    """Off: every λ_tier is 0, so w·exp(−λ_eff·Δt) never falls (§4.5)."""
     prune: bool = True
+    """Off: records below `w_prune` are kept (§4.6)."""
     ltp: bool = True
+    """Off: retrieval never reinforces what it returns (k never grows) (§4.8)."""
     override: bool = True
+    """Off: new facts never supersede older ones (§4.4)."""
     consolidation: bool = True
+    """Off: no consolidation passes and no elevation to CoreAnchor (§4.7)."""
     spreading: bool = True
+    """Off: no spreading activation over `related_entities` (§4.9)."""
     cold_search: bool = True
+    """Off: the cold archive is never searched (§4.9)."""
     cold_dense: bool = True
+    """Off: cold search is keyword (FTS5) only, without the dense part (§4.9)."""
     rrf: bool = True
     """Off: hot, graph and cold lists are concatenated in that order instead of fused."""
     hydration: bool = True
+    """Off: facts are rendered without their source turns (§4.10)."""
     answer_type_gate: bool = True
+    """Off: no `<ANSWER_TYPE>` rule is added for the question (§4.11)."""
     # storage
     flush_every: int = 20
     """Exchanges between store flushes (SQLite commit, LanceDB batch write, checkpoint)."""

@@ -16,8 +16,11 @@ class Exchange:
     """One clock tick of the engine: dated turns from a single session."""
 
     session: int
+    """1-based index of the session the turns come from."""
     date_time: str
+    """The session's date/time as the dataset writes it."""
     turns: tuple[Turn, ...]
+    """The exchange's turns in spoken order."""
 
     def header(self) -> str:
         """`[Session <n> — <date>]`, as every arm heads this session."""

@@ -17,8 +17,11 @@ class ExtractionError:
     """A malformed extraction, kept with its raw text (never dropped silently)."""
 
     kind: str
+    """Error class: `no_tool_call`, `bad_json`, `bad_arguments` or `bad_item`."""
     message: str
+    """One-line description of what was wrong."""
     raw: str
+    """The raw model output (or offending item) it was found in."""
 
 
 @dataclass(frozen=True)
@@ -26,8 +29,11 @@ class Extraction:
     """What one exchange yielded: facts, errors, and the tokens it cost."""
 
     facts: tuple[FactDraft, ...] = ()
+    """The well-formed fact drafts."""
     errors: tuple[ExtractionError, ...] = ()
+    """The malformed parts, kept with their raw text."""
     usage: Usage = Usage()
+    """Tokens the extraction call cost."""
 
 
 class Extractor(Protocol):

@@ -30,7 +30,9 @@ class Price:
     """Price per 1,000 prompt and completion tokens (either may be unknown)."""
 
     prompt_per_1k: float | None = None
+    """Price per 1,000 prompt tokens; None when unknown."""
     completion_per_1k: float | None = None
+    """Price per 1,000 completion tokens; None when unknown."""
 
     @property
     def known(self) -> bool:
@@ -48,13 +50,21 @@ class Totals:
     """Running totals for one role (or one phase, or everything)."""
 
     calls: int = 0
+    """Calls made (cache hits included)."""
     http_requests: int = 0
+    """HTTP requests sent, retries included."""
     cache_hits: int = 0
+    """Calls answered from the response cache."""
     errors: int = 0
+    """Calls that failed."""
     prompt_tokens: int = 0
+    """Prompt tokens of work done by this process (cache hits excluded)."""
     completion_tokens: int = 0
+    """Completion tokens of work done by this process (cache hits excluded)."""
     latency_ms: float = 0.0
+    """Summed call latency, milliseconds."""
     cost: float | None = None
+    """Summed cost of the priced calls; None when none was priced."""
 
     def add(self, other: Totals) -> None:
         """Fold `other` into these totals."""

@@ -47,6 +47,7 @@ class AttemptCounter:
     """How many HTTP requests a call made, readable even when the call failed."""
 
     n: int = 0
+    """HTTP requests made so far."""
 
 
 @dataclass
@@ -54,14 +55,21 @@ class Deployment:
     """One client on a (base URL, model), with its limiter, concurrency bound and retries."""
 
     base_url: str
+    """Endpoint base URL."""
     model: str
+    """Model (or Azure deployment) name."""
     client: Any
+    """The OpenAI SDK client for this endpoint."""
     limiter: SlidingWindowLimiter
+    """Request/token rate limiter for this deployment's quota."""
     concurrency: int
+    """Most calls in flight at once (used when `slots` is None)."""
     policy: RetryPolicy
+    """Retry caps and backoff."""
     slots: threading.BoundedSemaphore | None = field(default=None, repr=False)
     """Concurrency slots shared with other deployments on the same quota (own when None)."""
     _slots: threading.BoundedSemaphore = field(init=False, repr=False)
+    """The semaphore actually used: `slots`, or an own one of size `concurrency`."""
 
     def __post_init__(self) -> None:
         self._slots = self.slots or threading.BoundedSemaphore(max(1, self.concurrency))

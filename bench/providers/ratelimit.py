@@ -23,7 +23,9 @@ class Reservation:
     """One attempt's slot: its tokens, and when it ended (inf while in flight)."""
 
     tokens: int
+    """Tokens reserved for the attempt."""
     ended: float = math.inf
+    """Limiter clock time (monotonic seconds) when the attempt ended; inf while in flight."""
 
 
 class SlidingWindowLimiter:

@@ -39,8 +39,11 @@ class Failure:
     """A classified failure: is it worth retrying, why, and the server's requested wait."""
 
     retryable: bool
+    """True for timeouts, connection errors, HTTP 429/5xx and malformed responses."""
     reason: str
+    """One-line description of the failure."""
     retry_after_s: float | None = None
+    """Wait the server asked for (Retry-After), seconds; None when it asked none."""
 
 
 @dataclass(frozen=True)
@@ -48,10 +51,15 @@ class RetryPolicy:
     """Caps and backoff shape for one deployment."""
 
     max_attempts: int = 6
+    """Most tries per call, the first included."""
     max_retry_time_s: float = 300.0
+    """Most seconds spent retrying one call."""
     backoff_base_s: float = 0.5
+    """Multiplier of the exponential backoff, seconds."""
     backoff_max_s: float = 30.0
+    """Cap on one backoff wait, seconds."""
     retry_after_max_s: float = 120.0
+    """Cap on a server-requested Retry-After wait, seconds."""
 
 
 def classify(exc: BaseException) -> Failure:

@@ -36,8 +36,11 @@ class AnswerPrompt:
     """The versioned answer-format prompt: its text, file and content hash."""
 
     template: str
+    """The prompt text with its placeholders."""
     path: str
+    """File the prompt was read from."""
     sha256: str
+    """SHA-256 of the prompt text (its first 12 hex digits make `version`)."""
 
     @property
     def version(self) -> str:

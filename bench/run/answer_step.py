@@ -26,12 +26,19 @@ class AnswerStep:
     """Everything shared by every arm's answer: prompt, answerer, scoring and judges."""
 
     prompt: AnswerPrompt
+    """The answer-format prompt every arm is asked with."""
     answerer: ChatProvider
+    """The model that writes the answers."""
     tokens: TokenCounter
+    """Counts `context_tokens`."""
     f1_threshold: float
+    """Official F1 at or above which an answer is correct when no primary judge runs."""
     judges: tuple[Any, ...] = ()
+    """The LLM judges run on every answer."""
     primary_judge: str | None = None
+    """Judge id whose verdict becomes `correct`; None means the F1 rule."""
     save_context: bool = False
+    """Store the rendered context in each `ArmResult`."""
 
     def answer(self, question: Question, context: Context, retrieve_ms: float) -> ArmResult:
         """Ask the answerer with this context, post-process, score; errors raise."""

@@ -45,10 +45,15 @@ class RunOutcome:
     """What a run did: questions seen, records written, arm results still in error."""
 
     run_dir: Path
+    """The run directory written to."""
     questions: int = 0
+    """Questions seen."""
     written: int = 0
+    """Records written."""
     errors: int = 0
+    """Requested arms' results still in `error` after this run."""
     first_error: str | None = None
+    """The first such error message; None when there is none."""
     health: ext_health.HealthTable = field(default_factory=dict)
     """Extraction health per arm and conversation, this session's merged over earlier ones."""
 

@@ -27,8 +27,11 @@ class ArmSpec:
     """A requested arm: its run-local name, kind and typed options."""
 
     name: str
+    """Run-local arm name (the key in records)."""
     kind: str
+    """Registered arm kind (e.g. `raw`, `rag`, `neuromorphic`)."""
     options: Any
+    """The arm kind's typed options (e.g. `RagConfig`)."""
 
 
 def group_options(group: str) -> list[str]:

@@ -26,10 +26,15 @@ class JudgePrompt:
     """A parsed judge prompt file: system text, user template and rubrics by name."""
 
     path: str
+    """File the prompt was read from."""
     sha256: str
+    """SHA-256 of the file's text (part of `version`)."""
     system: str
+    """The system message text."""
     user: str
+    """The user message template."""
     rubrics: Mapping[str, str] = field(default_factory=dict)
+    """Rubric texts keyed by rubric name (e.g. per LongMemEval question type)."""
 
     @property
     def version(self) -> str:

@@ -53,9 +53,13 @@ class LoadedRun:
     """A run directory's metadata (None when `run.json` is absent) and its records."""
 
     run_dir: Path
+    """The run directory."""
     meta: RunMeta | None
+    """Its parsed run.json; None when absent or unreadable."""
     records: list[QuestionRecord]
+    """Every question record, sorted by question id."""
     meta_problem: str | None = None
+    """Why run.json could not be read, when it could not; None otherwise."""
 
 
 def load_run(run_dir: Path) -> LoadedRun:

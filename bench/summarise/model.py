@@ -64,7 +64,9 @@ class Rate:
     """`k` of `n`, with its Wilson 95% interval."""
 
     k: int
+    """Count of successes."""
     n: int
+    """Count of trials (0 gives no interval)."""
 
     @property
     def value(self) -> float | None:
@@ -82,11 +84,17 @@ class GroupStats:
     """One arm on one category (or question type)."""
 
     key: str
+    """Group key: LoCoMo category number or LongMemEval question type."""
     label: str
+    """Printed name of the group (see `group_label`)."""
     n_questions: int
+    """Questions in the group."""
     accuracy: Rate
+    """Correct of the results that count."""
     f1: float | None
+    """Mean official F1 over the results that count; None when none do."""
     excluded: int
+    """Results not counted: error, missing or no outcome."""
 
 
 @dataclass
@@ -94,15 +102,20 @@ class ArmStats:
     """Everything the summary says about one arm."""
 
     name: str
+    """Arm name."""
     accuracy: dict[str, Rate]
     """By set (`scored`, `all`): correct of the results that count."""
     f1: dict[str, float | None]
     """Mean official F1 by set, over the results that count."""
+    """Mean official F1 by set, over the results that count."""
     excluded: dict[str, dict[str, int]]
     """By set: `error`, `missing` and `no_outcome` counts (not in the accuracy)."""
     groups: dict[str, GroupStats]
+    """Per-group statistics keyed by group key."""
     context_tokens_mean: float | None
+    """Mean context size in tokens; None when no result reports one."""
     latency_ms: dict[str, float | None]
+    """Answer latency in ms: percentiles (`p50`, ...) and `mean`."""
     abstention_answerable: Rate
     """How often the arm abstains where an answer exists (LoCoMo 1–4; non-`_abs`)."""
     adversarial_abstention: Rate | None = None
@@ -118,10 +131,15 @@ class PairedTest:
     """Paired binary outcomes of side A and side B on the same questions."""
 
     n: int
+    """Questions both sides answered with an outcome."""
     a_only: int
+    """Questions only A got right."""
     b_only: int
+    """Questions only B got right."""
     both: int
+    """Questions both got right."""
     neither: int
+    """Questions neither got right."""
     p: float
     """Exact two-sided McNemar p."""
     mde: float | None
@@ -144,10 +162,15 @@ class PairRow:
     """
 
     a: str
+    """Name of side A."""
     b: str
+    """Name of side B."""
     set: str
+    """The question set compared (`scored` or `all`)."""
     pooled: PairedTest
+    """The test over the whole set."""
     groups: dict[str, PairedTest] = field(default_factory=dict)
+    """One test per group key of the set."""
 
 
 @dataclass
@@ -155,9 +178,13 @@ class KappaRow:
     """Agreement of two raters (judge ids, or the offline F1 rule) on the same answers."""
 
     a: str
+    """First rater (judge id or the F1 rule)."""
     b: str
+    """Second rater."""
     n: int
+    """Answers both raters judged."""
     kappa: float | None
+    """Cohen's kappa; None when undefined (e.g. n is 0)."""
 
 
 @dataclass
@@ -165,25 +192,39 @@ class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
 
     run_dir: str
+    """The run directory summarised."""
     meta: RunMeta | None
+    """The run's run.json, or None when missing or unreadable."""
     dataset: str
+    """Dataset name."""
     locomo_style: bool
+    """True when groups are LoCoMo categories, False for LongMemEval question types."""
     labels: str
+    """Category label scheme: `official` or `mem0`."""
     outcome: str
+    """The rule behind `correct`, read from the records: `f1>=0.5`, `judge:<id>` or `mixed: ...`."""
     n_questions: dict[str, int]
+    """Questions in each set."""
     group_labels: dict[str, str]
     """Group key -> label, in display order."""
     group_sizes: dict[str, int]
+    """Questions per group key."""
     set_groups: dict[str, list[str]]
     """Set -> the group keys it contains."""
     arms: dict[str, ArmStats]
+    """Per-arm statistics keyed by arm name."""
     pairs: list[PairRow]
+    """Paired tests between this run's arms."""
     baseline_dir: str | None = None
+    """The baseline run directory, when compared against one."""
     baseline: list[PairRow] | None = None
+    """Paired tests of each arm against the baseline run; None without one."""
     kappas: list[KappaRow] = field(default_factory=list)
+    """Agreement between raters on the same answers."""
     notes: list[str] = field(default_factory=list)
     """Warnings for the reader: small n, mixed outcomes, run.json warnings."""
     f1_threshold: float = 0.5
+    """The F1 threshold: run.json's `scoring.f1_threshold`, else read from `outcome`, else 0.5."""
     errata: ErrataView | None = None
     """The answer-key errata view, when the records carry the audit (LoCoMo)."""
     reach: list[Reach] = field(default_factory=list)
