@@ -86,10 +86,11 @@ def explorer_data(
                 r.question_id,
                 group_label(key, labels, locomo_style=r.question_type is None),
                 r.question,
-                r.gold if r.gold is not None else r.adversarial_answer,
+                r.gold,
                 r.corrected_gold if r.corrected_gold not in (None, r.gold) else None,
                 [[e, conv_turns.get(e)] for e in evidence],
                 [_arm_row(r, a) if a in r.arms else None for a in arms],
+                r.adversarial_answer,
             ]
         )
     return {"arms": arms, "rows": rows}

@@ -250,14 +250,13 @@ def _arm_layout(labels: list[str]) -> dict[str, Any]:
     longest = max((len(label) for label in labels), default=0)
     if longest <= 12 and len(labels) <= 4:
         return {**_LAYOUT, "legend": _LEGEND}
-    bottom = min(260, 60 + 5 * longest)
-    margin = {**_LAYOUT["margin"], "b": bottom}
+    # automargin grows the bottom margin to fit the angled labels inside the figure's
+    # height, so the height grows by about the labels' drop to keep the plot area.
     return {
         **_LAYOUT,
-        "margin": margin,
         "xaxis": {"tickangle": -30, "automargin": True},
         "legend": _LEGEND,
-        "height": 420 + bottom - 60,
+        "height": 420 + min(200, 4 * longest),
     }
 
 

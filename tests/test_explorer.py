@@ -66,7 +66,8 @@ def test_rows_carry_miss_ranks_context_and_errata_gold() -> None:
         raw=ArmResult(status=OK, answer="Paris", correct=True, context="Ann: in Paris"),
     )
     row = explorer.explorer_data([rec], {"c": {"D1:2": "Ann: in Paris"}})["rows"][0]
-    qid, label, _, gold, corrected, evidence, arms = row
+    qid, label, _, gold, corrected, evidence, arms, trap = row
+    assert trap is None
     assert (qid, label, gold, corrected) == ("c:1", "multi-hop", "Paris", "Lyon")
     assert evidence == [["D1:2", "Ann: in Paris"]]
     rag, mem, raw = arms
@@ -95,3 +96,10 @@ def test_evidence_turn_text_comes_from_the_run_dataset(tmp_path: Path) -> None:
 def test_assets_have_no_remote_references(name: str) -> None:
     text = (Path(explorer.__file__).with_name("explorer_assets") / name).read_text("utf-8")
     assert "http://" not in text and "https://" not in text
+
+
+def test_adversarial_answer_is_the_trap_not_the_gold() -> None:
+    rec = _record(raw=ArmResult(status=OK, answer="not mentioned", correct=True))
+    rec.category, rec.gold, rec.adversarial_answer = 5, None, "blue"
+    row = explorer.explorer_data([rec], {})["rows"][0]
+    assert row[1] == "adversarial" and row[3] is None and row[7] == "blue"

@@ -159,7 +159,7 @@ def test_long_arm_names_get_angled_labels_and_room() -> None:
     assert "xaxis" not in short
     many = report._arm_layout([f"arm-with-a-long-name-{i}" for i in range(5)])
     assert many["xaxis"]["tickangle"] == -30
-    assert many["margin"]["b"] > short["margin"]["b"] and many["height"] > short["height"]
+    assert many["xaxis"]["automargin"] and many["height"] > short["height"]
 
 
 def test_log_axis_ticks_at_one_two_five() -> None:
@@ -167,3 +167,21 @@ def test_log_axis_ticks_at_one_two_five() -> None:
     assert axis["type"] == "log"
     assert axis["tickvals"] == [500, 1000, 2000, 5000, 10_000, 20_000]
     assert axis["ticktext"] == ["500", "1k", "2k", "5k", "10k", "20k"]
+
+
+def test_make_report_target_is_listed() -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make binary")
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["make", "-s", "help"], cwd=root, capture_output=True, text=True)
+    assert "make report" in listed.stdout
+    dry = subprocess.run(
+        ["make", "-n", "report", "RUN=results/x", "STAMP=Makefile"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert "-m bench.report results/x" in dry.stdout

@@ -2,7 +2,8 @@
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
   var ARMS = D.arms, ROWS = D.rows, ROW_H = 24;
-  // row: [id, category, question, gold, corrected gold, [[evidence id, turn text]], arms]
+  // row: [id, category, question, gold, corrected gold, [[evidence id, turn text]], arms,
+  //       adversarial (trap) answer]
   // arm: [status, answer, correct, f1, context tokens, miss, evidence ranks, context, error]
   var $ = function (id) { return document.getElementById(id); };
   var list = $("list"), spacer = $("spacer"), detail = $("detail");
@@ -44,7 +45,7 @@
     };
     shown = [];
     for (var i = 0; i < ROWS.length; i++) if (keep(ROWS[i], f)) shown.push(i);
-    $("count").textContent = shown.length + " of " + ROWS.length + " questions";
+    $("count").textContent = shown.length + " of " + ROWS.length + " questions · dots: " + ARMS.join(", ");
     spacer.style.height = shown.length * ROW_H + "px";
     list.scrollTop = 0;
     render();
@@ -93,7 +94,8 @@
     var r = ROWS[i], t = el("table");
     detail.replaceChildren(el("h2", r[0] + " — " + r[1]));
     kv(t, "question", r[2]);
-    kv(t, "gold", r[3] === null ? "–" : r[3]);
+    kv(t, "gold", r[3] === null ? "– (unanswerable: the right answer abstains)" : r[3]);
+    if (r[7] !== null) kv(t, "trap answer", r[7]);
     if (r[4] !== null) kv(t, "errata gold", r[4]);
     r[5].forEach(function (e) { kv(t, "evidence " + e[0], e[1] === null ? "(turn text not available)" : e[1]); });
     detail.appendChild(t);
@@ -130,6 +132,18 @@
     $(id).addEventListener("input", applyFilters);
   });
   window.addEventListener("resize", render);
+  // Filters and the selected question can be preset in the URL, e.g.
+  // explorer.html#arm=rag&verdict=wrong&miss=reader&q=conv-26:3 (for links and screenshots).
+  var preset = {};
+  location.hash.slice(1).split("&").forEach(function (kv) {
+    var eq = kv.indexOf("="); if (eq > 0) preset[kv.slice(0, eq)] = decodeURIComponent(kv.slice(eq + 1));
+  });
+  ["cat", "arm", "verdict", "miss", "text"].forEach(function (k) {
+    if (preset[k] !== undefined) $("f-" + k).value = preset[k];
+  });
+  if (preset.disagree === "1") $("f-disagree").checked = true;
   applyFilters();
-  if (shown.length) show(shown[0]);
+  var wanted = -1;
+  for (var n = 0; n < ROWS.length; n++) if (ROWS[n][0] === preset.q) wanted = n;
+  if (wanted >= 0) show(wanted); else if (shown.length) show(shown[0]);
 })();
