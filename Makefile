@@ -4,6 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 ARGS   ?=
+RUN    ?= results/locomo-offline
 
 .DEFAULT_GOAL := help
 .PHONY: help install test check smoke locomo report perf clean
@@ -34,6 +35,9 @@ smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 
 locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
 	$(PY) -m bench.run dataset=locomo report=true $(ARGS)
+
+report: install ## report.html + explorer.html for a run: make report RUN=results/<run> (default results/locomo-offline)
+	$(PY) -m bench.report $(RUN)
 
 perf: install ## performance figures as JSON
 	$(PY) -m bench.perf

@@ -21,12 +21,14 @@ import plotly.graph_objects as go
 
 from bench import summarise
 from bench.errors import BenchError
+from bench.explorer import write_explorer
 from bench.frame import load_run
 from bench.records import OK
 from bench.report_errata import errata_html
-from bench.runmeta import RunMeta
+from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
-from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairRow, Rate, Summary
+from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
+from bench.summarise.render import power_note
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"
@@ -37,6 +39,7 @@ _LAYOUT: dict[str, Any] = {
     "barmode": "group",
     "margin": {"t": 60, "b": 60, "l": 60, "r": 20},
 }
+_LEGEND: dict[str, Any] = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
 .banner{background:#b00020;color:#fff;font-weight:700;font-size:1.3rem;padding:.8rem 1rem;
@@ -56,6 +59,7 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
         ("categories", _category_figure(summary)),
         ("pairs", _pairs_figure(summary)),
         ("tokens", _tokens_figure(summary, tokens)),
+        ("efficiency", _efficiency_figure(summary)),
         ("latency", _latency_figure(summary)),
     ]
     parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
@@ -84,6 +88,7 @@ def write_report(run_dir: Path, labels: str = "official") -> Path:
     tmp.replace(path)
     if not (run_dir / "SUMMARY.md").exists():
         summarise.main([str(run_dir), "--write", "--labels", labels])
+    write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels)
     return path
 
 
@@ -222,6 +227,39 @@ def _rate_bar(name: str, x: list[str], rates: list[Rate]) -> go.Bar:
     )
 
 
+def _rate_range(rates: list[Rate]) -> list[float]:
+    """A % axis that fits every value with its Wilson interval, padded, clipped to 0–100.
+
+    Fixed 0–100 axes squash runs whose accuracies all sit under 50%; the padding is 5% of
+    the span (at least 2 points) so error-bar caps never touch the frame.
+    """
+    ends = [100 * e for r in rates if r.ci is not None and r.value is not None for e in r.ci]
+    if not ends:
+        return [0.0, 100.0]
+    lo, hi = min(ends), max(ends)
+    pad = max(2.0, 0.05 * (hi - lo))
+    return [max(0.0, lo - pad), min(100.0, hi + pad)]
+
+
+def _arm_layout(labels: list[str]) -> dict[str, Any]:
+    """The shared layout, with x labels angled and a taller bottom margin when they are long.
+
+    Plotly keeps horizontal labels that fit; past ~12 characters or 4 labels they are set
+    at -30° and the margin grows with the longest label, so no two labels collide.
+    """
+    longest = max((len(label) for label in labels), default=0)
+    if longest <= 12 and len(labels) <= 4:
+        return {**_LAYOUT, "legend": _LEGEND}
+    # automargin grows the bottom margin to fit the angled labels inside the figure's
+    # height, so the height grows by about the labels' drop to keep the plot area.
+    return {
+        **_LAYOUT,
+        "xaxis": {"tickangle": -30, "automargin": True},
+        "legend": _LEGEND,
+        "height": 420 + min(200, 4 * longest),
+    }
+
+
 def _accuracy_figure(summary: Summary) -> go.Figure:
     """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
     sets = _sets(summary)
@@ -233,8 +271,8 @@ def _accuracy_figure(summary: Summary) -> go.Figure:
     fig.update_layout(
         title="Accuracy per arm (Wilson 95% interval)",
         yaxis_title="% correct",
-        yaxis_range=[0, 100],
-        **_LAYOUT,
+        yaxis_range=_rate_range([summary.arms[a].accuracy[s] for a in arms for s in sets]),
+        **_arm_layout(arms),
     )
     return fig
 
@@ -255,8 +293,8 @@ def _category_figure(summary: Summary) -> go.Figure:
     fig.update_layout(
         title=f"Accuracy per category ({summary.labels} labels)",
         yaxis_title="% correct",
-        yaxis_range=[0, 100],
-        **_LAYOUT,
+        yaxis_range=_rate_range([_group_rate(a, g) for a in summary.arms.values() for g in groups]),
+        **_arm_layout(x),
     )
     return fig
 
@@ -275,25 +313,32 @@ def _pair_rows(summary: Summary) -> list[PairRow]:
     return [row for row in summary.pairs if row.set in sets]
 
 
+def _p_text(t: PairedTest) -> str:
+    """`p = raw, Holm = adjusted`, or `no discordant pairs` when the split is 0/0."""
+    if t.a_only + t.b_only == 0:
+        return "no discordant pairs"
+    holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
+    return f"p = {t.p:.3g}, Holm {holm}"
+
+
 def _pairs_figure(summary: Summary) -> go.Figure | None:
-    """Discordant pairs per arm pair: A right & B wrong vs B right & A wrong, McNemar p."""
+    """Discordant pairs per arm pair: A right & B wrong vs B right & A wrong, raw and Holm p."""
     rows = _pair_rows(summary)
     if not rows:
         return None
-    x = [_pair_title(r) for r in rows]
+    # p-values go in the tick labels (angled with the rest), never as floating text that
+    # collides with its neighbours once there are more than a few pairs.
+    x = [f"{_pair_title(r)}<br>{_p_text(r.pooled)}" for r in rows]
     fig = go.Figure(
         [
             go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
             go.Bar(name="B only (B right, A wrong)", x=x, y=[r.pooled.b_only for r in rows]),
         ]
     )
-    for label, row in zip(x, rows, strict=True):
-        top = max(row.pooled.a_only, row.pooled.b_only)
-        fig.add_annotation(
-            x=label, y=top, text=f"p = {row.pooled.p:.3g}", showarrow=False, yshift=14
-        )
     fig.update_layout(
-        title="Paired discordance (exact McNemar p)", yaxis_title="questions", **_LAYOUT
+        title="Paired discordance (exact McNemar p, Holm-adjusted beside it)",
+        yaxis_title="questions",
+        **_arm_layout([_pair_title(r) for r in rows]),
     )
     return fig
 
@@ -309,7 +354,7 @@ def _pairs_table(summary: Summary) -> str:
         t = row.pooled
         holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
         mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
-        flag = " (underpowered)" if t.underpowered else ""
+        flag = f" ({note})" if (note := power_note(t)) else ""
         body.append(
             f"<tr><td>{html.escape(row.a)} vs {html.escape(row.b)}</td><td>{row.set}</td>"
             f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
@@ -321,25 +366,71 @@ def _pairs_table(summary: Summary) -> str:
 
 
 def _tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure | None:
-    """Context tokens per answer, per arm (box), with the summariser's mean marked."""
+    """Context tokens per answer, per arm (box, log axis), the mean as a dashed line.
+
+    Log scale because raw's whole-transcript context is ~10× a memory arm's: on a
+    linear axis every memory arm is a flat line.
+    """
     if not any(tokens.values()):
         return None
     fig = go.Figure()
-    for name, arm in summary.arms.items():
+    for name in summary.arms:
         values = tokens.get(name, [])
         if values:
             fig.add_trace(go.Box(name=name, y=values, boxmean=True, boxpoints=False))
-        if arm.context_tokens_mean is not None:
-            fig.add_annotation(
-                x=name,
-                y=arm.context_tokens_mean,
-                showarrow=False,
-                text=f"mean {arm.context_tokens_mean:,.0f}",
-                xshift=60,
-            )
-    layout = {**_LAYOUT, "barmode": None}
+    layout = {**_arm_layout(list(summary.arms)), "barmode": None}
     fig.update_layout(
-        title="Context tokens per answer", yaxis_title="tokens", showlegend=False, **layout
+        title="Context tokens per answer (log scale; dashed line = mean)",
+        yaxis_title="tokens",
+        yaxis=_log_axis([v for vs in tokens.values() for v in vs if v > 0] or [1]),
+        showlegend=False,
+        **layout,
+    )
+    return fig
+
+
+def _log_axis(values: list[float]) -> dict[str, Any]:
+    """A log axis ticked at 1-2-5 steps (`1k`, `2k`, `5k`, `10k`...) spanning the values.
+
+    Plotly's default log ticks label every digit in a tiny font; 1-2-5 steps stay legible.
+    """
+    lo, hi = min(values), max(values)
+    ticks = [m * 10**e for e in range(0, 9) for m in (1, 2, 5) if lo / 2 <= m * 10**e <= hi * 2]
+    return {
+        "type": "log",
+        "tickvals": ticks,
+        "ticktext": [f"{t / 1000:g}k" if t >= 1000 else f"{t:g}" for t in ticks],
+    }
+
+
+def _efficiency_figure(summary: Summary) -> go.Figure | None:
+    """Accuracy (Wilson 95%) against mean context tokens per arm, log x; one marker per arm."""
+    key = _sets(summary)[0]
+    arms = [(n, a) for n, a in summary.arms.items() if a.context_tokens_mean and a.accuracy[key].n]
+    if not arms:
+        return None
+    fig = go.Figure()
+    for name, arm in arms:
+        rate = arm.accuracy[key]
+        fig.add_trace(
+            go.Scatter(
+                name=name,
+                x=[arm.context_tokens_mean],
+                y=[100 * rate.value if rate.value is not None else None],
+                mode="markers",
+                marker={"size": 12},
+                error_y=_error_bars([rate]),
+                hovertemplate=f"{html.escape(name)}: %{{y:.1f}}% at %{{x:,.0f}} tokens"
+                "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"Efficiency: accuracy ({_SET_TITLES[key]}) vs mean context tokens",
+        xaxis_title="mean context tokens per answer (log scale)",
+        xaxis=_log_axis([float(a.context_tokens_mean or 1) for _, a in arms]),
+        yaxis_title="% correct",
+        yaxis_range=_rate_range([a.accuracy[key] for _, a in arms]),
+        **{**_LAYOUT, "legend": _LEGEND, "barmode": None},
     )
     return fig
 
@@ -353,7 +444,7 @@ def _latency_figure(summary: Summary) -> go.Figure | None:
     fig = go.Figure(
         [go.Bar(name=k, x=arms, y=[summary.arms[a].latency_ms.get(k) for a in arms]) for k in keys]
     )
-    fig.update_layout(title="Answering latency per arm", yaxis_title="ms", **_LAYOUT)
+    fig.update_layout(title="Answering latency per arm", yaxis_title="ms", **_arm_layout(arms))
     return fig
 
 

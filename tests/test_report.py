@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import report, summarise
+from bench.summarise import render
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
 
@@ -103,3 +104,84 @@ def test_offline_banner_names_the_rule_in_use(offline_report: tuple[Path, str]) 
     judged = replace(summary, outcome="judge:llm")
     assert "not LLM-judged" not in report.offline_banner(judged)
     assert "judge:llm" in report.offline_banner(judged)
+
+
+def _figure(text: str, div: str) -> str:
+    """The Plotly.newPlot call of one figure div (its JSON data and layout)."""
+    start = text.index(f'"{div}"', text.index(f'id="{div}"'))
+    return text[start : text.index("</script>", start)]
+
+
+def test_context_tokens_on_a_log_axis(offline_report: tuple[Path, str]) -> None:
+    _, text = offline_report
+    assert '"type":"log"' in _figure(text, "fig-tokens")
+
+
+def test_accuracy_axes_fit_the_intervals(offline_report: tuple[Path, str]) -> None:
+    run_dir, _ = offline_report
+    summary = summarise.summarise_run(run_dir)
+    rates = [a.accuracy[s] for a in summary.arms.values() for s in ("scored", "all")]
+    lo, hi = report._rate_range(rates)
+    ends = [100 * e for r in rates if r.ci for e in r.ci]
+    assert lo <= min(ends) and hi >= max(ends)
+    assert (lo, hi) != (0.0, 100.0) and lo >= 0 and hi <= 100
+    assert report._rate_range([]) == [0.0, 100.0]
+
+
+def test_pairs_show_holm_beside_raw_p(offline_report: tuple[Path, str]) -> None:
+    run_dir, text = offline_report
+    summary = summarise.summarise_run(run_dir)
+    row = next(r for r in summary.pairs if (r.a, r.b) == ("raw", "rag") and r.set == "scored")
+    assert row.pooled.p_holm is not None
+    assert f"p = {row.pooled.p:.3g}, Holm {row.pooled.p_holm:.3g}" in _figure(text, "fig-pairs")
+
+
+def test_zero_discordant_pairs_is_said_so(offline_report: tuple[Path, str]) -> None:
+    run_dir, _ = offline_report
+    summary = summarise.summarise_run(run_dir)
+    tied = replace(summary.pairs[0].pooled, a_only=0, b_only=0, p=1.0)
+    assert report._p_text(tied) == "no discordant pairs"
+    assert render.power_note(tied) == "no discordant pairs"
+    assert render.power_note(replace(tied, a_only=1, n=10)) == "underpowered"
+
+
+def test_efficiency_chart_has_one_point_per_arm(offline_report: tuple[Path, str]) -> None:
+    run_dir, text = offline_report
+    summary = summarise.summarise_run(run_dir)
+    fig = report._efficiency_figure(summary)
+    assert fig is not None and [t.name for t in fig.data] == list(summary.arms)
+    assert fig.layout.xaxis.type == "log"
+    assert 'id="fig-efficiency"' in text
+
+
+def test_long_arm_names_get_angled_labels_and_room() -> None:
+    short = report._arm_layout(["raw", "rag"])
+    assert "xaxis" not in short
+    many = report._arm_layout([f"arm-with-a-long-name-{i}" for i in range(5)])
+    assert many["xaxis"]["tickangle"] == -30
+    assert many["xaxis"]["automargin"] and many["height"] > short["height"]
+
+
+def test_log_axis_ticks_at_one_two_five() -> None:
+    axis = report._log_axis([800.0, 19_000.0])
+    assert axis["type"] == "log"
+    assert axis["tickvals"] == [500, 1000, 2000, 5000, 10_000, 20_000]
+    assert axis["ticktext"] == ["500", "1k", "2k", "5k", "10k", "20k"]
+
+
+def test_make_report_target_is_listed() -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make binary")
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["make", "-s", "help"], cwd=root, capture_output=True, text=True)
+    assert "make report" in listed.stdout
+    dry = subprocess.run(
+        ["make", "-n", "report", "RUN=results/x", "STAMP=Makefile"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert "-m bench.report results/x" in dry.stdout

@@ -128,8 +128,15 @@ def _miss_table(s: Summary) -> str | None:
     return _table(["arm", "group", "retrieval misses", "reader misses"], rows)
 
 
+def power_note(t: PairedTest) -> str:
+    """`no discordant pairs` for a 0/0 split (nothing to test), `underpowered` when too small."""
+    if t.a_only + t.b_only == 0:
+        return "no discordant pairs"
+    return "underpowered" if t.underpowered else ""
+
+
 def _test_cells(t: PairedTest) -> list[str]:
-    note = "underpowered" if t.underpowered else ""
+    note = power_note(t)
     mde = _DASH if t.mde is None else f"{100 * t.mde:.1f} pts"
     return [str(t.n), str(t.a_only), str(t.b_only), _p(t.p), _p(t.p_holm), mde, note]
 

@@ -1,0 +1,86 @@
+"""report.html and explorer.html in headless Chromium: no network, no console errors.
+
+Skipped (with the reason) when no `chromium` binary is on the PATH; `.ci/run` installs
+the Debian package when it can. Network is made impossible (every host resolves to
+nothing, every request goes to a dead local proxy), so a page that needed the network
+would render empty and fail the DOM checks below.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench import report
+from tests.test_frame import N_QUESTIONS, make_run
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH")
+_CONSOLE_ERROR = re.compile(r"Uncaught|ERROR:CONSOLE|:CONSOLE\(\d+\)\] \"(?:Error|TypeError)")
+_REMOTE = re.compile(r"""<(script|link|img|iframe)[^>]*\b(src|href)=["']?https?:""", re.I)
+
+
+def _dump_dom(page: Path, profile: Path) -> tuple[str, str]:
+    """(DOM after scripts ran, Chromium's stderr log) of a file:// page, offline."""
+    assert CHROMIUM is not None
+    proc = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--user-data-dir={profile}",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = make_run(tmp_path_factory.mktemp("browser"))
+    assert report.main([str(run)]) == 0
+    return run
+
+
+def test_console_errors_are_detected(tmp_path: Path) -> None:
+    """Control: the check below fails on a page whose script throws."""
+    page = tmp_path / "broken.html"
+    page.write_text("<html><body><script>undefinedThing.x()</script></body></html>", "utf-8")
+    _, log = _dump_dom(page, tmp_path / "profile")
+    assert _CONSOLE_ERROR.search(log), log[-2000:]
+
+
+def test_report_renders_offline_without_console_errors(run_dir: Path, tmp_path: Path) -> None:
+    page = run_dir / "report.html"
+    assert not _REMOTE.search(page.read_text(encoding="utf-8"))
+    dom, log = _dump_dom(page, tmp_path / "profile")
+    assert not _CONSOLE_ERROR.search(log), log[-2000:]
+    for div in ("fig-accuracy", "fig-pairs", "fig-tokens", "fig-efficiency"):
+        assert f'id="{div}"' in dom
+    assert dom.count('class="main-svg"') >= 5  # plotly.js ran and drew the charts
+
+
+def test_explorer_renders_offline_without_console_errors(run_dir: Path, tmp_path: Path) -> None:
+    page = run_dir / "explorer.html"
+    assert not _REMOTE.search(page.read_text(encoding="utf-8"))
+    dom, log = _dump_dom(page, tmp_path / "profile")
+    assert not _CONSOLE_ERROR.search(log), log[-2000:]
+    assert f"{N_QUESTIONS} of {N_QUESTIONS} questions" in dom  # the script ran the filters
+    assert 'class="row sel"' in dom  # and selected the first question
+    assert "conv-1:0 — " in dom  # whose detail pane it drew
