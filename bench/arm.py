@@ -13,11 +13,14 @@ from bench.types import Context, Conversation, Question
 
 @dataclass(frozen=True)
 class ArmServices:
-    """What the runner hands an arm: models, a tokenizer and a private store folder."""
+    """What the runner hands an arm: models, a tokenizer, a store folder and the run folder."""
 
     embedder: Embedder
     tokens: TokenCounter
     store_dir: Path
+    run_dir: Path
+    """The run directory (`<out>`): where run-wide state such as a live arm's
+    `state.json` namespace ledger lives (the store folder may sit elsewhere)."""
     extractor: ChatProvider | None = None
     max_context_tokens: int = 120_000
 

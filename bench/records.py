@@ -80,6 +80,9 @@ class ArmResult:
     """The outcome against the audit's corrected gold (score-affected errata questions only)."""
     corrected_judgements: dict[str, Judgement] = field(default_factory=dict)
     """Verdicts against the corrected gold, keyed by judge id (score-affected questions only)."""
+    write_path: str | None = None
+    """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
+    storage), which changes what is measured; None for in-process arms."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
