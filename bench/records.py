@@ -141,8 +141,9 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
-_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements")
-"""Errata fields, written only when set, so records of runs without errata are unchanged."""
+_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "write_path")
+"""Errata and live write-path fields, written only when set, so records of runs without
+errata or live arms are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
