@@ -17,7 +17,6 @@ import logging
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from arms.neuromorphic.exchange import Exchange, exchanges
@@ -155,7 +154,7 @@ class LiveMemoryArm:
         self.options = options
         self.backend = backend
         self.calls = CallLog()
-        self.ledger = NamespaceLedger(run_dir_of(services))
+        self.ledger = NamespaceLedger(services.run_dir)
         self._namespaces: dict[str, str] = {}
         self._units: dict[str, set[str]] = {}
         self.ledger.register_arm(LiveArm(name, options.kind, asdict(options)))
@@ -242,9 +241,9 @@ class LiveMemoryArm:
         service_ms = self.calls.timed("search", started)
         items, unmapped = self._items(reply, self._units.get(namespace, set()))
         text = self._context(reply, items)
-        meta = {"namespace": namespace, "write_path": self.options.write_path,
-                "service_ms": round(service_ms, 3), "unmapped_items": unmapped}  # fmt: skip
-        return Context(text=text, items=tuple(items), meta=meta)
+        meta = {"namespace": namespace, "service_ms": round(service_ms, 3),
+                "unmapped_items": unmapped}  # fmt: skip
+        return Context(text, tuple(items), meta=meta, write_path=self.options.write_path)
 
     def _items(self, reply: Any, units: set[str]) -> tuple[list[ContextItem], int]:
         o, where = self.options, f"{self.backend.where} search"
@@ -307,8 +306,3 @@ def delete_recorded(arm: str, backend: Backend, ledger: NamespaceLedger) -> int:
         ledger.remove(entry)
         count += 1
     return count
-
-
-def run_dir_of(services: ArmServices) -> Path:
-    """The run directory (`<out>`), from the runner's `<out>/stores/<arm>` store folder."""
-    return services.store_dir.parent.parent

@@ -13,7 +13,7 @@ from bench.types import Context, Conversation, Question
 
 @dataclass(frozen=True)
 class ArmServices:
-    """What the runner hands an arm: models, a tokenizer and a private store folder."""
+    """What the runner hands an arm: models, a tokenizer, a store folder and the run folder."""
 
     embedder: Embedder
     """The shared embedding model."""
@@ -21,6 +21,9 @@ class ArmServices:
     """Counts tokens for the context budget and `context_tokens`."""
     store_dir: Path
     """The arm's private folder inside the run directory for its stores."""
+    run_dir: Path
+    """The run directory (`<out>`): where run-wide state such as a live arm's
+    `state.json` namespace ledger lives (the store folder may sit elsewhere)."""
     extractor: ChatProvider | None = None
     """Chat model for fact extraction; None when the arm needs none."""
     max_context_tokens: int = 120_000

@@ -91,6 +91,9 @@ class ArmResult:
     extraction: dict[str, int] = field(default_factory=dict)
     """The arm's extraction health on this conversation: exchanges, failed, facts
     (omitted from the JSON for arms that do not extract)."""
+    write_path: str | None = None
+    """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
+    storage), which changes what is measured; None for in-process arms."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -161,9 +164,9 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
-_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "extraction")
-"""Errata fields and extraction health, written only when set, so records of runs (and arms)
-without them are unchanged."""
+_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "extraction", "write_path")
+"""Errata fields, extraction health and a live arm's write path, written only when set, so
+records of runs (and arms) without them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:

@@ -192,6 +192,9 @@ class Context:
     unranked_source_ids: tuple[str, ...] = ()
     """Whole-context arms (raw) rank nothing: the turns their context holds, most
     recent first (the order truncation keeps them in)."""
+    write_path: str | None = None
+    """How a live arm wrote the memories searched (`capture` or `remember`); it changes
+    what is measured, so it is copied into every record. None for in-process arms."""
 
     def ranked_source_ids(self) -> list[str]:
         """Source unit ids, best first, without repeats.

@@ -52,6 +52,7 @@ def services(tmp_path, embedder=None, budget: int = 120_000) -> ArmServices:
         embedder=embedder or HashEmbedder(),
         tokens=TokenCounter(),
         store_dir=tmp_path,
+        run_dir=tmp_path,
         max_context_tokens=budget,
     )
 

@@ -112,6 +112,8 @@ def test_mcp_arm_over_stdio_and_the_remember_path(tmp_path: Path) -> None:
         for record in load_records(out).values():
             raw = record["arms"]["http"]
             assert raw["retrieved_ids"] and "[bench:" not in raw["context"]
+            assert raw["write_path"] == "remember"
+            assert record["arms"]["mcp"]["write_path"] == "capture"
             assert set(raw["retrieved_ids"]) <= {f"D{s}:{t}" for s in range(1, 13)
                                                  for t in range(1, 4)}  # fmt: skip
             assert record["arms"]["mcp"]["status"] == "ok"
@@ -171,6 +173,8 @@ def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path
         a, b = load_records(whole), load_records(split)
         assert len(a) == 16 and a.keys() == b.keys()
         assert all(strip_timings(a[q]) == strip_timings(b[q]) for q in a)
+        assert {r["arms"]["http"]["write_path"] for r in b.values()} == {"capture"}
+        assert {r["arms"]["neuromorphic"].get("write_path") for r in b.values()} == {None}
 
         stem = sorted((split / "predictions").glob("*.json"))[0]
         data = json.loads(stem.read_text())
@@ -186,13 +190,23 @@ def test_http_arm_in_a_recall_suite_ranks_like_the_engine(tmp_path: Path) -> Non
     with reference_server(tmp_path / "data") as url:
         done = run_cli(
             "suite.path=datasets/fixtures/suites/smoke.json", "arms=[neuromorphic,http]",
-            f"arm_options.http.base_url={url}", f"out={out}", module="bench.suite",
+            f"arm_options.http.base_url={url}", f"out={out}", f"stores={tmp_path / 'st'}",
+            module="bench.suite",
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         assert project_ids(url) == []
+        # Run-wide state stays in <out> (ArmServices.run_dir) when stores live elsewhere.
+        assert ledger(out) == [] and not (tmp_path / "st" / "state.json").exists()
+        assert (tmp_path / "st" / "stores" / "neuromorphic").is_dir()
 
     def ranking(arm: str) -> list[tuple[str, str, str]]:
         lines = (out / "runs" / f"{arm}.trec").read_text().splitlines()
         return [(f[0], f[2], f[3]) for f in (line.split() for line in lines)]
 
     assert ranking("http") and ranking("http") == ranking("neuromorphic")
+    cards = {
+        a: json.loads((out / "comparable" / f"{a}.json").read_text())
+        for a in ("http", "neuromorphic")
+    }
+    assert cards["http"]["metadata"]["write_path"] == "capture"
+    assert cards["neuromorphic"]["metadata"]["write_path"].startswith("ingest")

@@ -80,7 +80,7 @@ def _conversation() -> Conversation:
 
 
 def _arm(store: Path, config: NeuromorphicConfig | None = None) -> NeuromorphicArm:
-    services = ArmServices(HashEmbedder(), TokenCounter(), store)
+    services = ArmServices(HashEmbedder(), TokenCounter(), store, store)
     return NeuromorphicArm("neuromorphic", config or NeuromorphicConfig(flush_every=4), services)
 
 

@@ -34,13 +34,16 @@ def dataset() -> Dataset:
 def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArmServices]:
     from bench.providers.offline_embed import WordLlamaEmbedder
 
-    yield ArmServices(WordLlamaEmbedder(), TokenCounter(), tmp_path_factory.mktemp("stores"))
+    stores = tmp_path_factory.mktemp("stores")
+    yield ArmServices(WordLlamaEmbedder(), TokenCounter(), stores, stores)
 
 
 def _contexts(
     dataset: Dataset, services: ArmServices, name: str, config: NeuromorphicConfig
 ) -> dict[str, tuple[Question, str]]:
-    store = ArmServices(services.embedder, services.tokens, services.store_dir / name)
+    store = ArmServices(
+        services.embedder, services.tokens, services.store_dir / name, services.run_dir
+    )
     arm = NeuromorphicArm(name, config, store)
     out = {}
     for conv in dataset.conversations:

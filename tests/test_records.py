@@ -91,3 +91,15 @@ def test_schema_forbids_unknown_fields() -> None:
     data["arms"]["raw"]["invented"] = 1
     with pytest.raises(jsonschema.ValidationError, match="invented"):
         jsonschema.validate(data, SCHEMA)
+
+
+def test_live_write_path_round_trips_and_is_absent_for_in_process_arms(tmp_path: Path) -> None:
+    live = ArmResult(status="ok", answer="x", correct=True, write_path="remember")
+    record = QuestionRecord("c:0", "locomo", "c", 4, "q?", "a", [], {"http": live})
+    data = json.loads(write_record(tmp_path, "c_0", record).read_text())
+    jsonschema.validate(data, SCHEMA)
+    assert data["arms"]["http"]["write_path"] == "remember"
+    path = write_record(tmp_path, "c_0", record)
+    assert read_record(path).arms["http"].write_path == "remember"
+    plain = QuestionRecord("c:0", "locomo", "c", 4, "q?", "a", [], {"rag": ArmResult("ok", "x")})
+    assert "write_path" not in plain.to_json()["arms"]["rag"]

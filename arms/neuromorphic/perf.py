@@ -186,7 +186,7 @@ def ingestion_figures(path: Path) -> dict[str, Any]:
     total = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for name, config in arms.items():
-            services = ArmServices(embedder, tokens, Path(tmp) / name)
+            services = ArmServices(embedder, tokens, Path(tmp) / name, Path(tmp))
             arm = NeuromorphicArm(name, config, services)
             started = time.perf_counter()
             stats = [arm.ingest(conv) for conv in dataset.conversations]

@@ -76,6 +76,7 @@ class AnswerStep:
             cached=reply.cached,
             answerer=reply.model,
             context=context.text if self.save_context else None,
+            write_path=context.write_path,
         )
         return with_corrected_scores(result, question, self.f1_threshold)
 

@@ -77,7 +77,7 @@ def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
     """A context as stored in a prediction."""
     return {"text": context.text, "items": [asdict(i) for i in context.items],
             "truncated": context.truncated, "meta": context.meta,
-            "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
+            "write_path": context.write_path, "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
 def context_from_json(data: dict[str, Any]) -> Context:
@@ -86,7 +86,10 @@ def context_from_json(data: dict[str, Any]) -> Context:
         ContextItem(i["text"], float(i["score"]), tuple(i["source_ids"]), i["kind"])
         for i in data["items"]
     )
-    return Context(data["text"], items, bool(data["truncated"]), dict(data["meta"]))
+    return Context(
+        data["text"], items, bool(data["truncated"]), dict(data["meta"]),
+        write_path=data.get("write_path"),
+    )  # fmt: skip
 
 
 def predict_conversation(

@@ -349,15 +349,25 @@ def _record(
 
 
 def open_arms(
-    specs: list[ArmSpec], cfg: RunConfig, providers: Any, tokens: TokenCounter, run_dir: Path
+    specs: list[ArmSpec],
+    cfg: RunConfig,
+    providers: Any,
+    tokens: TokenCounter,
+    run_dir: Path,
+    store_root: Path | None = None,
 ) -> dict[str, Arm]:
-    """Construct every requested arm with its services (lazily importing each kind)."""
+    """Construct every requested arm with its services (lazily importing each kind).
+
+    Stores go under `<store_root>/stores/<arm>` (`store_root` defaults to `run_dir`);
+    run-wide state stays in `run_dir`.
+    """
     arms: dict[str, Arm] = {}
     for spec in specs:
         services = ArmServices(
             embedder=providers.embedder,
             tokens=tokens,
-            store_dir=run_dir / "stores" / safe_name(spec.name),
+            store_dir=(store_root or run_dir) / "stores" / safe_name(spec.name),
+            run_dir=run_dir,
             extractor=providers.extractor,
             max_context_tokens=cfg.answer.max_context_tokens,
         )

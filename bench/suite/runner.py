@@ -37,6 +37,8 @@ class Retrieved:
     retrieve_ms: float
     answers: dict[int, tuple[str, dict[str, float | bool]]] | None = None
     """Per cutoff K: (answer, scores) when an answerer is configured."""
+    write_path: str | None = None
+    """A live arm's write path (`capture` or `remember`), from its context."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,11 @@ class ArmRun:
     kind: str
     rows: tuple[Retrieved, ...]
     ingest_s: float
+
+    @property
+    def write_path(self) -> str | None:
+        """The live write path the arm reported (None for in-process arms)."""
+        return next((r.write_path for r in self.rows if r.write_path), None)
 
 
 def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
@@ -63,7 +70,8 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
     answer_step = _answer_step(cfg, providers, tokens) if cfg.suite.answer else None
     results: list[ArmRun] = []
     try:
-        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.stores or cfg.out))
+        stores = Path(cfg.stores) if cfg.stores else None
+        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.out), stores)
         try:
             for spec in specs:
                 arm = arms[spec.name]
@@ -116,7 +124,7 @@ def _retrieve_all(
         answers = None
         if answer_step is not None:
             answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs)
-        rows.append(Retrieved(suite.name, query, ranked, ms, answers))
+        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path))
     return rows
 
 

@@ -70,7 +70,13 @@ def comparable(
     answerer it is None and the retrieval diagnostics carry the comparison.
     """
     return {
-        "metadata": {**meta, "arm": run.arm, "top_k": max(cutoffs), "top_k_cutoffs": cutoffs},
+        "metadata": {
+            **meta,
+            "arm": run.arm,
+            "top_k": max(cutoffs),
+            "top_k_cutoffs": cutoffs,
+            "write_path": run.write_path or meta.get("write_path"),
+        },  # fmt: skip
         "metrics_by_cutoff": {f"top_{k}": _cutoff_block(run.rows, k) for k in cutoffs},
         "evaluations": [_evaluation(r, cutoffs, many) for r in run.rows],
         "diagnostics": diag,
