@@ -21,6 +21,7 @@ under five minutes for both arms on 2 cores.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import time
@@ -85,15 +86,17 @@ def _workload(records: int, seed: int = 0) -> tuple[list[list[Any]], list[Any]]:
     rng = np.random.default_rng(seed)
     vocab = [f"w{i}" for i in range(_VOCAB_SIZE)]
     names: list[str] = []
+    serial = itertools.count()
 
     def draft(tier: Tier, new: bool = True) -> FactDraft:
         name = (
-            f"person{rng.integers(2)} topic{len(names)}"
+            f"person{rng.integers(2)} topic{next(serial)}"
             if new or not names
             else str(names[rng.integers(len(names))])
         )
         related = tuple(str(names[i]) for i in rng.integers(len(names), size=3)) if names else ()
-        names.append(name)
+        if tier != Tier.EPHEMERAL:  # pruned within turns: never a supersession target
+            names.append(name)
         words = " ".join(vocab[i] for i in rng.integers(_VOCAB_SIZE, size=12))
         return FactDraft(name, f"{name} {words}", tier, related_entities=related)
 
