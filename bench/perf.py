@@ -2,8 +2,9 @@
 
 what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
 `ingest` (both memory arms over all of LoCoMo), `run` (a fresh run and its resume in a
-temporary folder; overrides after `--`, default `dataset=smoke`). Default: components,
-summarise, engine, run. Machines are noisy: compare ratios measured in one run.
+temporary folder; overrides after `--`, default `dataset=smoke`), `startup`
+(`python -X importtime` totals of bench, bench.summarise, bench.run). Default: all but
+`ingest`. Machines are noisy: compare ratios measured in one run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from bench.paths import PROJECT_ROOT
 
-DEFAULT = ("components", "summarise", "engine", "run")
+DEFAULT = ("components", "summarise", "engine", "run", "startup")
 
 
 def components() -> dict[str, Any]:
@@ -104,6 +105,10 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             out[name] = ingestion_figures(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
+        elif name == "startup":
+            from bench.perf_startup import figures as startup_figures
+
+            out[name] = startup_figures()
         else:
             from bench.registry import unknown
 
