@@ -210,5 +210,21 @@ def test_golden_json_and_summary_md(tmp_path: Path) -> None:
 
 def test_perf_figures_shape() -> None:
     result = figures(repeats=1)
-    assert set(result) == {"summarise_4x1986_s", "render_text_4x1986_s"}
+    assert set(result) == {
+        "summarise_4x1986_s",
+        "render_text_4x1986_s",
+        "bare_read_json_4x1986_s",
+        "summarise_over_bare_read",
+    }
+    ratio = result["summarise_4x1986_s"] / result["bare_read_json_4x1986_s"]
+    assert result["summarise_over_bare_read"] == pytest.approx(ratio, abs=0.01)
     assert 0 < result["summarise_4x1986_s"] < 10  # target is well under 1 s; this guards collapse
+
+
+def test_bare_read_parses_every_record(tmp_path: Path) -> None:
+    """The floor loop reads each record file once (the ratio's denominator is honest)."""
+    from bench.perf.summarise import bare_read, write_synthetic_run
+
+    assert bare_read(tmp_path) == 0
+    written = write_synthetic_run(tmp_path)
+    assert bare_read(tmp_path) == written == 1986

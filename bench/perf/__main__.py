@@ -5,7 +5,8 @@ what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine
 suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run` (a
 fresh run and its resume in a temporary folder; overrides after `--`, default
 `dataset=smoke`), `offline_f1` (the offline reader's official F1 per arm; default
-`dataset=locomo`). Default: components, summarise, engine, run. Machines are noisy:
+`dataset=locomo`), `startup` (`python -X importtime` totals of bench, bench.summarise,
+bench.run). Default: components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
 
@@ -27,7 +28,7 @@ from bench.registry import load_symbol
 ENGINE_FIGURES = "arms.neuromorphic.perf:figures"
 INGESTION_FIGURES = "arms.neuromorphic.perf:ingestion_figures"
 
-DEFAULT = ("components", "summarise", "engine", "run")
+DEFAULT = ("components", "summarise", "engine", "run", "startup")
 
 
 def components() -> dict[str, Any]:
@@ -134,6 +135,10 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             from bench.suite.niah_perf import niah_figures
 
             out[name] = niah_figures()
+        elif name == "startup":
+            from bench.perf.startup import figures as startup_figures
+
+            out[name] = startup_figures()
         else:
             from bench.registry import unknown
 

@@ -7,6 +7,7 @@ and of the text rendering. Standard library only.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import tempfile
@@ -67,26 +68,43 @@ def write_synthetic_run(run_dir: Path, seed: int = 0) -> int:
     return len(cats)
 
 
+def bare_read(run_dir: Path) -> int:
+    """The floor the summariser is measured against: read and `json.loads` every record."""
+    count = 0
+    for path in sorted((run_dir / "questions").glob("*.json")):
+        json.loads(path.read_bytes())
+        count += 1
+    return count
+
+
 def figures(repeats: int = 5) -> dict[str, float]:
-    """Median seconds to summarise (and to render) 4 arms × 1,986 questions."""
+    """Median seconds to summarise (and to render) 4 arms × 1,986 questions.
+
+    `summarise_over_bare_read` = median summarise time / median time of `bare_read` over
+    the same files in the same process (target ≤ 1.5, issue 15).
+    """
     with tempfile.TemporaryDirectory(prefix="armbench-perf-") as tmp:
         run_dir = Path(tmp)
         write_synthetic_run(run_dir)
-        summarise_s, render_s = [], []
+        summarise_s, render_s, bare_s = [], [], []
         for _ in range(repeats):
+            start = time.perf_counter()
+            bare_read(run_dir)
+            bare_s.append(time.perf_counter() - start)
             start = time.perf_counter()
             summary = summarise_run(run_dir)
             mid = time.perf_counter()
             render_text(summary)
             summarise_s.append(mid - start)
             render_s.append(time.perf_counter() - mid)
+    bare = statistics.median(bare_s)
     return {
         "summarise_4x1986_s": round(statistics.median(summarise_s), 4),
         "render_text_4x1986_s": round(statistics.median(render_s), 5),
+        "bare_read_json_4x1986_s": round(bare, 4),
+        "summarise_over_bare_read": round(statistics.median(summarise_s) / bare, 2),
     }
 
 
 if __name__ == "__main__":
-    import json
-
     print(json.dumps(figures(), indent=1))
