@@ -148,3 +148,5 @@ class RunConfig:
     save_context: bool = False
     report: bool = False
     progress: bool = True
+    dry_run: bool = False
+    """Print what the run would send (requests, tokens, cost, time, cache) and stop."""

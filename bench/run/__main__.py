@@ -33,6 +33,11 @@ def _hydra_main(cfg: DictConfig) -> None:
     try:
         run_cfg = load_run_config(cfg)
         install_redaction(secret_values(key_env_names(run_cfg)))
+        if run_cfg.dry_run:
+            from bench.run.dry_run import estimate_run
+
+            print("\n".join(estimate_run(run_cfg).lines()))
+            return
         from bench.run.pipeline import run_benchmark
 
         outcome = run_benchmark(run_cfg)
