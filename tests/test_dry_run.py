@@ -80,3 +80,11 @@ def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_p
     # the rest are found in the cache, and nothing is counted twice.
     assert after["cached"] > before["requests"] // 2
     assert after["cached"] + after["requests"] == before["requests"]
+
+
+def test_offline_dry_run_says_there_is_nothing_to_send(tmp_path: Path):
+    out = tmp_path / "run"
+    proc = run_cli("dataset=smoke", f"out={out}", "progress=false", "dry_run=true")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "every role is offline: no requests, no cost" in proc.stdout
+    assert not (out / "questions").exists() and not (out / "run.json").exists()

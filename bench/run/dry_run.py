@@ -113,9 +113,13 @@ class DryRunEstimate:
                 f"({r.cached} already cached, not counted), {r.prompt_tokens} prompt tokens, "
                 f"<= {r.completion_tokens_max} completion tokens, {cost}, {wall}"
             )
+        if not self.roles:
+            out.append("  every role is offline: no requests, no cost")
+            return out
         total = sum(r.requests for r in self.roles.values())
         costs = [r.cost for r in self.roles.values() if r.cost is not None]
-        out.append(f"  total: {total} requests, ${sum(costs):.4f} priced")
+        priced = f"${sum(costs):.4f} for the priced roles" if costs else "no price configured"
+        out.append(f"  total: {total} requests, {priced}")
         return out
 
 
