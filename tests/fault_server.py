@@ -23,7 +23,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -97,6 +97,15 @@ class LoggedRequest:
 
 
 @dataclass
+class ServedUsage:
+    """Requests answered (faults excluded) and the token usage reported for them."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
 class _State:
     """Mutable server state shared by the handler threads."""
 
@@ -120,6 +129,16 @@ class _State:
     """Answer tool requests with plain text, as a server without a tool template does."""
     extraction_faults: deque[Fault] = field(default_factory=deque)
     """Faults for the next `update_memory` requests only (scripted after `scripted`)."""
+    usage: dict[str, ServedUsage] = field(default_factory=dict)
+    """What the server answered (and reported as usage), by kind: chat or embeddings."""
+
+    def served(self, kind: str, prompt: int, completion: int = 0) -> None:
+        """Add one answered request's reported usage to the tally."""
+        with self.lock:
+            tally = self.usage.setdefault(kind, ServedUsage())
+            tally.requests += 1
+            tally.prompt_tokens += prompt
+            tally.completion_tokens += completion
 
     def next_fault(self, body: dict[str, Any]) -> Fault | None:
         """Scripted first, then the permanent fault, then a seeded random draw.
@@ -229,9 +248,20 @@ class FaultServer:
             return self._state.max_in_flight
 
     def clear_log(self) -> None:
-        """Forget the requests seen so far."""
+        """Forget the requests seen so far (and their usage tally)."""
         with self._state.lock:
             self._state.log.clear()
+            self._state.usage.clear()
+
+    def chat_usage(self) -> ServedUsage:
+        """Chat completions answered since the last `clear_log`, with their usage."""
+        with self._state.lock:
+            return replace(self._state.usage.get("chat", ServedUsage()))
+
+    def embedding_usage(self) -> ServedUsage:
+        """Embedding requests answered since the last `clear_log`, with their usage."""
+        with self._state.lock:
+            return replace(self._state.usage.get("embeddings", ServedUsage()))
 
 
 def max_in_window(times: list[float], window_s: float) -> int:
@@ -344,6 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
             message["content"] = self.state.chat_fn(messages)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         completion = len(message["content"] or "") // 4 + 1
+        self.state.served("chat", prompt_chars // 4 + 1, completion)
         return {
             "id": "chatcmpl-fault",
             "object": "chat.completion",
@@ -368,6 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
             for i, row in enumerate(vectors)
         ]
         tokens = sum(len(t) // 4 + 1 for t in texts)
+        self.state.served("embeddings", tokens)
         return {
             "object": "list",
             "data": data,

@@ -37,6 +37,11 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         run_cfg.out = job_dirs(run_cfg.out, None)[0]  # a multirun job's own directory
         install_redaction(secret_values(key_env_names(run_cfg)))
+        if run_cfg.dry_run:
+            from bench.run.dry_run import estimate_run
+
+            print("\n".join(estimate_run(run_cfg).lines()))
+            return
         from bench.run.pipeline import run_benchmark
 
         outcome = run_benchmark(run_cfg)
