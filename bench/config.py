@@ -226,3 +226,4 @@ class RunConfig:
     shard: str | None = None
     """`i/n`: run only units whose position p has p % n == i (0 <= i < n)."""
     ray: RayConfig = field(default_factory=RayConfig)
+    """Where `executor=ray` sends its tasks; ignored by the local executor."""
