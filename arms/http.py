@@ -29,8 +29,11 @@ class RequestSpec:
     """One request template: method, path under `base_url`, JSON body (or None)."""
 
     method: str = "POST"
+    """HTTP method, e.g. `GET`, `POST`, `DELETE`."""
     path: str = "/"
+    """Path under `base_url`; `{namespace}` and other placeholders are str.format'ed."""
     body: Any = None
+    """JSON body template (`"{name}"` alone becomes the typed value); None sends none."""
 
 
 def _req(method: str, path: str, body: Any = None) -> Any:
@@ -42,27 +45,39 @@ class HttpConfig(LiveOptions):
     """Where the service is and how its requests and responses are shaped."""
 
     kind: str = "http"
+    """The arm kind: always `http`."""
     base_url: str = "http://127.0.0.1:8765"
+    """The service's root URL; every request path is appended to it."""
     token_env: str | None = None
     """Environment variable holding a bearer token (the token is never stored)."""
     timeout_s: float = 30.0
+    """Per-request timeout, in seconds."""
     max_attempts: int = 4
+    """Tries per request (429, 5xx and transport errors are retried)."""
     max_retry_time_s: float = 60.0
+    """Give up retrying a request after this many seconds."""
     requests_per_minute: int | None = None
+    """Client-side rate limit; None means unlimited."""
     health: RequestSpec = _req("GET", "/health")
+    """The reachability probe (one attempt, at start-up)."""
     create: RequestSpec = _req("POST", "/v1/projects", {"name": "{name}"})
+    """Creates a namespace; `{name}` is filled, the id is read at `create_id_path`."""
     delete: RequestSpec = _req("DELETE", "/v1/projects/{namespace}")
+    """Deletes the namespace `{namespace}` (cleanup)."""
     capture: RequestSpec = _req(
         "POST", "/v1/projects/{namespace}/capture",
         {"messages": "{messages}", "date_time": "{date_time}", "session": "{session}"},
     )  # fmt: skip
+    """The `capture` write path: one exchange of `{messages}` with its date."""
     remember: RequestSpec = _req(
         "POST", "/v1/projects/{namespace}/memories",
         {"text": "{text}", "metadata": {"bench": "{unit_id}"}, "date_time": "{date_time}"},
     )  # fmt: skip
+    """The `remember` write path: one unit's `{text}` with its `{unit_id}` marker."""
     search: RequestSpec = _req(
         "POST", "/v1/projects/{namespace}/search", {"query": "{query}", "k": "{k}"}
     )
+    """Search `{namespace}` for `{query}`, asking for `{k}` results."""
 
 
 class _Retryable(Exception):

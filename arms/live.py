@@ -40,6 +40,7 @@ class LiveOptions:
     """Options every live arm shares (the transport adds its own)."""
 
     kind: str = "live"
+    """The arm kind (`http` or `mcp` in the subclasses)."""
     namespace: str | None = None
     """An existing namespace id to use for every conversation; never created or deleted."""
     write_path: str = "capture"
@@ -54,12 +55,17 @@ class LiveOptions:
     probe: bool = True
     """Check the contract at start-up (reachable, authorised, shapes match)."""
     results_path: str = "results"
+    """Dotted path to the list of items in a search reply."""
     text_path: str = "text"
+    """Dotted path to an item's text, within one item."""
     score_path: str | None = "score"
+    """Dotted path to an item's score; None scores every item 0.0."""
     marker_path: str | None = "metadata.bench"
+    """Dotted path to an item's unit marker(s); None reads `[bench:..]` from text."""
     context_path: str | None = "context"
     """Where the service's rendered context is; None renders the items as lines."""
     create_id_path: str = "id"
+    """Dotted path to the new namespace's id in a create reply."""
 
 
 def at(data: Any, path: str, where: str, setting: str) -> Any:
@@ -131,6 +137,7 @@ class CallLog:
     """Service latency per call kind (milliseconds), for ingest stats and contexts."""
 
     ms: dict[str, list[float]] = field(default_factory=dict)
+    """Call kind (`create`, `capture`/`remember`, `search`) -> latencies in ms, in order."""
 
     def timed(self, kind: str, started: float) -> float:
         """Record a call that started at `started` (perf_counter); its latency in ms."""

@@ -39,28 +39,40 @@ class McpConfig(LiveOptions):
     """How to reach the MCP server and which tools/arguments mean what."""
 
     kind: str = "mcp"
+    """The arm kind: always `mcp`."""
     command: list[str] | None = None
     """Start the server over stdio, e.g. [python, -m, arms.server, --mcp-stdio]."""
     url: str | None = None
     """Or connect over streamable HTTP, e.g. http://127.0.0.1:8765/mcp."""
     timeout_s: float = 60.0
+    """Seconds to wait for the server to start and for each tool call."""
     create_tool: str = "create_project"
+    """Tool that creates a namespace (its id is read at `create_id_path`)."""
     delete_tool: str = "delete_project"
+    """Tool that deletes a namespace (cleanup)."""
     capture_tool: str = "capture"
+    """Tool for the `capture` write path (one exchange of messages)."""
     remember_tool: str = "remember"
+    """Tool for the `remember` write path (one unit's text, verbatim)."""
     search_tool: str = "search"
+    """Tool that searches a namespace."""
     create_args: dict[str, Any] = _args({"name": "{name}"})
+    """Arguments template for `create_tool`; `{name}` is filled."""
     delete_args: dict[str, Any] = _args({"project_id": "{namespace}"})
+    """Arguments template for `delete_tool`; `{namespace}` is filled."""
     capture_args: dict[str, Any] = _args(
         {"project_id": "{namespace}", "messages": "{messages}",
          "date_time": "{date_time}", "session": "{session}"}
     )  # fmt: skip
+    """Arguments template for `capture_tool` (`{messages}`, `{date_time}`, ...)."""
     remember_args: dict[str, Any] = _args(
         {"project_id": "{namespace}", "text": "{text}",
          "bench": "{unit_id}", "date_time": "{date_time}"}
     )  # fmt: skip
+    """Arguments template for `remember_tool` (`{text}`, `{unit_id}`, ...)."""
     search_args: dict[str, Any] = _args({"project_id": "{namespace}", "query": "{query}",
                                          "k": "{k}"})  # fmt: skip
+    """Arguments template for `search_tool` (`{namespace}`, `{query}`, `{k}`)."""
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -226,5 +226,6 @@ class RunConfig:
     shard: str | None = None
     """`i/n`: run only units whose position p has p % n == i (0 <= i < n)."""
     ray: RayConfig = field(default_factory=RayConfig)
+    """Where `executor=ray` sends its tasks; ignored by the local executor."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""

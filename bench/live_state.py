@@ -31,8 +31,11 @@ class Namespace:
     """One namespace created by a live arm for one unit (conversation, question, suite)."""
 
     arm: str
+    """Name of the live arm that created the namespace."""
     namespace: str
+    """The service's id for the namespace (what delete is called with)."""
     unit: str
+    """The unit it was created for (conversation id, `probe`); '' when unrecorded."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,11 @@ class LiveArm:
     """A live arm as recorded for cleanup: its kind and its (secret-free) options."""
 
     name: str
+    """The arm's name in the run config (key of `arm_options`)."""
     kind: str
+    """The arm's transport kind: `http` or `mcp`."""
     options: dict[str, Any]
+    """The arm's resolved options (`asdict` of its config); secret-free by design."""
 
 
 class NamespaceLedger:

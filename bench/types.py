@@ -136,7 +136,9 @@ class ErrataSource:
     """Where an applied answer-key audit came from and how much of the key it changes."""
 
     path: str
+    """The audit file applied, as resolved (cache, download or given path)."""
     sha256: str
+    """SHA-256 of the audit file's bytes."""
     entries: int
     """Audit entries applied (questions outside a limited dataset are not counted)."""
     score_affected: int

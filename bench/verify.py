@@ -45,12 +45,15 @@ class Manifest:
     files: dict[str, str]
     """Path relative to the run directory (POSIX) -> SHA-256 of its bytes."""
     code_commit: str | None = None
+    """Git commit of the code that ran; None when unknown."""
     code_dirty: bool | None = None
+    """True when that checkout had uncommitted changes; None when unknown."""
     dataset: dict[str, Any] = field(default_factory=dict)
     """`name`, `path`, `sha256` (and the errata file's) as `run.json` records them."""
     prompts: dict[str, str] = field(default_factory=dict)
     """Prompt role (`answer`, `judge:<id>`) -> SHA-256 (judges: prompt hash)."""
     version: int = MANIFEST_VERSION
+    """The manifest format version (`MANIFEST_VERSION`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The manifest as written (keys sorted, so the bytes are reproducible)."""
@@ -175,9 +178,13 @@ class Verdict:
     """The outcome of verifying one run directory."""
 
     unchanged: list[str] = field(default_factory=list)
+    """Files whose SHA-256 matches the manifest."""
     changed: list[str] = field(default_factory=list)
+    """Files whose SHA-256 differs from the manifest."""
     missing: list[str] = field(default_factory=list)
+    """Files the manifest lists that are gone."""
     extra: list[str] = field(default_factory=list)
+    """Files present that the manifest does not list."""
     problems: list[str] = field(default_factory=list)
     """Other mismatches: signature, run.json disagreeing with the manifest."""
 

@@ -57,9 +57,13 @@ class Message:
     """One turn sent to the capture path; `id` is the client's unit id (the marker)."""
 
     speaker: str
+    """Who said the turn."""
     text: str
+    """The turn's text."""
     id: str | None = None
+    """The client's unit id (kept as the marker); None gets a server-made `T<n>:<i>` id."""
     image_caption: str | None = None
+    """Caption of an image shared in the turn; None when there is none."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +71,13 @@ class Hit:
     """One search result: a stored memory, its score and the markers it came from."""
 
     id: str
+    """The stored memory's (engine fact's) id."""
     text: str
+    """The memory's text."""
     score: float
+    """The engine's recall score; hits come best first."""
     source_ids: tuple[str, ...]
+    """Markers (client unit ids) of the turns the memory came from."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,9 @@ class SearchResult:
     """Ranked hits plus the context block the engine renders for the query."""
 
     hits: tuple[Hit, ...]
+    """The ranked hits, best first."""
     context: str
+    """The context block the engine renders for the query from what it recalled."""
 
     def to_json(self) -> dict[str, object]:
         """The wire form: `results[]` (id, text, score, source_ids, metadata.bench), `context`."""

@@ -40,11 +40,17 @@ class Erratum:
     """One audit entry, read and type-checked, not yet matched to a question."""
 
     audit_id: str
+    """The audit's id, `locomo_<conversation index>_qa<0-based question index>`."""
     conversation_index: int
+    """0-based position of the conversation in `locomo10.json`."""
     question_index: int
+    """0-based position of the question within that conversation."""
     question: str
+    """The question text the audit quotes; must equal the loaded question's."""
     category: int
+    """The LoCoMo category (1–5) the audit gives; must equal the loaded one's."""
     correction: Correction
+    """The audit's verdict (error type, corrected gold and evidence)."""
 
 
 def errata_file(setting: str | None, loader: str) -> Path | None:

@@ -40,9 +40,13 @@ class UnitPlan:
     """The units this process runs, how many workers, and the run's progress tracker."""
 
     cfg: RunConfig
+    """The resolved run configuration (executor, shard, ray settings)."""
     units: list[Unit]
+    """The units this process runs: the dataset's, restricted to its shard."""
     workers: int
+    """Worker processes for the local executor (resolved, never 0)."""
     tracker: Tracker
+    """The run's progress tracker; ticked per question, closed after the run."""
 
     @property
     def in_process(self) -> bool:

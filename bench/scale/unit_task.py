@@ -30,10 +30,15 @@ class UnitTask:
     """Everything a worker needs to run one unit; picklable, holds no secret."""
 
     cfg: RunConfig
+    """The resolved run configuration."""
     prompt: AnswerPrompt
+    """The loaded answer prompt every question is answered with."""
     unit: Unit
+    """The unit (conversation) to run."""
     run_dir: str
+    """Path of the run directory records are written to."""
     record_provenance: dict[str, Any]
+    """Stamped on every record the worker writes (run name, config hash, ...)."""
 
 
 @dataclass
@@ -41,13 +46,21 @@ class UnitResult:
     """What one unit did (summed into the run's `RunOutcome` and accounting)."""
 
     unit_id: str
+    """The unit's id (its conversation id)."""
     position: int
+    """The unit's index in the dataset's order (see `Unit.position`)."""
     questions: int = 0
+    """Questions seen."""
     written: int = 0
+    """Records written."""
     errors: int = 0
+    """Requested arms' results still in `error` after this unit."""
     first_error: str | None = None
+    """The first such error message (or why the unit failed); None when none."""
     accounting: dict[str, Any] = field(default_factory=dict)
+    """The providers' usage and cost accounting for this unit; empty on failure."""
     seconds: float = 0.0
+    """Wall time of the unit, in seconds; 0.0 when it could not run."""
 
 
 def _no_tick(done: int, errors: int, resumed: int) -> None:

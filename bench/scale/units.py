@@ -32,6 +32,7 @@ class Unit:
     position: int
     """Index in the dataset's order (after `limit.*`); shards and ties key on it."""
     conversation: Conversation
+    """The conversation: its sessions and the questions still to run."""
 
     @property
     def unit_id(self) -> str:
@@ -49,7 +50,9 @@ class Shard:
     """`shard=i/n`: this process runs every n-th unit starting at i (0-based)."""
 
     index: int
+    """`i`: this shard's 0-based index (0 <= i < count)."""
     count: int
+    """`n`: how many shards the run is split into."""
 
     def holds(self, position: int) -> bool:
         """True when the unit at `position` belongs to this shard."""

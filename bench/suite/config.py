@@ -21,6 +21,7 @@ class SuiteSection:
     adapter: str = "novamem"
     """`novamem` (the suite format), `beir`, `locomo`, `longmemeval`, `rag` or `niah`."""
     cutoffs: list[int] = field(default_factory=lambda: [10, 20, 50, 200])
+    """The K values every ranked metric is reported at; the largest is retrieved."""
     split: str = "test"
     """BEIR qrels split (`qrels/<split>.tsv`)."""
     answer: bool = False
@@ -32,12 +33,19 @@ class SuiteConfig:
     """The whole resolved suite-run configuration."""
 
     suite: SuiteSection
+    """Which suite to run and how to score it."""
     provider: ProviderConfig
+    """The model endpoints and cache."""
     arms: list[str]
+    """Names of the arms to run, in order."""
     arm_options: dict[str, Any]
+    """Raw per-arm option tables, keyed by arm name (typed by each arm kind)."""
     out: str
+    """Output folder the suite results are written to."""
     answer: AnswerConfig = field(default_factory=AnswerConfig)
+    """Answer prompt and context budget (used when `suite.answer` is true)."""
     progress: bool = True
+    """Show a progress bar."""
     stores: str | None = None
     """Folder holding `stores/<arm>/<suite>`; default `out` (a multirun: the sweep folder,
     so every job of a sweep over retrieval knobs reuses one ingestion)."""

@@ -22,11 +22,17 @@ class Memory:
     """One retrievable unit (a turn, a document, a fact) with its own id."""
 
     id: str
+    """The memory's id, unique in the suite; what rankings and judgements name."""
     text: str
+    """The memory's text, as written to the arm."""
     date: str | None = None
+    """When it was said or written (free-form date string); None when undated."""
     session: str | None = None
+    """The session it belongs to; consecutive memories sharing one are grouped."""
     speaker: str | None = None
+    """Who said it; None for documents and facts."""
     metadata: dict[str, str] = field(default_factory=dict)
+    """Extra string fields carried through unchanged."""
 
 
 @dataclass(frozen=True)
@@ -38,13 +44,21 @@ class SuiteQuery:
     """
 
     query_id: str
+    """The query's id, unique in the suite."""
     text: str
+    """The query (question) text."""
     relevance: dict[str, int]
+    """Relevant memory id -> grade (1 when binary); empty for abstention queries."""
     forbidden: tuple[str, ...] = ()
+    """Stale memory ids that must not be retrieved (forbidden hit@K)."""
     expected_answer: str | None = None
+    """The gold answer, when the suite has one (scored when answering)."""
     question_type: str | None = None
+    """The source's question type or category, for per-type breakdowns."""
     date: str | None = None
+    """When the query is asked (free-form date string); None when undated."""
     abstention: bool = False
+    """True when the query has no answer in the memories (none are relevant)."""
 
     @property
     def relevant(self) -> tuple[str, ...]:
@@ -57,10 +71,15 @@ class Suite:
     """A whole suite: name, kind, format version, memories and queries."""
 
     name: str
+    """The suite's name; unique among the suites of a run."""
     kind: str
+    """The kind of source: one of `KNOWN_KINDS` or any other non-empty name."""
     version: int
+    """The suite format version (`FORMAT_VERSION`)."""
     memories: tuple[Memory, ...]
+    """Every retrievable memory, in order."""
     queries: tuple[SuiteQuery, ...]
+    """Every query, in order."""
 
 
 def suite_to_json(suite: Suite) -> dict[str, Any]:

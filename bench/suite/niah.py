@@ -35,7 +35,9 @@ class NiahSpec:
     size: int
     """Haystack size in tokens."""
     seed: int = 0
+    """Random seed: the same size, seed and depths give the same suite."""
     depths: tuple[float, ...] = DEFAULT_DEPTHS
+    """Where needles are placed: fractions of the haystack (0 = first, 1 = last)."""
 
 
 def haystack(source: Sequence[Conversation], size: int, tokens: TokenCounter) -> list[Memory]:

@@ -32,9 +32,13 @@ class Retrieved:
     """One arm's answer to one query: ranked unit ids (deduplicated, best first)."""
 
     suite: str
+    """Name of the suite the query belongs to."""
     query: SuiteQuery
+    """The query retrieved for."""
     ranked: tuple[str, ...]
+    """Retrieved memory ids, deduplicated, best first (up to the largest cutoff)."""
     retrieve_ms: float
+    """Wall time of the arm's retrieval, in milliseconds."""
     answers: dict[int, tuple[str, dict[str, float | bool]]] | None = None
     """Per cutoff K: (answer, scores) when an answerer is configured."""
     write_path: str | None = None
@@ -46,9 +50,13 @@ class ArmRun:
     """Everything one arm produced over the suites."""
 
     arm: str
+    """The arm's name."""
     kind: str
+    """The arm's kind."""
     rows: tuple[Retrieved, ...]
+    """One row per query, over every suite in order."""
     ingest_s: float
+    """Total ingestion wall time over every suite, in seconds."""
 
     @property
     def write_path(self) -> str | None:

@@ -33,8 +33,11 @@ class KeyView:
     """One arm on one set of questions under one answer key."""
 
     accuracy: Rate
+    """Correct / judged under this key."""
     f1: float | None
+    """Mean token F1 against this key's gold; None when no result has one."""
     evidence_recall: float | None
+    """Mean share of this key's evidence ids retrieved; None if unknown."""
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,15 @@ class ErrataArm:
     """One arm, official key vs corrected key, on categories 1–4 and per category."""
 
     name: str
+    """The arm's name."""
     official: KeyView
+    """The arm on the scored categories under the official key."""
     corrected: KeyView
+    """The arm on the scored categories under the corrected key."""
     groups_official: dict[str, Rate]
+    """Per category: accuracy under the official key."""
     groups_corrected: dict[str, Rate]
+    """Per category: accuracy under the corrected key."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +67,11 @@ class ErrataView:
     citation_only: dict[str, int]
     """Per category: questions whose evidence only is changed."""
     group_sizes: dict[str, int]
+    """Per category: questions in the run."""
     ceiling: dict[str, float | None]
     """Per category and `scored`: (n - affected) / n under the official key."""
     arms: dict[str, ErrataArm]
+    """Per arm name: its official vs corrected scores."""
 
     @property
     def affected_total(self) -> int:

@@ -32,9 +32,13 @@ class Reach:
     """One arm's accuracy beside its reachability figures."""
 
     name: str
+    """The arm's name."""
     accuracy: Rate
+    """Correct / judged on the questions with a gold answer."""
     evidence_recall: float | None
+    """Mean share of evidence ids retrieved; None without source ids."""
     gold_token_recall: float | None
+    """Mean share of gold-answer tokens in the context; None without any."""
 
 
 def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: bool) -> list[Reach]:
