@@ -46,15 +46,25 @@ class RoleEstimate:
     """What one role would send: requests, tokens, cache coverage, cost and time."""
 
     role: str
+    """`answerer`, `extractor`, `embedder` or `judge:<id>`."""
     model: str
+    """The model the role's endpoint names."""
     requests: int = 0
+    """Requests the run would send (those the cache already answers excluded)."""
     cached: int = 0
+    """Requests (or texts, for the embedder) the response cache already answers."""
     prompt_tokens: int = 0
+    """Prompt tokens of the uncached requests, counted with the run's tokenizer."""
     completion_tokens_max: int = 0
+    """Upper bound on completion tokens: `max_tokens` per uncached request."""
     price_prompt_per_1k: float | None = None
+    """The endpoint's price per 1,000 prompt tokens; None when not configured."""
     price_completion_per_1k: float | None = None
+    """The endpoint's price per 1,000 completion tokens; None when not configured."""
     requests_per_minute: int | None = None
+    """The endpoint's request rate limit; None when unlimited."""
     tokens_per_minute: int | None = None
+    """The endpoint's token rate limit; None when unlimited."""
 
     @property
     def phase(self) -> str:
@@ -87,7 +97,9 @@ class DryRunEstimate:
     """Every role's estimate, in the order the roles were first used."""
 
     roles: dict[str, RoleEstimate] = field(default_factory=dict)
+    """Role name -> its estimate, in first-use order."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    """Guards the counters: answers and judgements are estimated from pool threads."""
 
     def role(self, name: str, model: str, endpoint: EndpointConfig | EmbedderConfig) -> Any:
         """The (created on first use) estimate of one role."""
