@@ -25,10 +25,20 @@ UPDATE_MEMORY = {
 }
 
 
+def _composed(name: str) -> DictConfig:
+    """The provider group option as Hydra composes it (its defaults list applied)."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"provider={name}"])
+    provider = cfg.provider
+    assert isinstance(provider, DictConfig)
+    return provider
+
+
 @pytest.mark.parametrize("path", PROVIDER_FILES, ids=lambda p: p.stem)
 def test_every_provider_yaml_is_exactly_a_provider_config(path: Path):
-    raw = OmegaConf.load(path)
-    assert isinstance(raw, DictConfig)
+    raw = _composed(path.stem)
     schema = OmegaConf.structured(ProviderConfig)
     merged = OmegaConf.merge({"provider": schema}, {"provider": raw})  # unknown keys raise
     cfg = OmegaConf.to_object(merged.provider)
@@ -38,13 +48,29 @@ def test_every_provider_yaml_is_exactly_a_provider_config(path: Path):
         assert cfg.answerer.base_url and cfg.answerer.base_url.rstrip("/").endswith("/v1")
         assert cfg.answerer.temperature == 0.0
     assert cfg.cache.mode in ("off", "readwrite")
-    for role, schema_cls in (("answerer", EndpointConfig), ("embedder", EmbedderConfig)):
+    roles = (
+        ("answerer", EndpointConfig),
+        ("extractor", EndpointConfig),
+        ("embedder", EmbedderConfig),
+    )
+    for role, schema_cls in roles:
         if raw[role].kind == "openai":  # every field is listed, so any override needs no '+'
             assert set(raw[role]) == {f.name for f in fields(schema_cls)}, role
 
 
+def test_llm_providers_share_one_extractor_block():
+    shared = OmegaConf.load(CONF_DIR / "provider" / "shared" / "llm_extractor.yaml")
+    for path in PROVIDER_FILES:
+        raw = OmegaConf.load(path)
+        if raw.answerer.kind == "openai":
+            assert "extractor" not in raw, path.name  # stated once, in shared/
+            assert OmegaConf.to_container(_composed(path.stem).extractor) == (
+                OmegaConf.to_container(shared)
+            )
+
+
 def test_local_server_overrides_reach_the_extractor_too():
-    raw = OmegaConf.load(CONF_DIR / "provider" / "vllm.yaml")
+    raw = _composed("vllm")
     merged = OmegaConf.merge(
         {"provider": OmegaConf.structured(ProviderConfig)},
         {"provider": raw},
