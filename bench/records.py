@@ -18,6 +18,8 @@ SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
 Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
+Miss = Literal["retrieval", "reader"]
+"""Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
 OK: Final = "ok"
 ERROR: Final = "error"
 
@@ -80,6 +82,12 @@ class ArmResult:
     """The outcome against the audit's corrected gold (score-affected errata questions only)."""
     corrected_judgements: dict[str, Judgement] = field(default_factory=dict)
     """Verdicts against the corrected gold, keyed by judge id (score-affected questions only)."""
+    evidence_retrieved: bool | None = None
+    """True when the context held at least one evidence unit (ranked source ids, or a
+    whole-context arm's kept turns); None without evidence or without listed ids."""
+    miss: Miss | None = None
+    """For a wrong answer: `retrieval` (no evidence retrieved) or `reader` (evidence
+    retrieved, answer wrong); None when right or when it cannot be told."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -138,8 +146,8 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
-_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements")
-"""Errata fields, written only when set, so records of runs without errata are unchanged."""
+_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "evidence_retrieved", "miss")
+"""Errata and miss fields, written only when set, so records that lack them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
