@@ -111,3 +111,18 @@ def test_screen_reports_session_recall_at_least_turn_recall(tmp_path: Path) -> N
     assert rows and result["session_recall"] is not None
     # a retrieved evidence turn also retrieves its session
     assert all(r["session_recall"] >= r["evidence_recall"] for r in rows)
+
+
+def test_raw_miss_survives_predict_then_evaluate(tmp_path: Path) -> None:
+    from tests.e2e_support import strip_timings
+
+    common = ("dataset=smoke", "arms=[raw]", "limit.conversations=1", "progress=false")
+    whole, split = tmp_path / "all", tmp_path / "split"
+    assert run_cli(*common, f"out={whole}").returncode == 0
+    for phase in ("predict", "evaluate"):
+        done = run_cli(*common, f"out={split}", f"phase={phase}")
+        assert done.returncode == 0, done.stderr[-2000:]
+    a, b = load_records(whole), load_records(split)
+    assert a.keys() == b.keys()
+    assert any(r["arms"]["raw"].get("evidence_retrieved") is not None for r in a.values())
+    assert all(strip_timings(a[q]) == strip_timings(b[q]) for q in a)

@@ -77,6 +77,7 @@ def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
     """A context as stored in a prediction."""
     return {"text": context.text, "items": [asdict(i) for i in context.items],
             "truncated": context.truncated, "meta": context.meta,
+            "unranked_source_ids": list(context.unranked_source_ids),
             "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
@@ -86,7 +87,8 @@ def context_from_json(data: dict[str, Any]) -> Context:
         ContextItem(i["text"], float(i["score"]), tuple(i["source_ids"]), i["kind"])
         for i in data["items"]
     )
-    return Context(data["text"], items, bool(data["truncated"]), dict(data["meta"]))
+    unranked = tuple(data.get("unranked_source_ids") or ())  # absent in older predictions
+    return Context(data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked)
 
 
 def predict_conversation(
