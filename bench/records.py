@@ -18,6 +18,8 @@ SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
 Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
+Miss = Literal["retrieval", "reader"]
+"""Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
 OK: Final = "ok"
 ERROR: Final = "error"
 
@@ -94,6 +96,12 @@ class ArmResult:
     write_path: str | None = None
     """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
     storage), which changes what is measured; None for in-process arms."""
+    evidence_retrieved: bool | None = None
+    """True when the context held at least one evidence unit (ranked source ids, or a
+    whole-context arm's kept turns); None without evidence or without listed ids."""
+    miss: Miss | None = None
+    """For a wrong answer: `retrieval` (no evidence retrieved) or `reader` (evidence
+    retrieved, answer wrong); None when right or when it cannot be told."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -164,9 +172,12 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
-_OPTIONAL_RESULT_KEYS = ("correct_corrected", "corrected_judgements", "extraction", "write_path")
-"""Errata fields, extraction health and a live arm's write path, written only when set, so
-records of runs (and arms) without them are unchanged."""
+_OPTIONAL_RESULT_KEYS = (
+    "correct_corrected", "corrected_judgements", "extraction", "write_path",
+    "evidence_retrieved", "miss",
+)  # fmt: skip
+"""Errata fields, extraction health, a live arm's write path and the miss fields, written
+only when set, so records of runs (and arms) without them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:

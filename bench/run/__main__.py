@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -35,7 +36,8 @@ def _hydra_main(cfg: DictConfig) -> None:
         run_cfg = load_run_config(cfg)
         from bench.suite.sweep import job_dirs
 
-        run_cfg.out = job_dirs(run_cfg.out, None)[0]  # a multirun job's own directory
+        # a multirun job's own directory; its stores shared in the sweep folder
+        run_cfg.out, sweep_dir = job_dirs(run_cfg.out, None)
         install_redaction(secret_values(key_env_names(run_cfg)))
         if run_cfg.dry_run:
             from bench.run.dry_run import estimate_run
@@ -44,7 +46,8 @@ def _hydra_main(cfg: DictConfig) -> None:
             return
         from bench.run.pipeline import run_benchmark
 
-        outcome = run_benchmark(run_cfg)
+        shared = Path(sweep_dir) / "stores" if sweep_dir else None
+        outcome = run_benchmark(run_cfg, shared)
         wrote = "predictions" if run_cfg.phase == "predict" else "records"
         print(
             f"run {outcome.run_dir}: {outcome.questions} questions, "

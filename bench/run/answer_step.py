@@ -15,6 +15,7 @@ from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
 from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
+from bench.suite.miss import evidence_retrieved, miss_from
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -56,11 +57,15 @@ class AnswerStep:
             scores["gold_token_recall"] = round(reachable, 4)
         if question.stale_answer:
             scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()
+        found = evidence_retrieved(question.evidence, context.ranked_source_ids())
+        correct = outcome_from_f1(scores, question, self.f1_threshold)
         result = ArmResult(
             status=OK,
             answer=answer,
             raw_answer=reply.text,
-            correct=outcome_from_f1(scores, question, self.f1_threshold),
+            correct=correct,
+            evidence_retrieved=found,
+            miss=miss_from(found, correct),
             outcome=f1_outcome_name(self.f1_threshold),
             scores=scores,
             context_tokens=self.tokens.count(context.text),
@@ -95,7 +100,10 @@ class AnswerStep:
         if self.primary_judge:
             verdict = verdict_outcome(updated, self.primary_judge)
             updated = replace(
-                updated, correct=verdict, outcome=Outcome(judge_id=self.primary_judge).name
+                updated,
+                correct=verdict,
+                outcome=Outcome(judge_id=self.primary_judge).name,
+                miss=miss_from(updated.evidence_retrieved, verdict),
             )
         return updated
 

@@ -77,7 +77,9 @@ def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
     """A context as stored in a prediction."""
     return {"text": context.text, "items": [asdict(i) for i in context.items],
             "truncated": context.truncated, "meta": context.meta,
-            "write_path": context.write_path, "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
+            "write_path": context.write_path,
+            "unranked_source_ids": list(context.unranked_source_ids),
+            "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
 def context_from_json(data: dict[str, Any]) -> Context:
@@ -86,8 +88,9 @@ def context_from_json(data: dict[str, Any]) -> Context:
         ContextItem(i["text"], float(i["score"]), tuple(i["source_ids"]), i["kind"])
         for i in data["items"]
     )
+    unranked = tuple(data.get("unranked_source_ids") or ())  # absent in older predictions
     return Context(
-        data["text"], items, bool(data["truncated"]), dict(data["meta"]),
+        data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked,
         write_path=data.get("write_path"),
     )  # fmt: skip
 

@@ -19,8 +19,9 @@ from typing import Any
 from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.hashing import stable_hash
 from bench.loaders import dataset_stats, load_dataset
-from bench.paths import safe_name
+from bench.paths import contained, safe_name
 from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
@@ -82,19 +83,21 @@ class _Work:
     to_judge: list[str]
 
 
-def run_benchmark(cfg: RunConfig) -> RunOutcome:
+def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
     """Run (or resume) a benchmark under the run directory's lock; return counts.
 
+    `shared_stores` (a sweep's `<sweep>/stores`) holds stores keyed by arm fingerprint,
+    so jobs that differ only in retrieval knobs reuse one ingestion.
     Raises BenchError on bad input, or when another run holds `<out>/.lock`.
     """
     from bench.run.lock import run_lock
     from bench.scale.units import parse_shard
 
     with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
-        return _run_locked(cfg)
+        return _run_locked(cfg, shared_stores)
 
 
-def _run_locked(cfg: RunConfig) -> RunOutcome:
+def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
     specs = arm_specs(cfg)
     phase = phases.check_phase(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
@@ -141,7 +144,9 @@ def _run_locked(cfg: RunConfig) -> RunOutcome:
             arms: dict[str, Arm] = (
                 {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
                 if phase == "evaluate"
-                else open_arms(specs, cfg, providers, step.tokens, run_dir.path)
+                else open_arms(
+                    specs, cfg, providers, step.tokens, run_dir.path, shared_stores=shared_stores
+                )
             )
             try:
                 for unit in plan.units:
@@ -355,11 +360,15 @@ def open_arms(
     tokens: TokenCounter,
     run_dir: Path,
     store_root: Path | None = None,
+    shared_stores: Path | None = None,
 ) -> dict[str, Arm]:
     """Construct every requested arm with its services (lazily importing each kind).
 
-    Stores go under `<store_root>/stores/<arm>` (`store_root` defaults to `run_dir`);
-    run-wide state stays in `run_dir`.
+    Stores go under `<store_root>/stores/<arm>` (`store_root` defaults to `run_dir`;
+    run-wide state stays in `run_dir`), or with `shared_stores` to
+    `<shared_stores>/<arm>-<hash of the arm's fingerprint>`: the fingerprint leaves
+    retrieval knobs out, so sweep jobs differing only in those share one store, and
+    jobs differing in what ingestion builds never overwrite each other's.
     """
     arms: dict[str, Arm] = {}
     for spec in specs:
@@ -372,7 +381,12 @@ def open_arms(
             max_context_tokens=cfg.answer.max_context_tokens,
         )
         cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
-        arms[spec.name] = cls(spec.name, spec.options, services)
+        arm = cls(spec.name, spec.options, services)
+        if shared_stores is not None:
+            key = f"{spec.name}-{stable_hash(arm.fingerprint())[:16]}"
+            store_dir = contained(shared_stores / safe_name(key), shared_stores)
+            arm = cls(spec.name, spec.options, replace(services, store_dir=store_dir))
+        arms[spec.name] = arm
     return arms
 
 

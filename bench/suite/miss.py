@@ -6,8 +6,11 @@ record dicts `bench.run` writes: `evidence` (gold turn ids), and per arm `status
 
 - A wrong answer is a **retrieval miss** when none of its evidence turns was retrieved,
   a **reader miss** when at least one was (the answerer had evidence and still failed).
-  Unclassified (None): correct answers, questions without evidence, and arms that list
-  no retrieved ids (raw puts the whole transcript in context; failed results).
+  Unclassified (None): correct answers, questions without evidence, and results that
+  list no source ids (failed results; records older than `ArmResult.miss` from raw,
+  whose whole-transcript context lists none). `bench.run` stores the kind per result
+  (`ArmResult.miss`, from the context's ranked source ids, or raw's kept turns); the
+  counts prefer it and compute it only for records written before it existed.
 - turn recall@K    = |evidence ∩ top-K retrieved turns| / |evidence|
 - session recall@K = |sessions(evidence) ∩ sessions(top-K retrieved)| / |sessions(evidence)|,
   a turn's session being its id before the last `:` (LoCoMo `D3:5` -> `D3`,
@@ -18,19 +21,33 @@ record dicts `bench.run` writes: `evidence` (gold turn ids), and per arm `status
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
-RETRIEVAL_MISS = "retrieval"
-READER_MISS = "reader"
+from bench.records import Miss
+
+RETRIEVAL_MISS: Final = "retrieval"
+READER_MISS: Final = "reader"
+
+
+def evidence_retrieved(evidence: Sequence[str], retrieved: Sequence[str]) -> bool | None:
+    """True when any evidence id was retrieved; None without evidence or retrieved ids."""
+    if not evidence or not retrieved:
+        return None
+    return not set(evidence).isdisjoint(retrieved)
+
+
+def miss_from(found: bool | None, correct: bool | None) -> Miss | None:
+    """The miss kind of an answer whose context did (`found`) or did not hold evidence."""
+    if correct is not False or found is None:
+        return None
+    return READER_MISS if found else RETRIEVAL_MISS
 
 
 def classify_miss(
     evidence: Sequence[str], retrieved: Sequence[str], correct: bool | None
-) -> str | None:
+) -> Miss | None:
     """`retrieval`, `reader`, or None when the answer is right or it cannot be told."""
-    if correct is not False or not evidence or not retrieved:
-        return None
-    return READER_MISS if set(evidence) & set(retrieved) else RETRIEVAL_MISS
+    return miss_from(evidence_retrieved(evidence, retrieved), correct)
 
 
 def session_of(turn_id: str) -> str:
@@ -54,15 +71,31 @@ def session_recall(evidence: Sequence[str], retrieved: Sequence[str], k: int) ->
     return len(gold & {session_of(r) for r in retrieved[:k]}) / len(gold)
 
 
-MissRow = tuple[str, str, Sequence[str], Sequence[str], "bool | None"]
-"""(arm, category, evidence, retrieved ids, correct) of one ok result."""
+def result_miss(
+    evidence: Sequence[str],
+    retrieved: Sequence[str],
+    correct: bool | None,
+    found: bool | None,
+    stored: str | None,
+) -> Miss | None:
+    """The stored miss when the record has one (`found` set), else computed from ids.
+
+    Records written before `ArmResult.miss` existed carry neither field; for them the
+    miss is computed from `retrieved_ids`, which a whole-context arm (raw) leaves empty.
+    """
+    if found is not None:
+        return READER_MISS if stored == READER_MISS else RETRIEVAL_MISS if stored else None
+    return classify_miss(evidence, retrieved, correct)
+
+
+MissRow = tuple[str, str, "Miss | None"]
+"""(arm, category, miss kind) of one ok result."""
 
 
 def count_misses(rows: Iterable[MissRow]) -> dict[str, dict[str, dict[str, int]]]:
     """{arm: {category: {"retrieval": n, "reader": n}}}; categories in first-seen order."""
     counts: dict[str, dict[str, dict[str, int]]] = {}
-    for arm, category, evidence, retrieved, correct in rows:
-        kind = classify_miss(evidence, retrieved, correct)
+    for arm, category, kind in rows:
         if kind is None:
             continue
         by_cat = counts.setdefault(arm, {})
@@ -77,9 +110,13 @@ def miss_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dic
         (
             arm,
             str(record.get("question_type") or record.get("category")),
-            record.get("evidence") or [],
-            result.get("retrieved_ids") or [],
-            result.get("correct"),
+            result_miss(
+                record.get("evidence") or [],
+                result.get("retrieved_ids") or [],
+                result.get("correct"),
+                result.get("evidence_retrieved"),
+                result.get("miss"),
+            ),
         )
         for record in records
         for arm, result in record.get("arms", {}).items()

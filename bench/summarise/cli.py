@@ -214,10 +214,16 @@ def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
 
 def _misses(run: LoadedRun, group_of: dict[str, str]) -> dict[str, dict[str, dict[str, int]]]:
     """Retrieval vs reader misses per arm and group, from the records (stdlib only)."""
-    from bench.suite.miss import count_misses
+    from bench.suite.miss import count_misses, result_miss
 
     rows = (
-        (name, group_of[r.question_id], r.evidence, res.retrieved_ids, res.correct)
+        (
+            name,
+            group_of[r.question_id],
+            result_miss(
+                r.evidence, res.retrieved_ids, res.correct, res.evidence_retrieved, res.miss
+            ),
+        )
         for r in run.records
         for name, res in r.arms.items()
         if res.status == OK
