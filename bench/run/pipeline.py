@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,8 +155,9 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
                     if phase == "predict":
                         outcome.questions += len(conversation.questions)
                         outcome.written += phases.predict_conversation(
-                            conversation, arms, cfg, run_dir.path, ids, ingest_arms
-                        )
+                            conversation, arms, cfg, run_dir.path, ids,
+                            partial(ingest_arms, health=outcome.health),
+                        )  # fmt: skip
                     else:
                         run_conversation(
                             conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
