@@ -115,3 +115,12 @@ def test_notebook_finds_the_first_run_under_results(
     assert namespace["RUN"] == results / "a-run"
     (results / "smoke-offline" / "questions").mkdir(parents=True)
     assert namespace["find_run"]() == results / "smoke-offline"
+
+
+def test_relative_armbench_run_is_read_from_the_repo_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel runs elsewhere (here tmp_path), yet `results/...` names the repo's run."""
+    relative = Path("results") / "smoke-offline-v0.1.0"
+    nb = _execute(relative, tmp_path, monkeypatch)
+    assert f"run: {PROJECT_ROOT / relative}" in _streams(nb, "stdout")
