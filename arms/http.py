@@ -16,7 +16,14 @@ from typing import Any
 import httpx
 import tenacity
 
-from arms.live import ContractError, LiveMemoryArm, LiveOptions, at, delete_recorded, fill
+from arms.live import (
+    ContractError,
+    LiveMemoryArm,
+    LiveOptions,
+    at,
+    fill,
+    reconnect_and_delete,
+)
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.errors import BenchError, ConfigError
@@ -200,12 +207,4 @@ class HttpArm(LiveMemoryArm):
 
 def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:
     """bench.cleanup's hook: reconnect with the recorded options, delete what is listed."""
-    from omegaconf import OmegaConf
-
-    cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(HttpConfig), options))
-    assert isinstance(cfg, HttpConfig)
-    backend = HttpBackend(name, cfg)
-    try:
-        return delete_recorded(name, backend, ledger)
-    finally:
-        backend.close()
+    return reconnect_and_delete(name, options, ledger, HttpConfig, HttpBackend)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -303,6 +304,24 @@ def _lookup(entry: Any, path: str) -> Any:
         return at(entry, path, "", "")
     except ContractError:
         return None  # an item without metadata may still carry the marker in its text
+
+
+def reconnect_and_delete(
+    name: str,
+    options: dict[str, Any],
+    ledger: NamespaceLedger,
+    config_cls: type[Any],
+    make_backend: Callable[[str, Any], Backend],
+) -> int:
+    """bench.cleanup's hook: rebuild the arm's config and backend, delete what is listed."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(config_cls), options))
+    backend = make_backend(name, cfg)
+    try:
+        return delete_recorded(name, backend, ledger)
+    finally:
+        backend.close()
 
 
 def delete_recorded(arm: str, backend: Backend, ledger: NamespaceLedger) -> int:
