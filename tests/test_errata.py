@@ -99,12 +99,20 @@ def test_errata_entry_outside_the_dataset(tmp_path: Path) -> None:
         _smoke(path)
 
 
-def test_errata_auto_checks_the_checksum(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`auto` finds the file in $BENCH_DATA_DIR and refuses one with another SHA-256."""
+def test_errata_auto_checks_the_checksum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`auto` refuses a file with another SHA-256: a warning, and the official key only.
+
+    An explicit path with the same bad file is an error (the user asked for it).
+    """
     (tmp_path / ERRATA_FILENAME).write_text("[]")
     monkeypatch.setenv("BENCH_DATA_DIR", str(tmp_path))
-    with pytest.raises(DatasetError, match=f"expected {ERRATA_SHA256}"):
-        errata_file("auto", "locomo")
+    assert errata_file("auto", "locomo") is None
+    assert f"expected {ERRATA_SHA256}" in caplog.text and "official key only" in caplog.text
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert errata_file(str(bad), "locomo") == bad  # a path is used as given, hash recorded
 
 
 def test_errata_refused_for_other_loaders() -> None:
@@ -247,3 +255,19 @@ def test_judge_rescores_affected_questions_through_the_fault_server(tmp_path: Pa
     assert affected["correct_corrected"] == affected["corrected_judgements"]["llm"]["verdict"]
     others = [r["arms"]["raw"] for q, r in records.items() if q != "smoke-1:1"]
     assert others and all("corrected_judgements" not in r for r in others)
+
+
+def test_auto_errata_skip_a_file_that_is_not_the_canonical_locomo(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A LoCoMo-format subset or custom file under `errata=auto`: a warning, no audit."""
+    cfg = DatasetConfig(
+        name="locomo",
+        loader="locomo",
+        path=str(PROJECT_ROOT / "datasets" / "fixtures" / "smoke_locomo.json"),
+        sha256="0" * 64,  # the canonical checksum, which this file does not have
+        errata="auto",
+    )
+    dataset = load_dataset(cfg)
+    assert dataset.errata is None
+    assert "not the canonical LoCoMo file" in caplog.text

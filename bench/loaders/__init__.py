@@ -5,17 +5,20 @@ The runner calls `load_dataset(cfg)`; everything it returns is a typed `bench.ty
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from bench.config import DatasetConfig
-from bench.loaders.errata import apply_errata, errata_file
+from bench.loaders.errata import AUTO, apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.loaders.stats import dataset_stats
 from bench.registry import unknown
 from bench.types import Dataset
+
+log = logging.getLogger(__name__)
 
 LOADERS: dict[str, Callable[[Path, str], Dataset]] = {
     "locomo": load_locomo,
@@ -30,6 +33,13 @@ def load_dataset(cfg: DatasetConfig) -> Dataset:
     if loader is None:
         raise unknown("loader", cfg.loader, list(LOADERS), "dataset.loader")
     dataset = loader(resolve_data_file(cfg), cfg.name)
+    if cfg.errata == AUTO and cfg.sha256 and dataset.sha256 != cfg.sha256:
+        log.warning(
+            "dataset.errata=auto: %s is not the canonical LoCoMo file the audit describes; "
+            "scoring against its own key only (pass dataset.errata=<path> to force an audit)",
+            dataset.path,
+        )
+        return dataset
     errata = errata_file(cfg.errata, cfg.loader)
     return dataset if errata is None else apply_errata(dataset, errata)
 

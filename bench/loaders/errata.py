@@ -15,6 +15,7 @@ SHA-256 recorded).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ ERRATA_URL = "https://raw.githubusercontent.com/dial481/locomo-audit/main/errors
 ERRATA_SHA256 = "f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55e"
 """The audited copy (upstream commit 9493fb4); a download must match it."""
 AUTO = "auto"
+log = logging.getLogger(__name__)
 _ID = re.compile(r"locomo_(\d+)_qa(\d+)")
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 _FIX = "set dataset.errata=null to score against the official key only"
@@ -72,6 +74,9 @@ def errata_file(setting: str | None, loader: str) -> Path | None:
     try:
         return resolve_data_file(cfg)
     except DatasetError as exc:
+        if setting == AUTO:  # an optional extra view: never the reason a run cannot start
+            log.warning("dataset.errata=auto: %s; scoring against the official key only", exc)
+            return None
         raise DatasetError(f"{exc}; or {_FIX}") from None
 
 
