@@ -37,6 +37,7 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
 from arms.neuromorphic.records import Fact, FactDraft, Tier
 from bench.errors import BenchError
+from bench.paths import contained, safe_name
 from bench.providers.base import Embedder
 from bench.records import write_json_atomic
 from bench.types import Turn
@@ -238,7 +239,8 @@ class MemoryService:
     def _folder(self, project_id: str) -> Path:
         if not PROJECT_ID.match(project_id):
             raise UnknownProject(f"project {project_id!r} not found")
-        return self.data_dir / "projects" / project_id
+        projects = self.data_dir / "projects"
+        return contained(projects / safe_name(project_id), projects)  # checked before rmtree
 
     def _engine(self, project_id: str) -> MemoryEngine:
         self._check(project_id)
