@@ -48,6 +48,10 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         shared = Path(sweep_dir) / "stores" if sweep_dir else None
         outcome = run_benchmark(run_cfg, shared)
+        from bench.run.repeats import plan_repeats
+
+        if skipped := plan_repeats(run_cfg).skipped:
+            print(skipped, file=sys.stderr)
         wrote = "predictions" if run_cfg.phase == "predict" else "records"
         print(
             f"run {outcome.run_dir}: {outcome.questions} questions, "
