@@ -59,6 +59,9 @@ def _hydra_main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
+            from bench.suite.sweep import record_sweep_job, run_outcomes
+
+            record_sweep_job("run", run_outcomes(outcome.run_dir))  # in a -m sweep only
             if run_cfg.report:
                 _report(str(outcome.run_dir))
             from bench.verify import write_manifest
