@@ -231,4 +231,4 @@ class RunConfig:
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
     repeats: int = 1
     """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
-    repeat 0 keeps the single-run cache keys (bench/run/repeats.py)."""
+    repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""

@@ -97,3 +97,16 @@ def test_rows_round_trip(tmp_path: Path) -> None:
     row = SweepRow("j", 3, "suite", {"hit@10": {"rag": {"q": True}}}, {"cutoffs": [10]})
     (folder / "j.json").write_text(json.dumps(row.__dict__))
     assert sweep.read_rows(tmp_path) == [row]
+
+
+def test_sweep_and_repeats_views_import_only_the_standard_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, bench.summarise.sweep, bench.summarise.repeats\n"
+        "out = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)\n"
+        "print(sorted(m for m in out if not m.startswith('_') and m != 'bench'))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
