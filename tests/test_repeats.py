@@ -223,6 +223,21 @@ def test_summary_prints_means_sds_flip_rates_and_noise(sampled) -> None:
     assert len(view["pairs"]) == 6
 
 
+def test_dry_run_counts_every_draw(tmp_path: Path) -> None:
+    from tests.test_dry_run import estimate
+
+    rows = []
+    with FaultServer() as server:
+        for n in (1, 3):
+            extra = (*SAMPLING, f"repeats={n}", "dry_run=true")
+            proc = run_cli(*smoke_overrides(server.base_url, tmp_path / "run", *extra), env=ENV)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            rows.append(estimate(proc.stdout))
+        assert server.requests == []  # a dry run calls nothing
+    for role in ("answerer", "judge:llm"):
+        assert rows[1][role]["requests"] == 3 * rows[0][role]["requests"] > 0
+
+
 def test_deterministic_offline_run_says_repeats_skipped(tmp_path: Path) -> None:
     out = tmp_path / "offline"
     proc = run_cli("dataset=smoke", f"out={out}", "progress=false", "repeats=3",
