@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,17 @@ from bench.summarise.stats import cohen_kappa
 from bench.summarise.stats import fleiss_kappa as our_fleiss
 from tests.e2e_support import load_records, run_cli, strip_timings
 from tests.fault_server import FaultServer
-from tests.test_fault_e2e import ENV, smoke_overrides
+from tests.test_fault_e2e import ENV
+from tests.test_fault_e2e import smoke_overrides as fault_overrides
 
 SAMPLING = ("provider.answerer.temperature=0.7", "provider.answerer.concurrency=1")
+
+
+def smoke_overrides(base_url: str, out: Path, *extra: str) -> list[str]:
+    """The fault-e2e smoke run with generous timeouts: a request retried after a client
+    timeout would be a second occurrence at the sampling server, hence another draw."""
+    kept = [o for o in fault_overrides(base_url, out) if ".timeout_s=" not in o]
+    return [*kept, "provider.answerer.timeout_s=60", "provider.embedder.timeout_s=60", *extra]
 
 
 def _ratings(seed: int, items: int, raters: int) -> list[list[bool]]:
@@ -136,6 +145,13 @@ def sampled(tmp_path_factory) -> dict[str, Any]:
         proc = run_cli(*smoke_overrides(server.base_url, out, *SAMPLING, "repeats=3"), env=ENV)
         assert proc.returncode == 0, proc.stderr[-3000:]
         runs["straight"] = out
+        copy = base / "rejudged"
+        shutil.copytree(out, copy)
+        server.clear_log()
+        extra = (*SAMPLING, "repeats=3", "scoring.rejudge=true")
+        again = run_cli(*smoke_overrides(server.base_url, copy, *extra), env=ENV)
+        assert again.returncode == 0, again.stderr[-3000:]
+        runs["rejudged"], runs["rejudge_requests"] = copy, _chat_requests(server)
     with FaultServer(sampling=0.3, seed=11) as server:
         out = base / "grown"
         single = run_cli(*smoke_overrides(server.base_url, out, *SAMPLING), env=ENV)
@@ -195,6 +211,18 @@ def test_a_resumed_run_equals_an_uninterrupted_one(sampled) -> None:
         return records
 
     assert view(sampled["grown"]) == view(sampled["straight"])
+
+
+def test_rejudge_asks_every_draw_under_its_own_key(sampled) -> None:
+    """Re-judging replays each draw's verdict from its own cached key: nothing is sent and
+    nothing changes (a draw judged under repeat 0's key would take repeat 0's verdict)."""
+    assert sampled["rejudge_requests"] == 0
+    before, after = load_records(sampled["straight"]), load_records(sampled["rejudged"])
+    for qid, record in before.items():
+        for arm, result in record["arms"].items():
+            assert _uncached(after[qid]["arms"][arm]) == _uncached(result)
+            draws = after[qid]["arms"][arm]["repeats"]
+            assert all(d["judgements"]["llm"]["cached"] for d in draws)
 
 
 def test_summary_prints_means_sds_flip_rates_and_noise(sampled) -> None:

@@ -228,7 +228,9 @@ def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]
     }
     previous = item.record.arms if item.record else {}
     for name in item.to_judge:
-        futures[name] = run.pool.submit(run.step.judge, question, previous[name], rejudge)
+        futures[name] = run.pool.submit(
+            run_repeats.judge_again, run.step, question, previous[name], rejudge
+        )
 
     def finish() -> QuestionRecord:
         fresh = {name: run.with_health(name, f.result()) for name, f in futures.items()}

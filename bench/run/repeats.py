@@ -21,7 +21,7 @@ judge is redone on resume.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from bench.config import RunConfig
@@ -118,6 +118,17 @@ def draw(
     ]
 
 
+def judge_again(
+    step: AnswerStep, question: Question, result: ArmResult, rejudge: bool
+) -> ArmResult:
+    """Repeat 0 judged as `AnswerStep.judge` does, and with `rejudge` every `ok` draw too."""
+    judged = step.judge(question, result, rejudge)
+    if not rejudge or not judged.repeats:
+        return judged
+    redone = [_judged(step, question, r) if r.status == OK else r for r in judged.repeats]
+    return replace(judged, repeats=redone)
+
+
 def _one(
     step: AnswerStep,
     plan: RepeatPlan,
@@ -129,23 +140,31 @@ def _one(
 ) -> RepeatResult:
     """One repeat: a fresh answer (when answers vary) and fresh verdicts; never raises."""
     try:
-        answer, cached, correct = first.answer or "", first.cached, first.correct
+        drawn = RepeatResult(repeat, OK, first.answer or "", first.correct, cached=first.cached)
         if plan.answers:
-            drawn = step.answer(question, context, retrieve_ms, repeat=repeat)
-            answer, cached, correct = drawn.answer or "", drawn.cached, drawn.correct
-        judgements = {j.judge_id: j.judge(question, answer, repeat=repeat) for j in step.judges}
+            got = step.answer(question, context, retrieve_ms, repeat=repeat)
+            drawn = replace(drawn, answer=got.answer or "", correct=got.correct, cached=got.cached)
+        return _judged(step, question, drawn)
     except Exception as exc:  # recorded; the arm is redone on resume
         return RepeatResult(repeat, ERROR, error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+
+def _judged(step: AnswerStep, question: Question, drawn: RepeatResult) -> RepeatResult:
+    """The draw with every judge's verdict under its repeat's key; the primary sets `correct`.
+
+    A verdict in `error` makes the draw an `error` (redone with its arm on resume).
+    """
+    answer, repeat = drawn.answer or "", drawn.repeat
+    judgements = {j.judge_id: j.judge(question, answer, repeat=repeat) for j in step.judges}
     failed = [j.error or "judge error" for j in judgements.values() if j.status != OK]
+    correct = drawn.correct
     if step.primary_judge:
         verdict = judgements.get(step.primary_judge)
         correct = bool(verdict.verdict) if verdict and verdict.status == OK else None
-    return RepeatResult(
-        repeat=repeat,
+    return replace(
+        drawn,
         status=ERROR if failed else OK,
-        answer=answer,
-        correct=correct,
         judgements=judgements,
+        correct=correct,
         error=failed[0][:500] if failed else None,
-        cached=cached,
     )
