@@ -229,3 +229,6 @@ class RunConfig:
     """Where `executor=ray` sends its tasks; ignored by the local executor."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
+    repeats: int = 1
+    """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
+    repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""

@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bench import records
-from bench.records import SCHEMA_VERSION, ArmResult, Judgement, QuestionRecord
+from bench.records import SCHEMA_VERSION, ArmResult, Judgement, QuestionRecord, RepeatResult
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "question_record.schema.json"
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _NON_NEGATIVE = {"context_tokens", "latency_ms", "retrieve_ms"}
-_REFS = {ArmResult: "#/$defs/arm_result", Judgement: "#/$defs/judgement"}
+_REFS = {
+    ArmResult: "#/$defs/arm_result",
+    Judgement: "#/$defs/judgement",
+    RepeatResult: "#/$defs/repeat_result",
+}
 
 
 def build_schema() -> dict[str, Any]:
@@ -56,7 +60,11 @@ def build_schema() -> dict[str, Any]:
         "title": f"armbench question record (schema_version {SCHEMA_VERSION})",
         "description": "Generated from bench/records.py by `python -m bench.record_schema`.",
         **record,
-        "$defs": {"arm_result": arm, "judgement": _object(Judgement)},
+        "$defs": {
+            "arm_result": arm,
+            "judgement": _object(Judgement),
+            "repeat_result": _object(RepeatResult),
+        },
     }
 
 

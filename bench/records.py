@@ -47,6 +47,31 @@ class Judgement:
 
 
 @dataclass
+class RepeatResult:
+    """One extra draw (repeat 1, 2, ...) of an arm's answer and verdicts on one question.
+
+    Repeat 0 is the arm's result itself; a repeat reuses its retrieved context and asks
+    the stochastic parts again under cache keys that carry the repeat index
+    (`bench.run.repeats`). Scored against the official key only.
+    """
+
+    repeat: int
+    """The repeat index (1 .. repeats-1)."""
+    status: Status
+    """`ok` or `error` (an `error` repeat is redone, with the arm, on resume)."""
+    answer: str | None = None
+    """The post-processed answer (repeat 0's when only the judges are stochastic)."""
+    correct: bool | None = None
+    """The outcome under the run's rule (primary judge verdict, else the F1 rule)."""
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    """This repeat's verdicts keyed by judge id."""
+    error: str | None = None
+    """Why the repeat failed, when `status` is `error`."""
+    cached: bool = False
+    """True when this repeat's answer came from the response cache."""
+
+
+@dataclass
 class ArmResult:
     """One arm's answer to one question, with its scores and costs."""
 
@@ -102,6 +127,8 @@ class ArmResult:
     miss: Miss | None = None
     """For a wrong answer: `retrieval` (no evidence retrieved) or `reader` (evidence
     retrieved, answer wrong); None when right or when it cannot be told."""
+    repeats: list[RepeatResult] = field(default_factory=list)
+    """Repeats 1 .. N-1 of a `repeats=N` run (this result is repeat 0); omitted otherwise."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -174,7 +201,7 @@ class QuestionRecord:
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
-    "evidence_retrieved", "miss",
+    "evidence_retrieved", "miss", "repeats",
 )  # fmt: skip
 """Errata fields, extraction health, a live arm's write path and the miss fields, written
 only when set, so records of runs (and arms) without them are unchanged."""
@@ -182,17 +209,28 @@ only when set, so records of runs (and arms) without them are unchanged."""
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
     for key in keys:
-        if body.get(key) in (None, {}):
+        if body.get(key) in (None, {}) or (key == "repeats" and body.get(key) == []):
             body.pop(key, None)
+
+
+def _judgements(data: dict[str, Any], key: str) -> dict[str, Judgement]:
+    return {
+        jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
+        for jid, j in (data.get(key) or {}).items()
+    }
+
+
+def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
+    known = {k: v for k, v in data.items() if k in RepeatResult.__dataclass_fields__}
+    known["judgements"] = _judgements(data, "judgements")
+    return RepeatResult(**known)
 
 
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     known = {k: v for k, v in data.items() if k in ArmResult.__dataclass_fields__}
     for key in ("judgements", "corrected_judgements"):
-        known[key] = {
-            jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
-            for jid, j in (data.get(key) or {}).items()
-        }
+        known[key] = _judgements(data, key)
+    known["repeats"] = [_repeat_from_json(r) for r in data.get("repeats") or []]
     return ArmResult(**known)
 
 

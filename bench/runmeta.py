@@ -83,6 +83,24 @@ class ProvenanceMeta:
     """Versions of the libraries that shape results."""
 
 
+DETERMINISTIC = "deterministic: repeats skipped"
+"""What a `repeats=N` run (and its summary) says when nothing in it would vary."""
+
+
+@dataclass(frozen=True)
+class RepeatsMeta:
+    """What `repeats=N` did: how many draws, of what, or why none were made."""
+
+    requested: int = 1
+    """The `repeats` setting."""
+    answers: bool = False
+    """True when answers were re-drawn (a sampling answerer, temperature > 0)."""
+    judges: bool = False
+    """True when LLM verdicts were re-drawn."""
+    skipped: str | None = None
+    """Why no repeat was made (`deterministic: ...`); None when repeats ran."""
+
+
 @dataclass(frozen=True)
 class RunMeta:
     """Everything `run.json` holds; `None` / empty where a file did not say."""
@@ -127,6 +145,8 @@ class RunMeta:
     """Cumulative requests, tokens, latency and cost per role, over every session."""
     extraction_health: dict[str, Any] = field(default_factory=dict)
     """arm -> conversation -> {exchanges, failed, facts} (bench.run.health)."""
+    repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
+    """The `repeats=N` plan (written only when N > 1)."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -150,6 +170,8 @@ class RunMeta:
             del out["dataset"][key]
         if not out["extraction_health"]:  # only runs with extracting arms report it
             out.pop("extraction_health")
+        if self.repeats.requested <= 1:  # single runs are unchanged
+            out.pop("repeats")
         return out
 
 
@@ -175,6 +197,7 @@ _NESTED: dict[str, type] = {
     "provenance": ProvenanceMeta,
     "dataset": DatasetMeta,
     "provider": ProviderMeta,
+    "repeats": RepeatsMeta,
 }
 
 

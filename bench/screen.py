@@ -161,6 +161,9 @@ def _screen_and_print(cfg: DictConfig) -> None:
             f"{_fmt(res['gold_token_recall']):>19}{_fmt(res['context_tokens_mean']):>12}"
         )
     print(json.dumps({n: str(Path(run_cfg.out) / "screens") for n in results}), file=sys.stderr)
+    from bench.suite.sweep import record_sweep_job, screen_outcomes
+
+    record_sweep_job("screen", screen_outcomes(results))  # in a -m sweep only
 
 
 def _fmt(value: float | None) -> str:

@@ -45,6 +45,23 @@ def deterministic_chat_fn(messages: list[dict[str, Any]]) -> str:
     return judge_reply(user) or offline_chat_fn()(messages)
 
 
+SAMPLED_WRONG_ANSWER = "Somewhere else, some other time."
+"""What a varied answer becomes in the fault server's sampling mode."""
+
+
+def vary_reply(reply: str) -> str:
+    """The reply a sampling model might have given instead: a JSON verdict flipped, else
+    a fixed wrong answer (or, when the reply was that answer, the original is unknown:
+    `I don't know`)."""
+    try:
+        verdict = json.loads(reply)
+    except ValueError:
+        verdict = None
+    if isinstance(verdict, dict) and isinstance(verdict.get("correct"), bool):
+        return json.dumps({**verdict, "correct": not verdict["correct"]})
+    return SAMPLED_WRONG_ANSWER if reply != SAMPLED_WRONG_ANSWER else "I don't know"
+
+
 def echo_chat_fn(messages: list[dict[str, Any]]) -> str:
     """A cheap deterministic reply for unit tests: `echo: <last message>`."""
     return "echo: " + str(messages[-1].get("content", "")) if messages else "echo:"

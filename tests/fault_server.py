@@ -3,12 +3,18 @@
 It serves `POST /v1/chat/completions` and `POST /v1/embeddings` from a real
 `ThreadingHTTPServer` on 127.0.0.1 (random port, background thread). Faults are
 scripted (`fail_next`), permanent (`always`) or drawn at a seeded random rate
-(`fault_rate`); without a fault it answers deterministically:
+(`fault_rate`); without a fault it answers deterministically (unless `sampling` > 0):
 
 - chat: what the offline answerer answers for the same messages; a request that
   carries a tool named `update_memory` gets a tool call with the offline rule
   extractor's facts (`{"items": []}` when the exchange cannot be read back);
 - embeddings: WordLlama vectors of the configured dimension.
+
+`sampling=p` imitates a sampling model, seeded: the first time a chat body is seen it
+gets the deterministic reply; its n-th repeat (n >= 1) is varied with probability p,
+drawn from a generator seeded by (seed, body, n) — a judge verdict flips, an answer
+becomes a fixed wrong one — so replies depend only on how often the same request was
+sent, not on thread timing (identical bodies must be sent one after another).
 
 Every request is logged with a monotonic timestamp, the path, the model, whether an
 Authorization header was present (never its value) and the fault applied.
@@ -16,6 +22,7 @@ Authorization header was present (never its value) and the fault applied.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import socket
@@ -28,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.fault_replies import deterministic_chat_fn, update_memory_arguments
+from tests.fault_replies import deterministic_chat_fn, update_memory_arguments, vary_reply
 
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
@@ -131,6 +138,25 @@ class _State:
     """Faults for the next `update_memory` requests only (scripted after `scripted`)."""
     usage: dict[str, ServedUsage] = field(default_factory=dict)
     """What the server answered (and reported as usage), by kind: chat or embeddings."""
+    sampling: float = 0.0
+    """Chance that a repeated chat body gets a varied reply (see the module docstring)."""
+    seed: int = 0
+    """Seeds the sampling draws."""
+    seen: Counter[str] = field(default_factory=Counter)
+    """How often each chat body has been answered (sampling mode)."""
+
+    def sampled(self, body: dict[str, Any], reply: str) -> str:
+        """`reply`, or a varied one for a repeated body drawn to vary (sampling mode)."""
+        if self.sampling <= 0:
+            return reply
+        key = json.dumps(body, sort_keys=True)
+        with self.lock:
+            occurrence = self.seen[key]
+            self.seen[key] += 1
+        digest = hashlib.sha256(f"{self.seed}:{occurrence}:{key}".encode()).hexdigest()
+        if occurrence == 0 or random.Random(digest).random() >= self.sampling:
+            return reply
+        return vary_reply(reply)
 
     def served(self, kind: str, prompt: int, completion: int = 0) -> None:
         """Add one answered request's reported usage to the tally."""
@@ -175,6 +201,7 @@ class FaultServer:
         random_faults: tuple[Fault, ...] | None = None,
         chat_fn: ChatFn | None = None,
         embed_dim: int = 256,
+        sampling: float = 0.0,
     ) -> None:
         self._state = _State(
             chat_fn=chat_fn or deterministic_chat_fn,
@@ -182,6 +209,8 @@ class FaultServer:
             fault_rate=fault_rate,
             random_faults=random_faults or transient_faults(),
             rng=random.Random(seed),
+            sampling=sampling,
+            seed=seed,
         )
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -371,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
             message["tool_calls"] = [_tool_call("update_memory", arguments)]
             finish = "tool_calls"
         else:
-            message["content"] = self.state.chat_fn(messages)
+            message["content"] = self.state.sampled(body, self.state.chat_fn(messages))
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         completion = len(message["content"] or "") // 4 + 1
         self.state.served("chat", prompt_chars // 4 + 1, completion)

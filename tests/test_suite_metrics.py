@@ -136,8 +136,12 @@ def test_sweep_gives_each_job_a_directory_and_shares_one_ingestion(tmp_path: Pat
     assert jobs == [f"arm_options.rag.top_k={k},arms=[rag]" for k in (1, 2, 3)]
     log = proc.stdout + proc.stderr
     assert log.count("'reused_store': False") == 1 and log.count("'reused_store': True") == 2
-    table = (out / "sweep.md").read_text().splitlines()
-    assert [line.split(" | ")[0] for line in table[4:]] == [f"| {j}" for j in jobs]
+    text = (out / "sweep.md").read_text()
+    table = text.split("\n\n")[1].splitlines()  # the recall table, one line per job
+    assert [line.split(" | ")[0] for line in table[2:]] == [f"| {j}" for j in jobs]
+    hits = text.split("## hit@10\n\n", 1)[1].splitlines()[2:5]  # paired on query id
+    assert [line.split(" | ")[0] for line in hits] == [f"| {j}" for j in jobs]
+    assert "(baseline)" in hits[0] and "(baseline)" not in hits[1]
     recall = [json.loads((out / j / "report.json").read_text())["arms"]["rag"] for j in jobs]
     at10 = [r["retrieval"]["byK"]["10"]["recall"] for r in recall]
     assert at10 == sorted(at10)  # more chunks never lose a relevant memory

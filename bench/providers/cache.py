@@ -44,6 +44,15 @@ def cache_key(**parts: Any) -> str:
     return content_key(parts)
 
 
+def repeat_version(version: str, repeat: int) -> str:
+    """The prompt version a `repeats=N` draw is cached under: its own key per repeat.
+
+    Repeat 0 keeps `version` (the single-run key, so existing caches stay valid); repeat
+    r >= 1 asks with `<version>#repeat<r>`. The request sent is the same for every repeat.
+    """
+    return f"{version}#repeat{repeat}" if repeat else version
+
+
 class ResponseCache:
     """A key → bytes store with read/write switched by `mode`."""
 

@@ -48,6 +48,10 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         shared = Path(sweep_dir) / "stores" if sweep_dir else None
         outcome = run_benchmark(run_cfg, shared)
+        from bench.run.repeats import plan_repeats
+
+        if skipped := plan_repeats(run_cfg).skipped:
+            print(skipped, file=sys.stderr)
         wrote = "predictions" if run_cfg.phase == "predict" else "records"
         print(
             f"run {outcome.run_dir}: {outcome.questions} questions, "
@@ -55,6 +59,9 @@ def _hydra_main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
+            from bench.suite.sweep import record_sweep_job, run_outcomes
+
+            record_sweep_job("run", run_outcomes(outcome.run_dir))  # in a -m sweep only
             if run_cfg.report:
                 _report(str(outcome.run_dir))
             from bench.verify import write_manifest

@@ -8,8 +8,10 @@ from typing import Any
 
 from bench.errors import ProviderError
 from bench.providers.base import ChatProvider
+from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
+from bench.run.repeats import RepeatPlan
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
@@ -40,12 +42,20 @@ class AnswerStep:
     """Judge id whose verdict becomes `correct`; None means the F1 rule."""
     save_context: bool = False
     """Store the rendered context in each `ArmResult`."""
+    repeats: RepeatPlan = RepeatPlan()
+    """What `repeats=N` re-draws (bench/run/repeats.py); a single draw by default."""
 
-    def answer(self, question: Question, context: Context, retrieve_ms: float) -> ArmResult:
-        """Ask the answerer with this context, post-process, score; errors raise."""
+    def answer(
+        self, question: Question, context: Context, retrieve_ms: float, repeat: int = 0
+    ) -> ArmResult:
+        """Ask the answerer with this context, post-process, score; errors raise.
+
+        `repeat` r >= 1 is cached under its own key (`repeat_version`).
+        """
         messages = self.prompt.messages(question.question, context.text)
         started = time.perf_counter()
-        reply = self.answerer.complete(messages, prompt_version=self.prompt.version)
+        version = repeat_version(self.prompt.version, repeat)
+        reply = self.answerer.complete(messages, prompt_version=version)
         latency_ms = (time.perf_counter() - started) * 1000
         answer = postprocess(reply.text)
         if not answer:

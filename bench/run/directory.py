@@ -16,6 +16,7 @@ from bench.paths import contained
 from bench.providers.secrets import redact_value
 from bench.records import (
     OK,
+    ArmResult,
     QuestionRecord,
     read_record,
     record_path,
@@ -23,6 +24,7 @@ from bench.records import (
     write_record,
 )
 from bench.run.provenance import provenance, secret_values
+from bench.run.repeats import RepeatPlan, pending
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.types import Question
@@ -268,9 +270,17 @@ def changed_keys(previous: dict[str, Any], ident: dict[str, Any]) -> list[str]:
 
 
 def arms_to_run(
-    record: QuestionRecord | None, arms: list[str], judges: tuple[Any, ...], rejudge: bool
+    record: QuestionRecord | None,
+    arms: list[str],
+    judges: tuple[Any, ...],
+    rejudge: bool,
+    repeats: RepeatPlan | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(arms needing an answer, arms needing only judging) for a question's record."""
+    """(arms needing an answer, arms needing only judging) for a question's record.
+
+    With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
+    incomplete is answered again: finished draws come back from the response cache.
+    """
     from bench.scoring.judges import needs_judgement
 
     if record is None:
@@ -278,11 +288,16 @@ def arms_to_run(
     answer, judge = [], []
     for name in arms:
         result = record.arms.get(name)
-        if result is None or result.status != OK:
+        if result is None or result.status != OK or _draws_pending(result, repeats, judges):
             answer.append(name)
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)
     return answer, judge
+
+
+def _draws_pending(result: ArmResult, plan: RepeatPlan | None, judges: tuple[Any, ...]) -> bool:
+    """True when a `repeats=N` plan still lacks draws of this result (bench.run.repeats)."""
+    return plan is not None and pending(result, plan, judges)
 
 
 def _is_file(path: Path) -> bool:

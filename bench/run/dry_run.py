@@ -232,6 +232,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     from bench.loaders import load_dataset
     from bench.run.answer_prompt import load_answer_prompt
     from bench.run.pipeline import _answer_step, ingest_arms, limit_dataset, open_arms
+    from bench.run.repeats import draw
     from bench.run.settings import arm_specs
 
     specs = arm_specs(cfg)
@@ -251,7 +252,8 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
                             if name not in failed:
                                 context = arm.retrieve(question)
                                 result = step.answer(question, context, 0.0)
-                                step.judge(question, result, rejudge=False)
+                                first = step.judge(question, result, rejudge=False)
+                                draw(step, step.repeats, question, context, 0.0, first)
             finally:
                 for arm in arms.values():
                     arm.close()

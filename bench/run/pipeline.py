@@ -28,6 +28,7 @@ from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.run import health as ext_health
 from bench.run import phases
+from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
@@ -62,9 +63,12 @@ class RunOutcome:
     def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
         """Add the requested arms' `error` results to the tally, keeping the first message."""
         for name, result in record.arms.items():
-            if name in arms and result.status == ERROR:
+            if name not in arms:
+                continue
+            failed = [result.error] if result.status == ERROR else run_repeats.errors(result)
+            if failed:  # an arm with repeats in error counts once
                 self.errors += 1
-                self.first_error = self.first_error or result.error
+                self.first_error = self.first_error or failed[0]
 
     def add_unit(self, unit: UnitResult) -> None:
         """Add the counts of a unit run by a worker process or a Ray task."""
@@ -224,7 +228,9 @@ def run_question(item: _Work, run: _QuestionRun) -> Callable[[], QuestionRecord]
     }
     previous = item.record.arms if item.record else {}
     for name in item.to_judge:
-        futures[name] = run.pool.submit(run.step.judge, question, previous[name], rejudge)
+        futures[name] = run.pool.submit(
+            run_repeats.judge_again, run.step, question, previous[name], rejudge
+        )
 
     def finish() -> QuestionRecord:
         fresh = {name: run.with_health(name, f.result()) for name, f in futures.items()}
@@ -249,7 +255,9 @@ def pending_work(
     work = []
     for question in conversation.questions:
         record = run_dir.load_record(question)
-        to_answer, to_judge = arms_to_run(record, arm_names, step.judges, cfg.scoring.rejudge)
+        to_answer, to_judge = arms_to_run(
+            record, arm_names, step.judges, cfg.scoring.rejudge, step.repeats
+        )
         outcome.questions += 1
         if to_answer or to_judge:
             work.append(_Work(question, record, to_answer, to_judge))
@@ -330,7 +338,9 @@ def answer_and_judge(
     if got.context is None:
         return ArmResult.failed(got.error or "retrieve failed")
     try:
-        return step.judge(question, step.answer(question, got.context, got.retrieve_ms), rejudge)
+        first = step.judge(question, step.answer(question, got.context, got.retrieve_ms), rejudge)
+        drawn = run_repeats.draw(step, step.repeats, question, got.context, got.retrieve_ms, first)
+        return replace(first, repeats=drawn) if drawn else first
     except Exception as exc:  # recorded as `error`, retried on resume, never scored
         log.warning("answer %s failed: %s", question.question_id, exc)
         return ArmResult.failed(f"{type(exc).__name__}: {exc}")
@@ -418,6 +428,7 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
         judges=judges,
         primary_judge=cfg.scoring.primary_judge,
         save_context=cfg.save_context,
+        repeats=run_repeats.plan_repeats(cfg),
     )
 
 
@@ -451,6 +462,7 @@ def _run_meta(
         judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in step.judges],
         outcome=outcome_rule(cfg),
         warnings=warnings,
+        repeats=step.repeats.meta(),
     )
 
 

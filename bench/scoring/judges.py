@@ -26,7 +26,7 @@ from collections.abc import Callable
 from bench.config import JudgeConfig
 from bench.errors import ConfigError
 from bench.providers.base import ChatProvider, Message
-from bench.providers.cache import forget_reply
+from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.types import Question
@@ -111,21 +111,23 @@ class Judge:
             {"role": "user", "content": fill(self.prompt.user, values)},
         ]
 
-    def judge(self, question: Question, answer: str) -> Judgement:
+    def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Ask the model; an unparsable reply or failed call is an `error` verdict.
 
         An unparsable reply is also dropped from the provider's response cache, so the
-        next run asks the server again instead of replaying it.
+        next run asks the server again instead of replaying it. `repeat` r >= 1 (a
+        `repeats=N` draw) is cached under its own key.
         """
         messages = self.messages(question, answer)
+        version = repeat_version(self.prompt.version, repeat)
         try:
-            result = self.chat.complete(messages, prompt_version=self.prompt.version)
+            result = self.chat.complete(messages, prompt_version=version)
         except Exception as exc:  # any failure is an error verdict, retried on resume
             return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
         try:
             verdict = parse_verdict(result.text)
         except ValueError as exc:
-            forget_reply(self.chat, messages, prompt_version=self.prompt.version)
+            forget_reply(self.chat, messages, prompt_version=version)
             return self._error(f"unparsable verdict: {exc}", result.text, result.cached)
         return Judgement(
             judge_id=self.judge_id,

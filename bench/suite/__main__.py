@@ -2,7 +2,7 @@
 
 Example: `python -m bench.suite suite.path=datasets/fixtures/suites/smoke.json arms=[rag]`.
 A multirun (`-m arm_options.rag.top_k=5,10,20`) gives every job its own directory
-`<out>/<overrides>` and writes `<out>/sweep.md` with one row per job.
+`<out>/<overrides>` and rewrites the paired `<out>/sweep.md` (bench.summarise.sweep).
 """
 
 from __future__ import annotations

@@ -1,22 +1,28 @@
-"""Hydra multirun support for suites.
+"""Hydra multirun support for `bench.run`, `bench.screen` and `bench.suite`.
 
-Each job writes into its own `<out>/<override dirname>` and adds one row to
-`<out>/sweep.md` (rows sorted by job directory, so reruns are stable).
+Each job writes into its own `<out>/<override dirname>`, stores one row of per-question
+outcomes in `<out>/sweep-rows/<job>.json` and re-renders `<out>/sweep.md`: every job
+paired with the baseline job per arm on question id (exact McNemar), rendered by the
+standard-library `bench.summarise.sweep` (which also re-renders it with `--baseline`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.records import write_json_atomic, write_text_atomic
+from bench.paths import contained, safe_name
+from bench.records import OK, iter_records, write_json_atomic, write_text_atomic
+from bench.summarise.sweep import SWEEP_ROWS, SWEEP_TABLE, SweepRow, read_rows, render
 
-SWEEP_ROWS = "sweep-rows"
+Outcomes = dict[str, dict[str, dict[str, bool]]]
+"""metric -> arm -> question id -> outcome."""
 
 
-def _multirun_job() -> tuple[Path, Path] | None:
-    """(sweep dir, job dir) inside a Hydra multirun job, else None."""
+def _multirun_job() -> tuple[Path, Path, int] | None:
+    """(sweep dir, job dir, job number) inside a Hydra multirun job, else None."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
@@ -25,7 +31,8 @@ def _multirun_job() -> tuple[Path, Path] | None:
     hc = HydraConfig.get()
     if hc.mode != RunMode.MULTIRUN:
         return None
-    return Path(hc.sweep.dir), Path(hc.runtime.output_dir)
+    num = hc.job.num if isinstance(hc.job.num, int) else 0
+    return Path(hc.sweep.dir), Path(hc.runtime.output_dir), num
 
 
 def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
@@ -40,42 +47,65 @@ def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
     return str(job[1]), stores or str(job[0])
 
 
-def record_sweep_row(out: str, report: dict[str, Any]) -> None:
-    """In a multirun, store this job's headline row and re-render the sweep table."""
+def record_sweep_job(tool: str, outcomes: Outcomes, extra: dict[str, Any] | None = None) -> None:
+    """In a multirun, store this job's outcomes and re-render the paired sweep table."""
     job = _multirun_job()
     if job is None:
         return
-    sweep_dir, job_dir = job
-    name = job_dir.name
-    cutoffs = report["cutoffs"]
-    row = {
-        "job": name,
-        "arms": {
-            arm: {str(k): d["retrieval"]["byK"][str(k)]["recall"] for k in cutoffs}
-            for arm, d in report["arms"].items()
-        },
-        "cutoffs": cutoffs,
+    sweep_dir, job_dir, num = job
+    row = SweepRow(job_dir.name, num, tool, outcomes, extra or {})
+    rows_dir = sweep_dir / SWEEP_ROWS
+    write_json_atomic(
+        contained(rows_dir / f"{safe_name(job_dir.name)}.json", rows_dir), asdict(row)
+    )
+    write_text_atomic(sweep_dir / SWEEP_TABLE, render(read_rows(sweep_dir)))
+
+
+def run_outcomes(run_dir: Path) -> Outcomes:
+    """`correct` per arm and question of a `bench.run` job (results with an outcome)."""
+    by_arm: dict[str, dict[str, bool]] = {}
+    for record in iter_records(run_dir):
+        for arm, result in record.arms.items():
+            if result.status == OK and result.correct is not None:
+                by_arm.setdefault(arm, {})[record.question_id] = bool(result.correct)
+    return {"correct": by_arm}
+
+
+def screen_outcomes(results: dict[str, dict[str, Any]]) -> Outcomes:
+    """`evidence reached` (evidence recall > 0) per arm and question of a screen."""
+    by_arm = {
+        arm: {
+            row["question_id"]: row["evidence_recall"] > 0
+            for row in res["rows"]
+            if row["evidence_recall"] is not None
+        }
+        for arm, res in results.items()
     }
-    write_json_atomic(sweep_dir / SWEEP_ROWS / f"{name}.json", row)
-    rows = [
-        json.loads(p.read_text(encoding="utf-8"))
-        for p in sorted((sweep_dir / SWEEP_ROWS).glob("*.json"))
-    ]
-    write_text_atomic(sweep_dir / "sweep.md", sweep_table(rows))
+    return {"evidence reached": by_arm}
 
 
-def sweep_table(rows: list[dict[str, Any]]) -> str:
-    """Markdown: one line per (job, arm) with recall at every cutoff.
+def record_sweep_row(out: str, report: dict[str, Any]) -> None:
+    """A suite job's row: recall per cutoff (headline) and `hit@K` per query and arm.
 
-    Jobs of one sweep score the same queries, so the rows compare query-for-query.
+    Hits come from the job's `comparable/<arm>.json` (`relevant_ranks`, 1-based).
     """
-    cutoffs = rows[0]["cutoffs"] if rows else []
-    head = "| job | arm | " + " | ".join(f"recall@{k}" for k in cutoffs) + " |"
-    lines = ["# Sweep", "", head, "|---|---|" + "---:|" * len(cutoffs)]
-    for row in rows:
-        for arm, recalls in row["arms"].items():
-            cells = " | ".join(
-                "n/a" if recalls[str(k)] is None else f"{recalls[str(k)]:.3f}" for k in cutoffs
-            )
-            lines.append(f"| {row['job']} | {arm} | {cells} |")
-    return "\n".join(lines) + "\n"
+    if _multirun_job() is None:
+        return
+    cutoffs = report["cutoffs"]
+    recall = {
+        arm: {str(k): d["retrieval"]["byK"][str(k)]["recall"] for k in cutoffs}
+        for arm, d in report["arms"].items()
+    }
+    outcomes: Outcomes = {f"hit@{k}": {} for k in cutoffs}
+    for arm in report["arms"]:
+        path = contained(Path(out) / "comparable" / f"{safe_name(arm)}.json", Path(out))
+        card = json.loads(path.read_text(encoding="utf-8"))
+        for ev in card["evaluations"]:
+            ranks = [r for r in ev["relevant_ranks"].values() if r is not None]
+            if not ev["relevant_ranks"]:
+                continue  # an abstention query: no relevant memory to hit
+            for k in cutoffs:
+                outcomes[f"hit@{k}"].setdefault(arm, {})[ev["query_id"]] = any(
+                    r <= k for r in ranks
+                )
+    record_sweep_job("suite", outcomes, {"recall": recall, "cutoffs": cutoffs})

@@ -39,6 +39,7 @@ from bench.summarise.model import (
 )
 from bench.summarise.reach import OFFLINE_CAUTION, reach_rows
 from bench.summarise.render import render_markdown, render_text, summary_to_json
+from bench.summarise.repeats import repeats_view
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
 __all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
@@ -278,6 +279,7 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names)
     summary.reach = reach_rows(run.records, names, locomo_style)
+    summary.repeats = repeats_view(run.records, names, run.meta, layout.set_qids["scored"])
     if baseline is not None:
         _add_baseline(summary, run, baseline, layout, names)
     summary.notes.extend(_closing_notes(summary))

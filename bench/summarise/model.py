@@ -25,6 +25,7 @@ from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 if TYPE_CHECKING:
     from bench.summarise.errata import ErrataView
     from bench.summarise.reach import Reach
+    from bench.summarise.repeats import RepeatsView
 
 LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "official": {
@@ -232,6 +233,8 @@ class Summary:
     misses: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """Arm -> group key -> wrong answers that were retrieval / reader misses
     (bench.suite.miss; arms that list no retrieved ids are absent)."""
+    repeats: RepeatsView | None = None
+    """Run-to-run variation of a `repeats=N` run; None for a single run."""
 
     @property
     def sets_identical(self) -> bool:

@@ -20,6 +20,7 @@ from bench.summarise.model import (
     Summary,
 )
 from bench.summarise.reach import render_reach
+from bench.summarise.repeats import render_repeats, repeats_json
 
 _DASH = "—"
 
@@ -205,6 +206,7 @@ def _sections(s: Summary) -> list[str]:
         out += ["", _pair_table(s, s.baseline, baseline=True)]
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
+    out += render_repeats(s.repeats)
     kappa = _kappa_table(s)
     if kappa:
         out += ["", "## Judge agreement", "", kappa]
@@ -348,6 +350,8 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
             r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}
             for r in s.reach
         }
+    if s.repeats is not None:
+        out["repeats"] = repeats_json(s.repeats)
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]

@@ -129,6 +129,34 @@ def cohen_kappa(pairs: Iterable[tuple[bool, bool]]) -> tuple[float | None, int]:
     return (p_o - p_e) / (1 - p_e), n
 
 
+def fleiss_kappa(ratings: Sequence[Sequence[bool]]) -> tuple[float | None, int]:
+    """Fleiss' κ of binary ratings, n raters (here: repeats) per item; κ None when undefined.
+
+    For N items with n ≥ 2 ratings each, n_ij = raters putting item i in category j:
+
+        P_i = (Σ_j n_ij² − n) / (n(n − 1)),   P̄ = (1/N) Σ_i P_i
+        p_j = Σ_i n_ij / (N·n),               P̄_e = Σ_j p_j²
+        κ = (P̄ − P̄_e) / (1 − P̄_e)
+
+    1 = every item rated alike every time, 0 = chance level. Equals statsmodels
+    `fleiss_kappa` on the items × categories count table. Undefined (None) without items
+    or when P̄_e = 1 (one category throughout). Items must all carry the same n.
+    """
+    if not ratings:
+        return None, 0
+    n = len(ratings[0])
+    if n < 2 or any(len(r) != n for r in ratings):
+        raise ValueError("fleiss_kappa: every item needs the same number (>= 2) of ratings")
+    items = len(ratings)
+    yes = [sum(r) for r in ratings]
+    p_bar = math.fsum((y * y + (n - y) ** 2 - n) / (n * (n - 1)) for y in yes) / items
+    p_yes = sum(yes) / (items * n)
+    p_e = p_yes**2 + (1 - p_yes) ** 2
+    if p_e >= 1.0:
+        return None, items
+    return (p_bar - p_e) / (1 - p_e), items
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-th percentile (0–100) by linear interpolation (numpy's default); None if empty."""
     if not values:
