@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import RunConfig
+from bench.providers.ratelimit import LimiterFactory
 from bench.records import OK, ArmResult, write_record
 from bench.run.answer_prompt import AnswerPrompt
 from bench.scale.units import Unit
@@ -67,8 +68,13 @@ def _no_tick(done: int, errors: int, resumed: int) -> None:
     """Progress sink for callers that do not track progress."""
 
 
-def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
-    """Ingest and answer one unit; arm failures are `error` results, as in a serial run."""
+def run_unit(
+    task: UnitTask, tick: Tick = _no_tick, limiters: LimiterFactory | None = None
+) -> UnitResult:
+    """Ingest and answer one unit; arm failures are `error` results, as in a serial run.
+
+    `limiters` makes the deployments' rate limiters (default: in this process).
+    """
     from bench.providers.factory import build_providers
     from bench.remote.stage import local_run_dir, remote_run
     from bench.run import pipeline
@@ -83,7 +89,7 @@ def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
         remote.pull_unit(task.unit)
     run_dir.record_provenance = dict(task.record_provenance)
     outcome = pipeline.RunOutcome(run_dir.path)
-    providers = build_providers(cfg.provider, run_dir.path)
+    providers = build_providers(cfg.provider, run_dir.path, limiters)
     try:
         step = pipeline._answer_step(cfg, task.prompt, providers)
         arms = pipeline.open_arms(arm_specs(cfg), cfg, providers, step.tokens, run_dir.path)
