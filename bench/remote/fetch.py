@@ -1,9 +1,10 @@
 """Bring a remote run's records down for a reader (`python -m bench.summarise s3://...`).
 
 Imported only for `s3://` arguments, so `bench.summarise` stays standard-library only
-for local folders. The copy goes to the same staging folder a run on this machine would
-use (`bench.remote.uri.staging_dir`, `$ARMBENCH_S3_CACHE`), mirroring `questions/`
-exactly and fetching the top-level files (run.json); stores are not fetched.
+for local folders. The copy goes to a reader's folder beside the runs' staging folders
+(`<cache>/_read/<bucket>/<prefix>`, `bench.remote.uri.staging_dir`), never into a run's
+own, so reading while a run on this machine is going cannot disturb it. `questions/` is
+mirrored exactly and the top-level files (run.json) fetched; stores are not.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ READ_SCOPE = Scope(folders=("questions/",), top=True)
 def fetch_run(text: str) -> Path:
     """Download `s3://...`'s records and run.json; return the local folder holding them."""
     uri = parse_s3(text)
-    mirror = Mirror(uri, staging_dir(uri))
+    mirror = Mirror(uri, staging_dir(uri, reader=True))
     mirror.pull(READ_SCOPE)
     return mirror.local
 
@@ -28,4 +29,4 @@ def fetch_run(text: str) -> Path:
 def upload_written(text: str, names: list[str]) -> None:
     """Upload files a reader wrote into the local copy (`--write`: SUMMARY.md)."""
     uri = parse_s3(text)
-    Mirror(uri, staging_dir(uri)).push(Scope(files=frozenset(names)))
+    Mirror(uri, staging_dir(uri, reader=True)).push(Scope(files=frozenset(names)))

@@ -37,6 +37,8 @@ from bench.remote.uri import S3Uri
 log = logging.getLogger("bench.run")
 COMMIT_FILES = ("checkpoint.json",)
 """Store files that say "this store is complete up to here": uploaded after the data."""
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""SQLite's side files: only the database file itself is synced, once it is closed."""
 NEVER_SYNCED = ("run.log",)
 """Top-level files a pull leaves alone (Hydra holds `run.log` open from the start)."""
 
@@ -60,6 +62,8 @@ class Scope:
         """True when the path belongs to this scope (lock and temp files never do)."""
         name = rel.rsplit("/", 1)[-1]
         if name.startswith(".lock") or (name.startswith(".") and name.endswith(".tmp")):
+            return False
+        if name.endswith(SQLITE_SIDE_FILES):  # live state of an open database, not data
             return False
         if rel in self.files or any(rel.startswith(f) for f in self.folders):
             return True

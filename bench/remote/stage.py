@@ -5,11 +5,11 @@ every stage of the pipeline works on that folder exactly as on a local `out`:
 
 - at start, the driver (or each shard process) pulls the top-level files (run.json,
   cache) and the records and stores of its own units;
-- after each unit (conversation; LongMemEval question), the process that ran it pushes
-  the unit's stores and records, then run.json when it owns it (`bench.remote.mirror`
-  orders them so the commit points land last);
-- a Ray task or `workers=N` child pulls its unit into its own node's staging folder
-  first, so a node needs no shared filesystem;
+- every unit (conversation; LongMemEval question) runs through `run_unit` (a Ray task,
+  or a spawned child even with `workers=1`): it pulls the unit into its own node's
+  staging folder (a node needs no shared filesystem), runs it, closes its stores
+  (SQLite folds its WAL into the file) and pushes the unit's stores, then its records
+  (`bench.remote.mirror` orders them so the commit points land last);
 - at the end the driver pushes the top-level files (run.json, the response cache,
   SUMMARY.md, MANIFEST.json).
 
@@ -35,7 +35,6 @@ from bench.scale.units import Unit
 log = logging.getLogger("bench.run")
 TOP = Scope(top=True)
 """Every top-level file: run.json, cache/, SUMMARY.md, MANIFEST.json, report.html."""
-RUN_JSON = Scope(files=frozenset({"run.json"}))
 
 
 def stage(cfg: RunConfig) -> RunConfig:
@@ -85,11 +84,9 @@ class RemoteRun:
         """A task's start: its unit as the remote has it (records and stores)."""
         self.mirror.pull(self.unit_scope(unit))
 
-    def push_unit(self, unit: Unit, *, with_run_json: bool) -> None:
-        """A unit has finished: its stores, records (and run.json when this process owns it)."""
+    def push_unit(self, unit: Unit) -> None:
+        """A unit has finished and its stores are closed: push its stores, then records."""
         sent = self.mirror.push(self.unit_scope(unit))
-        if with_run_json:
-            sent += self.mirror.push(RUN_JSON)
         log.info("unit %s: pushed %d file(s) to %s", unit.unit_id, sent, self.mirror.uri)
 
     def push_top(self) -> None:

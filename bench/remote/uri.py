@@ -1,8 +1,9 @@
 """`s3://bucket/prefix` URIs and the local folder a remote run is staged in (stdlib only).
 
-The staging folder is `<cache>/<bucket>/<prefix>`, where `<cache>` is `s3.cache_dir`,
-else `$ARMBENCH_S3_CACHE`, else `~/.cache/armbench/s3`. Every component of the URI goes
-through `safe_name`, so a hostile prefix (`..`, absolute parts) stays inside `<cache>`.
+The staging folder is `<cache>/<bucket>/<prefix>` (readers: `<cache>/_read/...`), where
+`<cache>` is `s3.cache_dir`, else `$ARMBENCH_S3_CACHE`, else `~/.cache/armbench/s3`.
+Every component of the URI goes through `safe_name`, so a hostile prefix (`..`, absolute
+parts) stays inside `<cache>`.
 """
 
 from __future__ import annotations
@@ -51,9 +52,14 @@ def parse_s3(text: str) -> S3Uri:
     return S3Uri(bucket, "/".join(parts))
 
 
-def staging_dir(uri: S3Uri, cache_dir: str | None = None) -> Path:
-    """The local folder `uri` is staged in on this machine (see the module docstring)."""
+def staging_dir(uri: S3Uri, cache_dir: str | None = None, *, reader: bool = False) -> Path:
+    """The local folder `uri` is staged in on this machine (see the module docstring).
+
+    `reader`: the copy a reader (summarise) downloads into, `<cache>/_read/<bucket>/...`
+    (no bucket name starts with `_`), so reading never touches a run's staging folder.
+    """
     root = Path(cache_dir or os.environ.get(CACHE_ENV) or "~/.cache/armbench/s3").expanduser()
     root = root.resolve()
     parts = [uri.bucket, *uri.prefix.split("/")] if uri.prefix else [uri.bucket]
-    return contained(root.joinpath(*(safe_name(p) for p in parts)), root)
+    base = root / "_read" if reader else root
+    return contained(base.joinpath(*(safe_name(p) for p in parts)), root)

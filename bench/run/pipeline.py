@@ -96,7 +96,11 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
     from bench.run.lock import run_lock
 
     with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
-        return _run_locked(cfg, shared_stores)
+        try:
+            return _run_locked(cfg, shared_stores)
+        finally:  # after the providers closed: the cache's WAL is folded into its file
+            if (remote := remote_run(cfg)) is not None:
+                remote.push_top()
 
 
 def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
@@ -138,8 +142,8 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
             if not plan.in_process:
                 if phase != "all":
                     raise ConfigError(
-                        f"phase={phase} with workers/executor: phases run in one process; "
-                        "drop workers=/executor= (shard=i/n works)"
+                        f"phase={phase} with workers/executor/out=s3://: phases run in one "
+                        "process on a local out; drop workers=/executor= (shard=i/n works)"
                     )
                 for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
                     outcome.add_unit(done)
@@ -167,16 +171,12 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
                             conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
                         )
                     save_run_json()  # costs survive a crash in a later conversation
-                    if remote:
-                        remote.push_unit(unit, with_run_json=True)
             finally:
                 for arm in arms.values():
                     arm.close()
         finally:
             plan.close()
             save_run_json()
-            if remote:
-                remote.push_top()
     finally:
         providers.close()
     return outcome

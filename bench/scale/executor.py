@@ -50,8 +50,14 @@ class UnitPlan:
 
     @property
     def in_process(self) -> bool:
-        """True when the pipeline's own serial loop runs the units."""
-        return self.cfg.executor == "local" and self.workers == 1
+        """True when the pipeline's own serial loop runs the units.
+
+        Never for `out=s3://`: a unit is pushed once its stores are closed (SQLite's WAL
+        folded into the file), which `run_unit` guarantees and the serial loop, whose
+        arms stay open across conversations, does not; `workers=1` then means one child.
+        """
+        local = self.cfg.executor == "local" and self.workers == 1
+        return local and self.cfg.s3.uri is None
 
     def run(
         self, prompt: AnswerPrompt, run_dir: str, provenance: dict[str, Any]

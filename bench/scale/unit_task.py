@@ -104,7 +104,7 @@ def run_unit(
     finally:
         providers.close()
     if remote:
-        remote.push_unit(task.unit, with_run_json=False)
+        remote.push_unit(task.unit)
     return UnitResult(
         unit_id=task.unit.unit_id,
         position=task.unit.position,
@@ -148,5 +148,5 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
         result.written += 1
         result.errors += len(missing)
     if remote:
-        remote.push_unit(task.unit, with_run_json=False)
+        remote.push_unit(task.unit)
     return result
