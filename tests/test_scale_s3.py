@@ -133,3 +133,20 @@ def test_a_bad_bucket_is_one_line_and_exit_2(endpoint: str, tmp_path: Path) -> N
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("error: s3://no-such-bucket/x: list")
     assert "Traceback" not in done.stderr
+
+
+def test_ray_tasks_sync_their_units_with_s3(endpoint: str, local_run: Path, tmp_path: Path) -> None:
+    """Under `executor=ray` every task pulls and pushes its own unit."""
+    pytest.importorskip("ray", reason="needs the ray extra: .[ray]")
+    uri = f"s3://{BUCKET}/runs/ray"
+    env = {**_env(endpoint, tmp_path / "cache"), "RAY_AUTH_MODE": "disabled"}
+    done = run_cli(
+        *QUIET, f"out={uri}", "executor=ray", "ray.address=local", "ray.num_cpus=2", env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    objects = _objects(endpoint, "runs/ray")
+    records = [json.loads(v) for k, v in objects.items() if k.startswith("questions/")]
+    local = load_records(local_run)
+    assert sorted(r["question_id"] for r in records) == sorted(local)
+    for record in records:
+        assert strip_timings(record) == strip_timings(local[record["question_id"]])
