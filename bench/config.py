@@ -186,6 +186,18 @@ class RayConfig:
 
 
 @dataclass
+class S3Config:
+    """Remote run directories (`out=s3://bucket/prefix`), staged locally (docs/cluster.md)."""
+
+    cache_dir: str | None = None
+    """Local staging root; None means `$ARMBENCH_S3_CACHE`, else `~/.cache/armbench/s3`."""
+    endpoint_url: str | None = None
+    """S3-compatible endpoint URL; None means boto3's own lookup (`AWS_ENDPOINT_URL`, AWS)."""
+    uri: str | None = None
+    """The `s3://` URI this run mirrors to; set by bench.run from `out=s3://...`."""
+
+
+@dataclass
 class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
@@ -227,6 +239,8 @@ class RunConfig:
     """`i/n`: run only units whose position p has p % n == i (0 <= i < n)."""
     ray: RayConfig = field(default_factory=RayConfig)
     """Where `executor=ray` sends its tasks; ignored by the local executor."""
+    s3: S3Config = field(default_factory=S3Config)
+    """Staging and endpoint for `out=s3://...`; unused for a local `out`."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
     repeats: int = 1

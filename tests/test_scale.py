@@ -158,3 +158,10 @@ def test_a_failing_unit_becomes_error_results_and_others_finish(tmp_path: Path) 
     }
     assert statuses == {first.unit_id: "error", second.unit_id: "ok"}
     assert tracker.done == tracker.total
+
+
+def test_a_multirun_over_shards_fills_one_run_directory(serial_run: Path, tmp_path: Path) -> None:
+    """The SLURM recipe's sweep (`-m shard=0/2,1/2`, basic launcher here): one run dir."""
+    done = run_cli("-m", *SMOKE, "shard=0/2,1/2", f"out={tmp_path / 'sweep'}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    _same_records(serial_run, tmp_path / "sweep" / "dataset=smoke")

@@ -6,7 +6,9 @@ suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run
 fresh run and its resume in a temporary folder; overrides after `--`, default
 `dataset=smoke`), `offline_f1` (the offline reader's official F1 per arm; default
 `dataset=locomo`), `startup` (`python -X importtime` totals of bench, bench.summarise,
-bench.run). Default: components, summarise, engine, run, startup. Machines are noisy:
+bench.run), `ray` (`executor=ray` with 2 CPUs over a local run, default
+`dataset=locomo`, and Ray's per-task scheduling overhead; the `ray` extra). Default:
+components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
 
@@ -135,6 +137,10 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             from bench.suite.niah_perf import niah_figures
 
             out[name] = niah_figures()
+        elif name == "ray":
+            from bench.perf.ray_scale import ray_figures
+
+            out[name] = ray_figures(overrides)
         elif name == "startup":
             from bench.perf.startup import figures as startup_figures
 
@@ -142,7 +148,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.registry import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1"]
+            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray"]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 

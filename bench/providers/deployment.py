@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.ratelimit import Limiter
 from bench.providers.retry import RetryPolicy, call_with_retry
 
 T = TypeVar("T")
@@ -60,7 +60,7 @@ class Deployment:
     """Model (or Azure deployment) name."""
     client: Any
     """The OpenAI SDK client for this endpoint."""
-    limiter: SlidingWindowLimiter
+    limiter: Limiter
     """Request/token rate limiter for this deployment's quota."""
     concurrency: int
     """Most calls in flight at once (used when `slots` is None)."""

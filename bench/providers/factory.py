@@ -28,7 +28,7 @@ from bench.providers.accounting import Accountant
 from bench.providers.base import ChatProvider, Embedder
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
-from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
 from bench.registry import unknown
@@ -48,7 +48,7 @@ def _check_kind(kind: str, allowed: tuple[str, ...], setting: str) -> None:
 class _Quota:
     """The limiter and concurrency slots shared by every client on one (base URL, model)."""
 
-    limiter: SlidingWindowLimiter
+    limiter: Limiter
     slots: threading.BoundedSemaphore
     concurrency: int
 
@@ -56,8 +56,9 @@ class _Quota:
 class _Deployments:
     """Deployments keyed by their whole client configuration, sharing a quota per model."""
 
-    def __init__(self, window_s: float) -> None:
+    def __init__(self, window_s: float, limiters: LimiterFactory | None = None) -> None:
         self._window_s = window_s
+        self._limiters = limiters or _local_limiter
         self._quotas: dict[tuple[str, str], _Quota] = {}
         self._by_key: dict[tuple[object, ...], Deployment] = {}
 
@@ -90,9 +91,13 @@ class _Deployments:
         if key not in self._quotas:
             concurrency = max(1, getattr(cfg, "concurrency", 4))
             self._quotas[key] = _Quota(
-                limiter=SlidingWindowLimiter(
-                    cfg.requests_per_minute, cfg.tokens_per_minute, window_s=self._window_s
-                ),
+                limiter=self._limiters(
+                    base_url,
+                    cfg.model,
+                    cfg.requests_per_minute,
+                    cfg.tokens_per_minute,
+                    self._window_s,
+                ),  # fmt: skip
                 slots=threading.BoundedSemaphore(concurrency),
                 concurrency=concurrency,
             )
@@ -113,9 +118,16 @@ class ProviderSet:
     extractor: ChatProvider | None
     embedder: Embedder
 
-    def __init__(self, cfg: ProviderConfig, run_dir: Path, *, window_s: float = RATE_WINDOW_S):
+    def __init__(
+        self,
+        cfg: ProviderConfig,
+        run_dir: Path,
+        *,
+        window_s: float = RATE_WINDOW_S,
+        limiters: LimiterFactory | None = None,
+    ):
         self._accountant = Accountant()
-        self._deployments = _Deployments(window_s)
+        self._deployments = _Deployments(window_s, limiters)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
         try:
@@ -191,6 +203,19 @@ def _open_cache(cfg: CacheConfig, run_dir: Path) -> ResponseCache:
     return ResponseCache(path, cfg.mode)
 
 
-def build_providers(cfg: ProviderConfig, run_dir: Path) -> ProviderSet:
-    """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind)."""
-    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S)
+def build_providers(
+    cfg: ProviderConfig, run_dir: Path, limiters: LimiterFactory | None = None
+) -> ProviderSet:
+    """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind).
+
+    `limiters` makes each deployment's limiter (default: one in this process; under
+    `executor=ray`, a proxy to the run's one limiter actor per deployment).
+    """
+    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S, limiters=limiters)
+
+
+def _local_limiter(
+    base_url: str, model: str, requests: int | None, tokens: int | None, window_s: float
+) -> Limiter:
+    """An in-process limiter (every executor but Ray)."""
+    return SlidingWindowLimiter(requests, tokens, window_s=window_s)

@@ -16,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass
@@ -26,6 +27,26 @@ class Reservation:
     """Tokens reserved for the attempt."""
     ended: float = math.inf
     """Limiter clock time (monotonic seconds) when the attempt ended; inf while in flight."""
+
+
+class Limiter(Protocol):
+    """What a deployment asks of its limiter (in process, or a Ray actor's proxy)."""
+
+    def acquire(self, estimated_tokens: int) -> Reservation:
+        """Block until one more request fits; reserve it."""
+        ...
+
+    def settle(self, reservation: Reservation, actual_tokens: int | None) -> None:
+        """The attempt has ended, having used `actual_tokens` (when known)."""
+        ...
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new request for `seconds`."""
+        ...
+
+
+LimiterFactory = Callable[[str, str, "int | None", "int | None", float], Limiter]
+"""`(base_url, model, requests_per_window, tokens_per_window, window_s) -> Limiter`."""
 
 
 class SlidingWindowLimiter:

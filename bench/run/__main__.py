@@ -20,8 +20,11 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from bench.errors import BenchError
+from bench.config import RunConfig
+from bench.errors import BenchError, ConfigError
 from bench.providers.secrets import install_redaction
+from bench.remote.stage import remote_run, stage
+from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
 from bench.run.health import MAX_FAILED_SHARE, degraded_warnings
 from bench.run.provenance import secret_values
@@ -38,6 +41,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         # a multirun job's own directory; its stores shared in the sweep folder
         run_cfg.out, sweep_dir = job_dirs(run_cfg.out, None)
+        run_cfg = _staged(run_cfg, sweep_dir)
         install_redaction(secret_values(key_env_names(run_cfg)))
         if run_cfg.dry_run:
             from bench.run.dry_run import estimate_run
@@ -67,6 +71,8 @@ def _hydra_main(cfg: DictConfig) -> None:
             from bench.verify import write_manifest
 
             write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
+        if (remote := remote_run(run_cfg)) is not None:
+            remote.push_top()  # SUMMARY.md, MANIFEST.json, report.html
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -95,6 +101,18 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(1)
     if degraded:
         sys.exit(1)
+
+
+def _staged(run_cfg: RunConfig, sweep_dir: str | None) -> RunConfig:
+    """`out=s3://...` runs in its local staging folder (bench/remote/stage.py)."""
+    if not is_remote(run_cfg.out):
+        return run_cfg
+    if sweep_dir:
+        raise ConfigError(
+            f"out={run_cfg.out} with -m: a sweep needs a local out; give each job its own "
+            "out=s3://... in separate runs"
+        )
+    return stage(run_cfg)
 
 
 def _report(run_dir: str) -> None:

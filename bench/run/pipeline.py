@@ -26,6 +26,7 @@ from bench.paths import contained, safe_name
 from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
+from bench.remote.stage import remote_run
 from bench.run import health as ext_health
 from bench.run import phases
 from bench.run import repeats as run_repeats
@@ -36,6 +37,7 @@ from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
 from bench.scale.executor import plan_units
 from bench.scale.unit_task import Tick, UnitResult, _no_tick
+from bench.scale.units import parse_shard, units_of
 from bench.scoring.errata import errata_meta, record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
@@ -96,10 +98,13 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
     Raises BenchError on bad input, or when another run holds `<out>/.lock`.
     """
     from bench.run.lock import run_lock
-    from bench.scale.units import parse_shard
 
     with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
-        return _run_locked(cfg, shared_stores)
+        try:
+            return _run_locked(cfg, shared_stores)
+        finally:  # after the providers closed: the cache's WAL is folded into its file
+            if (remote := remote_run(cfg)) is not None:
+                remote.push_top()
 
 
 def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
@@ -108,6 +113,9 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
+    remote = remote_run(cfg)  # out=s3://...: staged in cfg.out (bench/remote/stage.py)
+    if remote:
+        remote.pull_start(units_of(dataset.conversations, parse_shard(cfg.shard)))
     if orphans := run_dir.remove_orphans():
         log.info("removed %d temp file(s) left by an interrupted run", orphans)
     errata_sha = dataset.errata.sha256 if dataset.errata else None
@@ -138,8 +146,8 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
             if not plan.in_process:
                 if phase != "all":
                     raise ConfigError(
-                        f"phase={phase} with workers/executor: phases run in one process; "
-                        "drop workers=/executor= (shard=i/n works)"
+                        f"phase={phase} with workers/executor/out=s3://: phases run in one "
+                        "process on a local out; drop workers=/executor= (shard=i/n works)"
                     )
                 for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
                     outcome.add_unit(done)

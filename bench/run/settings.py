@@ -18,6 +18,7 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.paths import CONF_DIR
 from bench.registry import arm_kind, load_symbol, unknown
+from bench.remote.uri import is_remote, parse_s3, staging_dir
 
 CHOICE_GROUPS = ("dataset", "provider", "judge", "experiment")
 
@@ -77,8 +78,12 @@ def _compose_or_fail(overrides: list[str]) -> None:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             composed = compose(config_name="config", overrides=overrides)
             out = str(composed.out)
+            cache_dir = composed.s3.cache_dir
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"override: {_one_line(exc)}") from None
+    if is_remote(out):  # Hydra's run.log goes to the staging folder, not ./s3:/...
+        out = str(staging_dir(parse_s3(out), cache_dir))
+        sys.argv.append(f"hydra.run.dir={out}")
     if not check_out(out):
         sys.argv.append("hydra/job_logging=stdout")
 

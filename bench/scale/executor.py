@@ -8,9 +8,10 @@ into `error` results (`fail_unit`), so one bad unit never stops the others.
 
 Shared between workers: the run directory (each question file has exactly one writer),
 the response cache (one SQLite file; SQLite's lock makes it one writer at a time, and
-its busy timeout lets other processes wait) and, under Ray, nothing else: each task has
-its own providers, arms and stores. Rate limits: each of N local processes gets 1/N of
-every configured requests/tokens-per-minute budget, so their sum never exceeds it.
+its busy timeout lets other processes wait); each task has its own providers, arms and
+stores. Rate limits: each of N local processes gets 1/N of every configured
+requests/tokens-per-minute budget, so their sum never exceeds it; under Ray every task
+asks one limiter actor per deployment (`bench.scale.ray_limiter`) instead.
 """
 
 from __future__ import annotations
@@ -50,8 +51,14 @@ class UnitPlan:
 
     @property
     def in_process(self) -> bool:
-        """True when the pipeline's own serial loop runs the units."""
-        return self.cfg.executor == "local" and self.workers == 1
+        """True when the pipeline's own serial loop runs the units.
+
+        Never for `out=s3://`: a unit is pushed once its stores are closed (SQLite's WAL
+        folded into the file), which `run_unit` guarantees and the serial loop, whose
+        arms stay open across conversations, does not; `workers=1` then means one child.
+        """
+        local = self.cfg.executor == "local" and self.workers == 1
+        return local and self.cfg.s3.uri is None
 
     def run(
         self, prompt: AnswerPrompt, run_dir: str, provenance: dict[str, Any]

@@ -8,6 +8,11 @@ become `error` results through `fail_unit`, exactly as a failed local unit.
 Progress: tasks send `tick`s to one progress actor; the driver drains it every second
 into the tracker, so the bar and heartbeat show the cluster's total.
 
+Rate limits: tasks share one limiter actor per deployment (`bench.scale.ray_limiter`),
+so the configured requests/tokens per minute hold for the whole cluster. The progress
+and limiter actors are pinned to the driver's node, so losing a worker node loses only
+the tasks that ran on it.
+
 Response cache: every task opens the run's one SQLite cache (`<out>/cache/`), and
 SQLite's file lock admits one writer at a time. That needs a filesystem with working
 POSIX locks (local disk, one machine, or a cluster filesystem that supports them); on
@@ -56,9 +61,25 @@ def run_on_ray(tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[
 
 
 def _run(ray: Any, tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[UnitResult]:
-    progress = ray.remote(num_cpus=0)(_Progress).remote()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from bench.scale.ray_limiter import kill_limiters
+
+    node = ray.get_runtime_context().get_node_id()  # the driver's: actors live here
+    here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+    progress = ray.remote(num_cpus=0)(_Progress).options(scheduling_strategy=here).remote()
     remote = ray.remote(max_retries=cfg.max_retries, retry_exceptions=True)(_ray_unit)
-    pending = {remote.remote(task, progress): task for task in tasks}
+    pending = {remote.remote(task, progress, node): task for task in tasks}
+    try:
+        return _follow(ray, pending, progress, tracker)
+    finally:
+        kill_limiters(ray)
+
+
+def _follow(
+    ray: Any, pending: dict[Any, UnitTask], progress: Any, tracker: Tracker
+) -> list[UnitResult]:
+    """Gather results as tasks finish; a task whose retries are spent becomes `error`."""
     results = []
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
@@ -82,13 +103,17 @@ def _drain(ray: Any, progress: Any, tracker: Tracker) -> None:
         tracker.tick(done, errors, resumed)
 
 
-def _ray_unit(task: UnitTask, progress: Any) -> UnitResult:
-    """The Ray task body: run the unit, sending ticks to the progress actor."""
+def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult:
+    """The Ray task body: run the unit, sending ticks to the progress actor.
+
+    `node` is the driver's node, where the run's limiter actors are created.
+    """
+    from bench.scale.ray_limiter import ray_limiters
 
     def tick(done: int, errors: int, resumed: int) -> None:
         progress.tick.remote(done, errors, resumed)
 
-    return run_unit(task, tick)
+    return run_unit(task, tick, limiters=ray_limiters(node))
 
 
 class _Progress:

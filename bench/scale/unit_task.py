@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import RunConfig
+from bench.providers.ratelimit import LimiterFactory
 from bench.records import OK, ArmResult, write_record
 from bench.run.answer_prompt import AnswerPrompt
 from bench.scale.units import Unit
@@ -67,19 +68,28 @@ def _no_tick(done: int, errors: int, resumed: int) -> None:
     """Progress sink for callers that do not track progress."""
 
 
-def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
-    """Ingest and answer one unit; arm failures are `error` results, as in a serial run."""
+def run_unit(
+    task: UnitTask, tick: Tick = _no_tick, limiters: LimiterFactory | None = None
+) -> UnitResult:
+    """Ingest and answer one unit; arm failures are `error` results, as in a serial run.
+
+    `limiters` makes the deployments' rate limiters (default: in this process).
+    """
     from bench.providers.factory import build_providers
+    from bench.remote.stage import local_run_dir, remote_run
     from bench.run import pipeline
     from bench.run.directory import RunDirectory
     from bench.run.settings import arm_specs
 
     started = time.perf_counter()
     cfg = task.cfg
-    run_dir = RunDirectory(Path(task.run_dir))
+    run_dir = RunDirectory(Path(local_run_dir(cfg, task.run_dir)))
+    remote = remote_run(cfg)  # out=s3://: this node's staging folder, synced per unit
+    if remote:
+        remote.pull_unit(task.unit)
     run_dir.record_provenance = dict(task.record_provenance)
     outcome = pipeline.RunOutcome(run_dir.path)
-    providers = build_providers(cfg.provider, run_dir.path)
+    providers = build_providers(cfg.provider, run_dir.path, limiters)
     try:
         step = pipeline._answer_step(cfg, task.prompt, providers)
         arms = pipeline.open_arms(arm_specs(cfg), cfg, providers, step.tokens, run_dir.path)
@@ -93,6 +103,8 @@ def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
         accounting = providers.accounting()
     finally:
         providers.close()
+    if remote:
+        remote.push_unit(task.unit)
     return UnitResult(
         unit_id=task.unit.unit_id,
         position=task.unit.position,
@@ -112,10 +124,14 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
     an arm whose ingestion failed locally; earlier `ok` results are kept, and a re-run
     retries the errors like any other.
     """
+    from bench.remote.stage import local_run_dir, remote_run
     from bench.run import pipeline
     from bench.run.directory import RunDirectory
 
-    run_dir = RunDirectory(Path(task.run_dir))
+    run_dir = RunDirectory(Path(local_run_dir(task.cfg, task.run_dir)))
+    remote = remote_run(task.cfg)
+    if remote:  # the unit as its last attempt left it (maybe on another node)
+        remote.pull_unit(task.unit)
     result = UnitResult(task.unit.unit_id, task.unit.position, first_error=message)
     order = {name: i for i, name in enumerate(task.cfg.arms)}
     for question in task.unit.conversation.questions:
@@ -131,4 +147,6 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
         write_record(run_dir.path, question.file_stem, new)
         result.written += 1
         result.errors += len(missing)
+    if remote:
+        remote.push_unit(task.unit)
     return result

@@ -357,12 +357,40 @@ def summarise_run(
     return summarise_records(load_run(Path(run_dir)), baseline=base, labels=labels)
 
 
+def _local(arg: str) -> Path:
+    """A run folder on this machine; `s3://...` is fetched first (boto3, imported only then)."""
+    if not arg.startswith("s3://"):
+        return Path(arg)
+    from bench.errors import BenchError
+
+    try:
+        from bench.remote.fetch import fetch_run
+
+        return fetch_run(arg)
+    except BenchError as exc:
+        raise SummaryError(str(exc)) from None
+
+
+def _upload(arg: str, names: list[str]) -> None:
+    """Upload files `--write` put in the local copy of an `s3://` run."""
+    from bench.errors import BenchError
+
+    try:
+        from bench.remote.fetch import upload_written
+
+        upload_written(arg, names)
+    except BenchError as exc:
+        raise SummaryError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.summarise", description=__doc__.splitlines()[0] if __doc__ else ""
     )
-    parser.add_argument("run_dir", type=Path, help="run directory holding questions/*.json")
-    parser.add_argument("--baseline", type=Path, help="another run of the same arms to pair with")
+    parser.add_argument(
+        "run_dir", help="run directory holding questions/*.json, or s3://bucket/prefix ([s3] extra)"
+    )
+    parser.add_argument("--baseline", help="another run of the same arms to pair with")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
     parser.add_argument("--format", choices=("text", "json", "comparable"), default=None)
@@ -380,8 +408,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     fmt = args.format or ("json" if args.json else "text")
     try:
-        run = load_run(args.run_dir)
-        base = load_run(args.baseline) if args.baseline else None
+        run = load_run(_local(args.run_dir))
+        base = load_run(_local(args.baseline)) if args.baseline else None
         summary = summarise_records(run, baseline=base, labels=args.labels)
     except SummaryError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -395,9 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         try:
-            write_text_atomic(args.run_dir / "SUMMARY.md", render_markdown(summary))
+            write_text_atomic(run.run_dir / "SUMMARY.md", render_markdown(summary))
             if fmt == "comparable":
-                write_text_atomic(args.run_dir / "comparable.json", text + "\n")
+                write_text_atomic(run.run_dir / "comparable.json", text + "\n")
+            if args.run_dir.startswith("s3://"):
+                _upload(args.run_dir, ["SUMMARY.md", "comparable.json"])
+        except SummaryError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         except OSError as exc:
             from bench.cli_errors import os_error_line
 
