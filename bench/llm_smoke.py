@@ -51,8 +51,8 @@ class Assets:
 class ServerPlan:
     """How `llama-server` is started.
 
-    `-c` is shared by all slots, so the server gets `ctx_per_slot × parallel` tokens and
-    `--parallel` equals the answerer's concurrency (2 in `provider=llamacpp`): the raw arm's
+    `-c` is shared by all slots, so the server gets `ctx_per_slot × parallel` tokens, and
+    the smoke sets the answerer's concurrency to `parallel` (one request per slot): the raw arm's
     whole-conversation prompt on smoke (< 1k tokens) plus the extractor's 1,024-token
     completion cap fit one slot with room to spare.
     """
@@ -247,11 +247,12 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def bench_command(out: Path, base: str, extra: list[str]) -> list[str]:
-    """The `bench.run` command line the smoke runs (twice)."""
+def bench_command(out: Path, base: str, plan: ServerPlan, extra: list[str]) -> list[str]:
+    """The `bench.run` command line the smoke runs (twice): one request per server slot."""
     return [
         sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
-        f"provider.answerer.base_url={base}/v1", f"out={out}", "progress=false", *extra,
+        f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
+        f"out={out}", "progress=false", *extra,
     ]  # fmt: skip
 
 
@@ -312,7 +313,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
     logs.mkdir()
     with running_server(plan, assets, logs / "llama-server.log") as base:
         before = read_counters(base)
-        cmd = bench_command(out / "run", base, extra)
+        cmd = bench_command(out / "run", base, plan, extra)
         first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
         middle = read_counters(base)
         first = run_stats(out / "run", _answer_cap(out / "run"))
@@ -343,10 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.llm_smoke", description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "llm-smoke")
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="server CPU threads")
+    parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
     parser.add_argument("overrides", nargs="*", help="extra bench.run overrides")
     args = parser.parse_args(argv)
-    plan = ServerPlan(port=args.port or free_port(), threads=args.threads)
+    plan = ServerPlan(port=args.port or free_port(), parallel=args.parallel, threads=args.threads)
     try:
         report = smoke(args.out.resolve(), plan, list(args.overrides))
     except BenchError as exc:

@@ -54,7 +54,8 @@ def test_server_command_has_the_flags_the_smoke_relies_on():
 
 
 def test_bench_command_uses_the_llm_extractor_judge_and_server():
-    cmd = bench_command(Path("/o"), "http://127.0.0.1:9", [])
+    cmd = bench_command(Path("/o"), "http://127.0.0.1:9", ServerPlan(port=9, parallel=3), [])
+    assert "provider.answerer.concurrency=3" in cmd  # one request per server slot
     assert {"dataset=smoke", "provider=llamacpp", "judge=llm"} <= set(cmd)
     assert "provider.answerer.base_url=http://127.0.0.1:9/v1" in cmd
     assert not any(arg.startswith("arms=") for arg in cmd)  # every default arm
