@@ -110,7 +110,7 @@ class RunStats:
     facts: int
     """Facts stored."""
     http_requests: int
-    """HTTP requests `run.json`'s accounting counted for the run."""
+    """HTTP requests in `run.json`'s accounting (it adds up every invocation on the folder)."""
 
 
 @dataclass
@@ -130,7 +130,7 @@ class SmokeReport:
     rerun_rc: int
     """Exit status of the rerun."""
     rerun_requests: int
-    """HTTP requests of the rerun per `run.json`."""
+    """HTTP requests the rerun added to `run.json`'s accounting."""
     rerun_server_decodes: float
     """Decode calls the server counted during the rerun (0 when nothing was sent)."""
 
@@ -329,7 +329,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
         tokens_per_s=round(generated / seconds, 1) if seconds else 0.0,
         first_run=first,
         rerun_rc=rerun_rc,
-        rerun_requests=rerun.http_requests,
+        rerun_requests=rerun.http_requests - first.http_requests,
         rerun_server_decodes=after.decodes - middle.decodes,
     )
 
