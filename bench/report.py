@@ -25,6 +25,7 @@ from bench.explorer import write_explorer
 from bench.frame import load_run
 from bench.records import OK
 from bench.report_errata import errata_html
+from bench.report_png import CHARTS_DIR, export_pngs
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
@@ -52,6 +53,11 @@ text-align:left}code{background:#f4f4f4;padding:0 .2rem}.notes li{color:#8a4b00}
 
 def build_report(run_dir: Path, labels: str = "official") -> str:
     """The whole report of a run as one HTML document (plotly.js inlined)."""
+    return _build(run_dir, labels)[0]
+
+
+def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]]:
+    """The report's HTML and its charts by name."""
     summary = summarise.summarise_run(run_dir, labels=labels)
     tokens = _context_tokens(run_dir, labels)
     figures = [
@@ -73,15 +79,20 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
         if name == "pairs":
             parts.append(_pairs_table(summary))
     title = html.escape(f"armbench report — {Path(summary.run_dir).name}")
-    return (
+    page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
+    return page, [(name, fig) for name, fig in figures if fig is not None]
 
 
-def write_report(run_dir: Path, labels: str = "official") -> Path:
-    """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path."""
-    report = build_report(run_dir, labels)
+def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> Path:
+    """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path.
+
+    With `png`, also `RUN_DIR/charts/<chart>.png` when a browser is available
+    (`bench.report_png`), else a one-line note on stderr.
+    """
+    report, figures = _build(run_dir, labels)
     path = run_dir / REPORT_NAME
     tmp = path.with_name(f".{REPORT_NAME}.tmp")
     tmp.write_text(report, encoding="utf-8")
@@ -89,6 +100,12 @@ def write_report(run_dir: Path, labels: str = "official") -> Path:
     if not (run_dir / "SUMMARY.md").exists():
         summarise.main([str(run_dir), "--write", "--labels", labels])
     write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels)
+    if png:
+        pngs, skipped = export_pngs(figures, run_dir)
+        if skipped:
+            print(f"note: PNG export of the charts skipped: {skipped}", file=sys.stderr)
+        else:
+            print(f"wrote {len(pngs)} chart PNGs to {run_dir / CHARTS_DIR}", file=sys.stderr)
     return path
 
 
@@ -454,6 +471,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("run_dir", type=Path, help="run directory holding questions/*.json")
     parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
+    parser.add_argument(
+        "--no-png", action="store_true", help="skip the charts/*.png export (needs a browser)"
+    )
     return parser
 
 
@@ -465,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {run_dir}: not a run directory (no questions/ folder)", file=sys.stderr)
         return 2
     try:
-        path = write_report(run_dir, args.labels)
+        path = write_report(run_dir, args.labels, png=not args.no_png)
     except (summarise.SummaryError, BenchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -4,7 +4,7 @@
 SHA-256 of every result file of the run — `questions/*.json`, `run.json`, `SUMMARY.md`,
 `comparable.json` — plus the dataset's and the prompts' SHA-256 (from `run.json`) and
 the code commit that produced the records. Caches, stores, logs and the rendered
-`report.html` and `explorer.html` are not results and are not listed.
+`report.html`, `explorer.html` and `charts/*.png` are not results and are not listed.
 
 Verification prints one line per file that is `changed`, `missing` or `extra`
 (`--verbose` also prints every `unchanged` one), then one closing line; exit 0 when
@@ -30,7 +30,7 @@ from bench.records import write_text_atomic
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "MANIFEST.sig"
 MANIFEST_VERSION = 1
-_SKIP_DIRS = frozenset({"cache", "stores", ".hydra"})
+_SKIP_DIRS = frozenset({"cache", "stores", ".hydra", "charts"})
 _SKIP_FILES = frozenset({MANIFEST, SIGNATURE, "report.html", "explorer.html"})
 
 

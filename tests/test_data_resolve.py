@@ -6,7 +6,11 @@ import dataclasses
 import functools
 import hashlib
 import http.server
+import os
 import shutil
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,10 +179,12 @@ def test_download_http_error(server: str, tmp_path: Path) -> None:
     assert list((tmp_path / "cache").iterdir()) == []
 
 
-def test_hub_fetch_wiring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_fetch_wiring(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With hf_repo set, the Hub entry `hf_split` is fetched (stubbed) into the cache."""
     import huggingface_hub
+    import huggingface_hub.constants
 
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server)  # reachable: probe passes
     calls: list[tuple[str, str, str]] = []
 
     def fake_download(repo_id: str, filename: str, repo_type: str, local_dir: str) -> str:
@@ -195,6 +201,32 @@ def test_hub_fetch_wiring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert calls == [("o/r", "lme_s", "dataset")]
     assert Path(ds.path) == tmp_path / "cache" / "lme_s.json"
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["lme_s.json"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("offline", ["endpoint unreachable", "HF_HUB_OFFLINE"])
+def test_hub_without_network_fails_once_quietly(tmp_path: Path, offline: str) -> None:
+    """No local copy and no Hub: one clear error line, exit 2, no retry warnings."""
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env |= {"BENCH_DATA_DIR": str(tmp_path / "data"), "BENCH_CACHE_DIR": str(tmp_path / "c")}
+    env["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port()}"  # nothing listens: no network
+    if offline == "HF_HUB_OFFLINE":
+        env["HF_HUB_OFFLINE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "dataset=longmemeval", f"out={tmp_path / 'run'}"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Retry" not in done.stderr and "huggingface_hub" not in done.stderr
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "not found locally" in errors[0], done.stderr[-2000:]
+    assert "BENCH_DATA_DIR=<dir with longmemeval_s.json>" in errors[0]
+    assert ("unreachable" if offline != "HF_HUB_OFFLINE" else "HF_HUB_OFFLINE") in errors[0]
 
 
 def test_unknown_loader_did_you_mean() -> None:

