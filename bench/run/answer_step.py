@@ -7,9 +7,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.errors import ProviderError
-from bench.providers.base import ChatProvider
+from bench.providers.base import CallOptions, ChatProvider
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
+from bench.run.context_fit import usable
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
@@ -40,12 +41,21 @@ class AnswerStep:
     """Judge id whose verdict becomes `correct`; None means the F1 rule."""
     save_context: bool = False
     """Store the rendered context in each `ArmResult`."""
+    options: CallOptions | None = None
+    """Completion cap and stop sequences sent with every answer."""
+    window: int | None = None
+    """Tokens one request may use on the answerer's server; None skips the check."""
+    truncate_to_fit: bool = False
+    """Cut a context that would overflow `window` (recorded) instead of failing the answer."""
 
     def answer(self, question: Question, context: Context, retrieve_ms: float) -> ArmResult:
         """Ask the answerer with this context, post-process, score; errors raise."""
-        messages = self.prompt.messages(question.question, context.text)
+        text, cut = self._fit(question, context.text)
+        messages = self.prompt.messages(question.question, text)
         started = time.perf_counter()
-        reply = self.answerer.complete(messages, prompt_version=self.prompt.version)
+        reply = self.answerer.complete(
+            messages, prompt_version=self.prompt.version, options=self.options
+        )
         latency_ms = (time.perf_counter() - started) * 1000
         answer = postprocess(reply.text)
         if not answer:
@@ -70,7 +80,9 @@ class AnswerStep:
             scores=scores,
             context_tokens=self.tokens.count(context.text),
             tokenizer=self.tokens.name,
-            context_truncated=context.truncated,
+            context_truncated=context.truncated or cut > 0,
+            context_cut_tokens=cut or None,
+            truncated=True if reply.finish_reason == "length" else None,
             latency_ms=round(latency_ms, 3),
             retrieve_ms=round(retrieve_ms, 3),
             retrieved_ids=_source_ids(context),
@@ -84,6 +96,29 @@ class AnswerStep:
             write_path=context.write_path,
         )
         return with_corrected_scores(result, question, self.f1_threshold)
+
+    def _fit(self, question: Question, text: str) -> tuple[str, int]:
+        """The context to send and the tokens cut from it to fit `window` (see context_fit).
+
+        Without `truncate_to_fit` a prompt that cannot fit is never sent: ProviderError.
+        """
+        if self.window is None:
+            return text, 0
+        cap = self.options.max_tokens or 0 if self.options else 0
+        messages = self.prompt.messages(question.question, text)
+        need = sum(self.tokens.count(str(m["content"])) for m in messages) + cap
+        room = usable(self.window)
+        if need <= room:
+            return text, 0
+        if not self.truncate_to_fit:
+            raise ProviderError(
+                f"context overflow, not sent: prompt and answer cap need {need} tokens, over "
+                f"the {room} usable of the server's {self.window}-token context per request; "
+                "lower answer.max_context_tokens or set answer.truncate_to_fit=true"
+            )
+        have = self.tokens.count(text)
+        kept, _ = self.tokens.truncate_left(text, max(0, have - (need - room)))
+        return kept, have - self.tokens.count(kept)
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
         """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
