@@ -105,6 +105,7 @@ class FakeChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: Any = None,
     ) -> ChatResult:
         """The next prepared result."""
         self.calls.append({"messages": messages, "tools": tools, "prompt_version": prompt_version})

@@ -78,7 +78,7 @@ empty list if there is none)',
 )
 SCHEMA_PROMPT_VERSION = f"{PROMPT_VERSION}-json_schema"
 EXTRACT_MODES = ("tools", "json_schema")
-CAP_BASE_TOKENS = 128
+CAP_BASE_TOKENS = 256
 """Room for the JSON keys of a few items, on top of the restated facts."""
 
 
@@ -195,13 +195,15 @@ def _failed(exc: ProviderError, mode: str) -> Extraction:
 
 
 def completion_cap(exchange: Exchange) -> int:
-    """Tokens a valid answer to `exchange` needs: `BASE + chars(exchange) // 2`.
+    """Tokens a valid answer to `exchange` needs: `CAP_BASE_TOKENS + chars(exchange)`.
 
-    A valid answer restates the exchange's facts as self-contained sentences (≈ the
-    exchange's own tokens, at ~4 characters a token, with names and dates added: × 2)
-    plus the JSON keys of each item (the `BASE`).
+    A valid answer restates the exchange's facts as self-contained sentences, each item
+    repeating names in `entity_name` and `related_entities`: up to about four times the
+    exchange's own tokens (~4 characters a token, so one token per character of the
+    exchange), plus the JSON keys of the items (the base). The endpoint's `max_tokens`
+    stays the ceiling.
     """
-    return CAP_BASE_TOKENS + len(exchange.text()) // 2
+    return CAP_BASE_TOKENS + len(exchange.text())
 
 
 def extraction_schema(exchange: Exchange) -> JsonSchema:

@@ -78,7 +78,7 @@ class AnswerStep:
             miss=miss_from(found, correct),
             outcome=f1_outcome_name(self.f1_threshold),
             scores=scores,
-            context_tokens=self.tokens.count(context.text),
+            context_tokens=self.tokens.count(text),
             tokenizer=self.tokens.name,
             context_truncated=context.truncated or cut > 0,
             context_cut_tokens=cut or None,
