@@ -33,9 +33,6 @@ class EndpointConfig:
     json_schema: bool = False
     """The server constrains a reply to a JSON Schema (`response_format: json_schema`);
     llama.cpp, vLLM and OpenAI do. The extractor and the judges use it when set."""
-    extract_mode: str = "tools"
-    """Extractor only: `tools` (one `update_memory` tool call; with `json_schema`, a server
-    seen ignoring tools switches the run to the schema) or `json_schema` (schema only)."""
     requests_per_minute: int | None = None
     """Client-side request rate limit; None means unlimited."""
     tokens_per_minute: int | None = None
@@ -50,6 +47,15 @@ class EndpointConfig:
     """Price per 1,000 prompt tokens, for cost accounting; None means unpriced."""
     price_completion_per_1k: float | None = None
     """Price per 1,000 completion tokens, for cost accounting; None means unpriced."""
+
+
+@dataclass
+class ExtractorConfig(EndpointConfig):
+    """The fact extractor's endpoint, plus how it asks for facts."""
+
+    extract_mode: str = "tools"
+    """`tools` (one `update_memory` tool call; with `json_schema`, a server seen ignoring
+    tools switches the run to the schema) or `json_schema` (schema only)."""
 
 
 @dataclass
@@ -100,7 +106,9 @@ class ProviderConfig:
     """Provider profile name (recorded in run.json)."""
     answerer: EndpointConfig = field(default_factory=EndpointConfig)
     """Endpoint that writes the answers."""
-    extractor: EndpointConfig = field(default_factory=lambda: EndpointConfig(model="offline-rules"))
+    extractor: ExtractorConfig = field(
+        default_factory=lambda: ExtractorConfig(model="offline-rules")
+    )
     """Endpoint arms use to extract facts (neuromorphic)."""
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     """The shared embedding model."""

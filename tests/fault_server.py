@@ -162,6 +162,8 @@ class _State:
     """Answer judge prompts with prose unless the reply is schema-constrained."""
     context: dict[str, Any] | None = None
     """`{"style": "llamacpp"|"vllm", "n_ctx": int, "slots": int}` served on GET."""
+    gets: list[str] = field(default_factory=list)
+    """Paths of GET requests (context probes), kept apart from the POST log."""
 
     def served(self, kind: str, prompt: int, completion: int = 0) -> None:
         """Add one answered request's reported usage to the tally."""
@@ -283,6 +285,12 @@ class FaultServer:
             return list(self._state.log)
 
     @property
+    def gets(self) -> list[str]:
+        """Paths of the GET requests (context probes) seen so far."""
+        with self._state.lock:
+            return list(self._state.gets)
+
+    @property
     def max_in_flight(self) -> int:
         """Most requests the server was handling at the same time."""
         with self._state.lock:
@@ -360,7 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path.rstrip("/")
         ctx = self.state.context
         with self.state.lock:
-            self.state.log.append(LoggedRequest(time.monotonic(), path, "", "", (), False, None))
+            self.state.gets.append(path)
         if ctx and ctx["style"] == "llamacpp" and path == "/props":
             body = {
                 "default_generation_settings": {"n_ctx": ctx["n_ctx"], "params": {}},

@@ -108,15 +108,15 @@ def test_prose_verdicts_become_unparseable_and_are_not_asked_again(tmp_path: Pat
     with FaultServer() as server:
         server.garbage_verdicts()
         first = run_cli(*overrides(server.base_url, tmp_path / "run", *extra), env=ENV)
-        asked = len([r for r in server.requests if r.path.endswith("/chat/completions")])
+        asked = len(server.requests)
         server.clear_log()
         again = run_cli(*overrides(server.base_url, tmp_path / "run", *extra), env=ENV)
-        rerun_requests = len([r for r in server.requests if r.path.endswith("/chat/completions")])
+        rerun_requests = len(server.requests)
         server.clear_log()
         rejudged = run_cli(
             *overrides(server.base_url, tmp_path / "run", *extra, "scoring.rejudge=true"), env=ENV
         )
-        rejudge_requests = len([r for r in server.requests if r.path.endswith("/chat/completions")])
+        rejudge_requests = len(server.requests)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "0 judge errors, 3 unparseable verdicts" in first.stderr
     assert asked == 3 + 3 * 2  # three answers, two asks per verdict
@@ -165,7 +165,9 @@ def test_probe_reads_the_context_per_request(style: str) -> None:
     with FaultServer() as server:
         server.serve_context(style, 32768, slots=2)
         found = probe(server.base_url, "test-model", None)
+        gets = server.gets
     assert found is not None and found.tokens == 32768
+    assert gets == (["/props"] if style == "llamacpp" else ["/props", "/v1/models"])
     assert found.slots == (2 if style == "llamacpp" else None)
 
 
