@@ -108,7 +108,10 @@ class FakeChat:
         options: Any = None,
     ) -> ChatResult:
         """The next prepared result."""
-        self.calls.append({"messages": messages, "tools": tools, "prompt_version": prompt_version})
+        self.calls.append(
+            {"messages": messages, "tools": tools, "prompt_version": prompt_version,
+             "options": options}
+        )  # fmt: skip
         return self.results[len(self.calls) - 1]
 
 
