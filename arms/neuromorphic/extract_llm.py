@@ -93,7 +93,7 @@ class LLMExtractor:
       Schemas (`json_schema: true`), that exchange is asked again as schema-bound JSON
       and so is every later one in this run (logged once; counted per exchange in the
       extraction health as `via_json_schema` and `tools_ignored`).
-    - `json_schema`: every exchange as JSON constrained by `EXTRACTION_SCHEMA`.
+    - `json_schema`: every exchange as JSON constrained by `extraction_schema()`.
 
     Each call asks for at most `completion_cap(exchange)` tokens: what a valid answer to
     that exchange needs, so a model that rambles stops early instead of at the endpoint's
@@ -172,9 +172,7 @@ class LLMExtractor:
         return Extraction(tuple(facts), tuple(errors), result.usage, mode="tools")
 
     def _by_schema(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
-        options = CallOptions(
-            max_tokens=completion_cap(exchange), json_schema=extraction_schema(exchange)
-        )
+        options = CallOptions(max_tokens=completion_cap(exchange), json_schema=extraction_schema())
         try:
             result = self.provider.complete(
                 messages(exchange, known, SCHEMA_SYSTEM_PROMPT),
@@ -206,13 +204,16 @@ def completion_cap(exchange: Exchange) -> int:
     return CAP_BASE_TOKENS + len(exchange.text())
 
 
-def extraction_schema(exchange: Exchange) -> JsonSchema:
-    """`{"items": [...]}` with every item field required and at most 2 items per turn + 1."""
+def extraction_schema() -> JsonSchema:
+    """`{"items": [...]}` with every item field required (nullable ones may be null).
+
+    Only keywords every server honours (OpenAI's strict mode included); the length of
+    the reply is bounded by `completion_cap`, not by the schema.
+    """
     item = {**_ITEM, "required": list(_ITEM["properties"]), "additionalProperties": False}
-    items = {"type": "array", "items": item, "maxItems": 2 * len(exchange.turns) + 1}
     schema = {
         "type": "object",
-        "properties": {"items": items},
+        "properties": {"items": {"type": "array", "items": item}},
         "required": ["items"],
         "additionalProperties": False,
     }
