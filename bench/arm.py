@@ -27,7 +27,10 @@ class ArmServices:
     extractor: ChatProvider | None = None
     """Chat model for fact extraction; None when the arm needs none."""
     max_context_tokens: int = 120_000
-    """Token budget of the context block (`answer.max_context_tokens`)."""
+    """Token budget of the context block (`answer.max_context_tokens`, lowered to the
+    server's context per slot under `answer.truncate_to_fit`)."""
+    extract_mode: str = "tools"
+    """How the extractor asks for facts (`provider.extractor.extract_mode`)."""
 
 
 class Arm(Protocol):

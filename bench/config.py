@@ -29,7 +29,10 @@ class EndpointConfig:
     temperature: float = 0.0
     """Sampling temperature (0.0 for reproducible answers)."""
     max_tokens: int = 256
-    """Cap on completion tokens per call."""
+    """Cap on completion tokens per call (a call may ask for fewer, never more)."""
+    json_schema: bool = False
+    """The server constrains a reply to a JSON Schema (`response_format: json_schema`);
+    llama.cpp, vLLM and OpenAI do. The extractor and the judges use it when set."""
     requests_per_minute: int | None = None
     """Client-side request rate limit; None means unlimited."""
     tokens_per_minute: int | None = None
@@ -44,6 +47,15 @@ class EndpointConfig:
     """Price per 1,000 prompt tokens, for cost accounting; None means unpriced."""
     price_completion_per_1k: float | None = None
     """Price per 1,000 completion tokens, for cost accounting; None means unpriced."""
+
+
+@dataclass
+class ExtractorConfig(EndpointConfig):
+    """The fact extractor's endpoint, plus how it asks for facts."""
+
+    extract_mode: str = "tools"
+    """`tools` (one `update_memory` tool call; with `json_schema`, a server seen ignoring
+    tools switches the run to the schema) or `json_schema` (schema only)."""
 
 
 @dataclass
@@ -94,12 +106,20 @@ class ProviderConfig:
     """Provider profile name (recorded in run.json)."""
     answerer: EndpointConfig = field(default_factory=EndpointConfig)
     """Endpoint that writes the answers."""
-    extractor: EndpointConfig = field(default_factory=lambda: EndpointConfig(model="offline-rules"))
+    extractor: ExtractorConfig = field(
+        default_factory=lambda: ExtractorConfig(model="offline-rules")
+    )
     """Endpoint arms use to extract facts (neuromorphic)."""
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     """The shared embedding model."""
     cache: CacheConfig = field(default_factory=CacheConfig)
     """The response cache settings."""
+    context_tokens: int | None = None
+    """Context window per request slot of the answerer's server, in tokens; None asks the
+    server (llama.cpp `/props`, vLLM `/v1/models`) and skips the check when it cannot tell."""
+    context_shared: bool = False
+    """The server's slots share one KV cache (llama.cpp `--kv-unified`): a request then
+    gets the reported context divided by min(answerer concurrency, slots)."""
 
 
 @dataclass
@@ -125,7 +145,10 @@ class ScoringConfig:
     primary_judge: str | None = None
     """Judge id whose verdict becomes `correct`; None means the offline F1 rule."""
     rejudge: bool = False
-    """Force new verdicts even when a record already has them."""
+    """Force new verdicts even when a record already has them (unparseable ones too)."""
+    judge_attempts: int = 2
+    """Asks per answer before a verdict that stays unparseable is recorded as
+    `unparseable` (kept, not asked again on rerun unless `rejudge`)."""
 
 
 @dataclass
@@ -170,6 +193,15 @@ class AnswerConfig:
     """Path of the versioned answer prompt file."""
     max_context_tokens: int = 120_000
     """Token budget of the context block; longer contexts are truncated."""
+    max_tokens: int = 64
+    """Completion cap of an answer (the format asks for a short phrase); the lower of this
+    and `provider.answerer.max_tokens` is sent. A reply that hits it is flagged `truncated`."""
+    stop: list[str] = field(default_factory=lambda: ["\n\n"])
+    """Stop sequences sent with every answer (at most 4)."""
+    truncate_to_fit: bool = False
+    """When the context budget cannot fit the server's context per slot: false refuses the
+    run up front (exit 2, with the numbers); true lowers the budget to fit and records
+    `context_truncated` on every answer it cut."""
 
 
 @dataclass

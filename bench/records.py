@@ -20,18 +20,23 @@ Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
 Miss = Literal["retrieval", "reader"]
 """Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
+JudgeStatus = Literal["ok", "error", "unparseable"]
+"""A verdict's status: `error` (the call failed) is retried on resume; `unparseable` (no
+verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge."""
 OK: Final = "ok"
 ERROR: Final = "error"
+UNPARSEABLE: Final = "unparseable"
 
 
 @dataclass
 class Judgement:
-    """One judge's verdict on one answer; `status` is `error` when it could not be parsed."""
+    """One judge's verdict on one answer, or why there is none."""
 
     judge_id: str
     """Key of the judge in the config's `judges` table."""
-    status: Status
-    """`ok` when a verdict was parsed; `error` (retried on resume) otherwise."""
+    status: JudgeStatus
+    """`ok` when a verdict was parsed; `error` (the call failed; retried on resume);
+    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`)."""
     verdict: bool | None = None
     """True when the judge called the answer correct; None on `error`."""
     model: str = ""
@@ -44,6 +49,8 @@ class Judgement:
     """Why the judgement failed (first line, at most 500 chars), when `status` is `error`."""
     cached: bool = False
     """True when the judge's reply came from the response cache."""
+    attempts: int = 1
+    """Asks made for this verdict (more than one only after unparseable replies)."""
 
 
 @dataclass
@@ -101,6 +108,11 @@ class ArmResult:
     """Wall time of the arm's retrieval."""
     context_truncated: bool = False
     """True when the context was cut to fit the model's budget."""
+    context_cut_tokens: int | None = None
+    """Tokens cut from the context just before sending, so the prompt fits the server's
+    context per request (`answer.truncate_to_fit`); None when nothing was cut there."""
+    truncated: bool | None = None
+    """True when the answer hit the completion cap (finish_reason `length`); None when not."""
     retrieved_ids: list[str] = field(default_factory=list)
     """Source turn ids (dia_ids) behind the retrieved items, best first."""
     usage: dict[str, int] = field(default_factory=dict)
@@ -201,9 +213,10 @@ class QuestionRecord:
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
-    "evidence_retrieved", "miss", "repeats",
+    "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
 )  # fmt: skip
-"""Errata fields, extraction health, a live arm's write path and the miss fields, written
+"""Errata fields, extraction health, a live arm's write path, the miss fields and the
+fit/cap flags, written
 only when set, so records of runs (and arms) without them are unchanged."""
 
 

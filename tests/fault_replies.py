@@ -40,9 +40,10 @@ def judge_reply(user_text: str) -> str | None:
 
 
 def deterministic_chat_fn(messages: list[dict[str, Any]]) -> str:
-    """Judge-shaped prompts get a JSON verdict; everything else the offline answer."""
-    user = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
-    return judge_reply(user) or offline_chat_fn()(messages)
+    """Judge-shaped prompts (also re-asked ones) get a JSON verdict; else the offline answer."""
+    users = [str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"]
+    verdict = next((v for u in users if (v := judge_reply(u)) is not None), None)
+    return verdict or offline_chat_fn()(messages)
 
 
 SAMPLED_WRONG_ANSWER = "Somewhere else, some other time."

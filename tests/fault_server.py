@@ -10,6 +10,14 @@ scripted (`fail_next`), permanent (`always`) or drawn at a seeded random rate
   extractor's facts (`{"items": []}` when the exchange cannot be read back);
 - embeddings: WordLlama vectors of the configured dimension.
 
+Like a real server it honours `max_tokens` (≈ 4 characters a token: a longer reply is
+cut, `finish_reason: length`), `stop` sequences and `response_format: json_schema`
+(a schema named `verdict` gets a JSON verdict, any other the `update_memory` arguments
+as JSON). Emulations: a server that ignores `tools` (`ignore_tools`), a model whose
+free-text verdicts are unparseable (`garbage_verdicts`), llama.cpp `GET /props` and
+vLLM `GET /v1/models` (`serve_context`), and context overflow with each server's
+wording (`Fault.http(400, message=LLAMACPP_OVERFLOW)` ...).
+
 `sampling=p` imitates a sampling model, seeded: the first time a chat body is seen it
 gets the deterministic reply; its n-th repeat (n >= 1) is varied with probability p,
 drawn from a generator seeded by (seed, body, n) — a judge verdict flips, an answer
@@ -35,7 +43,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.fault_replies import deterministic_chat_fn, update_memory_arguments, vary_reply
+from tests.fault_replies import (
+    deterministic_chat_fn,
+    judge_reply,
+    update_memory_arguments,
+    vary_reply,
+)
 
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
@@ -51,6 +64,8 @@ class Fault:
     delay_s: float = 0.0
     echo_auth: bool = False
     """Echo the Authorization header in the error body, as careless servers do."""
+    message: str = ""
+    """The error message of a `status` fault; empty means `injected <status>`."""
 
     @property
     def label(self) -> str:
@@ -58,10 +73,10 @@ class Fault:
         return str(self.status) if self.kind == "status" else self.kind
 
     @classmethod
-    def http(cls, status: int, echo_auth: bool = False, **headers: str) -> Fault:
+    def http(cls, status: int, echo_auth: bool = False, message: str = "", **headers: str) -> Fault:
         """An error status; keyword headers use `_` for `-` (retry_after='1')."""
         pairs = tuple((k.replace("_", "-"), v) for k, v in headers.items())
-        return cls("status", status=status, headers=pairs, echo_auth=echo_auth)
+        return cls("status", status=status, headers=pairs, echo_auth=echo_auth, message=message)
 
     @classmethod
     def slow(cls, delay_s: float) -> Fault:
@@ -72,6 +87,17 @@ class Fault:
     def of(cls, kind: str) -> Fault:
         """`drop`, `malformed`, `empty` or `length`."""
         return cls(kind)
+
+
+LLAMACPP_OVERFLOW = (
+    "request (17702 tokens) exceeds the available context size (16384 tokens), try increasing it"
+)
+LLAMACPP_KV_FULL = "Context size has been exceeded."
+VLLM_OVERFLOW = (
+    "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+    "(4900 in the messages, 100 in the completion). Please reduce the length of the messages "
+    "or completion."
+)
 
 
 def transient_faults(slow_s: float = 1.0) -> tuple[Fault, ...]:
@@ -101,6 +127,12 @@ class LoggedRequest:
     """Names of the tools the request carried."""
     auth_present: bool
     fault: str | None
+    schema: str | None = None
+    """Name of the `response_format` JSON Schema the request carried, if any."""
+    max_tokens: int | None = None
+    """The request's completion cap."""
+    stop: tuple[str, ...] = ()
+    """The request's stop sequences."""
 
 
 @dataclass
@@ -157,6 +189,13 @@ class _State:
         if occurrence == 0 or random.Random(digest).random() >= self.sampling:
             return reply
         return vary_reply(reply)
+
+    garbage_verdicts: bool = False
+    """Answer judge prompts with prose unless the reply is schema-constrained."""
+    context: dict[str, Any] | None = None
+    """`{"style": "llamacpp"|"vllm", "n_ctx": int, "slots": int}` served on GET."""
+    gets: list[str] = field(default_factory=list)
+    """Paths of GET requests (context probes), kept apart from the POST log."""
 
     def served(self, kind: str, prompt: int, completion: int = 0) -> None:
         """Add one answered request's reported usage to the tally."""
@@ -253,6 +292,16 @@ class FaultServer:
         with self._state.lock:
             self._state.ignore_tools = ignore
 
+    def garbage_verdicts(self, on: bool = True) -> None:
+        """Reply to judge prompts with prose (no JSON) unless a JSON Schema constrains them."""
+        with self._state.lock:
+            self._state.garbage_verdicts = on
+
+    def serve_context(self, style: str, n_ctx: int, slots: int = 1) -> None:
+        """Serve llama.cpp `GET /props` (`style="llamacpp"`) or vLLM `GET /v1/models`."""
+        with self._state.lock:
+            self._state.context = {"style": style, "n_ctx": n_ctx, "slots": slots}
+
     def always(self, fault: Fault | None, *, after: int = 0) -> None:
         """Apply `fault` to every request after the next `after` (None heals the server)."""
         with self._state.lock:
@@ -269,6 +318,12 @@ class FaultServer:
         """A snapshot of the request log."""
         with self._state.lock:
             return list(self._state.log)
+
+    @property
+    def gets(self) -> list[str]:
+        """Paths of the GET requests (context probes) seen so far."""
+        with self._state.lock:
+            return list(self._state.gets)
 
     @property
     def max_in_flight(self) -> int:
@@ -327,6 +382,9 @@ class _Handler(BaseHTTPRequestHandler):
             tools=tuple(_tool_names(body)),
             auth_present=bool(self.headers.get("Authorization")),
             fault=fault.label if fault else None,
+            schema=_schema_name(body),
+            max_tokens=body.get("max_tokens"),
+            stop=tuple(body.get("stop") or ()),
         )
         with self.state.lock:
             self.state.log.append(entry)
@@ -339,6 +397,26 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with self.state.lock:
                 self.state.in_flight -= 1
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        """llama.cpp `/props` or vLLM `/v1/models`, when `serve_context` set one up."""
+        path = urlsplit(self.path).path.rstrip("/")
+        ctx = self.state.context
+        with self.state.lock:
+            self.state.gets.append(path)
+        if ctx and ctx["style"] == "llamacpp" and path == "/props":
+            body = {
+                "default_generation_settings": {"n_ctx": ctx["n_ctx"], "params": {}},
+                "total_slots": ctx["slots"],
+                "model_path": "/models/test.gguf",
+            }
+        elif ctx and ctx["style"] == "vllm" and path == "/v1/models":
+            row = {"id": "test-model", "object": "model", "max_model_len": ctx["n_ctx"]}
+            body = {"object": "list", "data": [row]}
+        else:
+            self._send(404, b'{"error": {"message": "File Not Found"}}', ())
+            return
+        self._send(200, json.dumps(body).encode(), ())
 
     def _respond(self, path: str, body: dict[str, Any], fault: Fault | None) -> None:
         if fault is not None and fault.kind == "slow":
@@ -367,7 +445,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b'{"id": "x", "choices": [', ())
             return True
         if fault.kind == "status":
-            message = f"injected {fault.status}"
+            message = fault.message or f"injected {fault.status}"
             if fault.echo_auth:
                 message += f" for {self.headers.get('Authorization')}"
             err = {"error": {"message": message, "type": "injected"}}
@@ -399,8 +477,15 @@ class _Handler(BaseHTTPRequestHandler):
             arguments = update_memory_arguments(messages)
             message["tool_calls"] = [_tool_call("update_memory", arguments)]
             finish = "tool_calls"
+        elif (schema := _schema_name(body)) is not None:
+            reply = _schema_reply(schema, messages)
+            message["content"] = self.state.sampled(body, reply) if schema == "verdict" else reply
+        elif self.state.garbage_verdicts and any(map(judge_reply, _users(messages))):
+            message["content"] = "Well, the answer looks about right to me overall."
         else:
             message["content"] = self.state.sampled(body, self.state.chat_fn(messages))
+        if message["content"]:
+            message["content"], finish = _limit(message["content"], body, finish)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         completion = len(message["content"] or "") // 4 + 1
         self.state.served("chat", prompt_chars // 4 + 1, completion)
@@ -447,6 +532,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (timeout): nothing to do
+
+
+def _limit(text: str, body: dict[str, Any], finish: str) -> tuple[str, str]:
+    """Cut at the first stop sequence, then at `max_tokens` (4 chars a token: `length`)."""
+    for stop in body.get("stop") or ():
+        if stop and stop in text:
+            text = text[: text.index(stop)]
+    cap = body.get("max_tokens")
+    if isinstance(cap, int) and len(text) > cap * 4:
+        return text[: cap * 4], "length"
+    return text, finish
+
+
+def _users(messages: list[dict[str, Any]]) -> list[str]:
+    return [str(m.get("content")) for m in messages if m.get("role") == "user"]
+
+
+def _schema_name(body: dict[str, Any]) -> str | None:
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    return str((fmt.get("json_schema") or {}).get("name") or "")
+
+
+def _schema_reply(schema: str, messages: list[dict[str, Any]]) -> str:
+    """What constrained decoding yields: a verdict, or the `update_memory` arguments."""
+    if schema == "verdict":
+        first_user = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+        return judge_reply(first_user) or json.dumps({"reasoning": "?", "correct": False})
+    return json.dumps(update_memory_arguments(messages))
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from arms.neuromorphic.exchange import Exchange, exchanges
-from arms.neuromorphic.extract_llm import TOOL_NAME, UPDATE_MEMORY_TOOL, LLMExtractor
+from arms.neuromorphic.extract_llm import (
+    CAP_BASE_TOKENS,
+    TOOL_NAME,
+    UPDATE_MEMORY_TOOL,
+    LLMExtractor,
+    completion_cap,
+    extraction_schema,
+)
 from arms.neuromorphic.extract_rules import RuleExtractor
 from arms.neuromorphic.records import FactDraft, Tier
 from bench.dates import resolve_dates
+from bench.errors import ConfigError
 from bench.types import ChatResult, Turn
 from tests.test_engine_support import FakeChat, conversation, engine, tool_result
 
@@ -167,3 +176,56 @@ def test_llm_extractor_keeps_good_items_and_reports_bad_ones(tmp_path: Path) -> 
     assert mem.counters["extraction_errors"] == 2 and mem.counters["extract_prompt_tokens"] == 200
     assert TOOL_NAME == "update_memory"
     mem.close()
+
+
+class SchemaChat(FakeChat):
+    """A FakeChat on an endpoint that honours JSON Schemas."""
+
+    json_schema = True
+
+
+def test_ignored_tools_are_asked_again_with_the_schema_for_the_rest_of_the_run() -> None:
+    item = {"entity_name": "Ann / city", "fact_content": "Ann lives in Berlin.",
+            "memory_type": "CoreAnchor", "overrides_entity": None, "related_entities": [],
+            "valid_at": None}  # fmt: skip
+    prose = ChatResult(text="Sure! Ann lives in Berlin.", model="fake-llm")
+    as_json = ChatResult(text=json.dumps({"items": [item]}), model="fake-llm")
+    chat = SchemaChat([prose, as_json, as_json])
+    extractor = LLMExtractor(chat)
+    ex = Exchange(1, MAY_8, (Turn("Ann", "I live in Berlin", "D1:1", 1),))
+    first, second = extractor.extract(ex, []), extractor.extract(ex, [])
+    assert (first.mode, first.tools_ignored, len(first.facts), first.errors) == (
+        "json_schema", True, 1, ())  # fmt: skip
+    assert (second.mode, second.tools_ignored) == ("json_schema", False)
+    assert [c["tools"] is not None for c in chat.calls] == [True, False, False]
+    schema_call = chat.calls[1]
+    assert schema_call["options"].json_schema.name == TOOL_NAME
+    assert "call the tool" not in schema_call["messages"][0]["content"]
+    assert '{"items": [...]}' in schema_call["messages"][0]["content"]
+    cap = schema_call["options"].max_tokens
+    assert cap == completion_cap(ex) == CAP_BASE_TOKENS + len(ex.text())
+    item = extraction_schema().schema["properties"]["items"]["items"]
+    assert set(item["required"]) == set(item["properties"]) and not item["additionalProperties"]
+
+
+def test_without_schema_support_ignored_tools_stay_an_error() -> None:
+    prose = ChatResult(text="Sure! Ann lives in Berlin.", model="fake-llm")
+    chat = FakeChat([prose])
+    out = LLMExtractor(chat).extract(Exchange(1, MAY_8, (Turn("Ann", "hi", "D1:1", 1),)), [])
+    assert out.tools_ignored and [e.kind for e in out.errors] == ["no_tool_call"]
+    assert len(chat.calls) == 1
+
+
+def test_a_schema_reply_cut_at_the_cap_is_a_truncated_error() -> None:
+    cut = ChatResult(text='{"items": [{"entity_name": "Ann', model="m", finish_reason="length")
+    extractor = LLMExtractor(SchemaChat([cut]), mode="json_schema")
+    out = extractor.extract(Exchange(1, MAY_8, (Turn("Ann", "hi", "D1:1", 1),)), [])
+    assert [e.kind for e in out.errors] == ["truncated"] and out.mode == "json_schema"
+    assert extractor.version.endswith("+json_schema")
+
+
+def test_unknown_or_unsupported_modes_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="extract_mode=grammar"):
+        LLMExtractor(SchemaChat([]), mode="grammar")
+    with pytest.raises(ConfigError, match="json_schema=true"):
+        LLMExtractor(FakeChat([]), mode="json_schema")

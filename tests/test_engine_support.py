@@ -105,9 +105,13 @@ class FakeChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: Any = None,
     ) -> ChatResult:
         """The next prepared result."""
-        self.calls.append({"messages": messages, "tools": tools, "prompt_version": prompt_version})
+        self.calls.append(
+            {"messages": messages, "tools": tools, "prompt_version": prompt_version,
+             "options": options}
+        )  # fmt: skip
         return self.results[len(self.calls) - 1]
 
 

@@ -54,10 +54,13 @@ def test_degraded_when_health_thresholds_crossed() -> None:
     ]
 
 
+NO_SCHEMA = "provider.answerer.json_schema=false"  # nothing to fall back to
+
+
 def test_server_ignoring_tools_degrades_the_run(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()
-        proc = run_cli(*overrides(server.base_url, tmp_path / "run"), env=ENV)
+        proc = run_cli(*overrides(server.base_url, tmp_path / "run"), NO_SCHEMA, env=ENV)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "0 arm results in error" in proc.stderr
     assert "extraction degraded" in proc.stderr
@@ -89,7 +92,7 @@ def test_one_failed_extractor_call_is_one_failed_exchange(tmp_path: Path) -> Non
 def test_summary_marks_degraded_arm(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()
-        run_cli(*overrides(server.base_url, tmp_path / "run"), env=ENV)
+        run_cli(*overrides(server.base_url, tmp_path / "run"), NO_SCHEMA, env=ENV)
     proc = run_cli(str(tmp_path / "run"), module="bench.summarise")
     assert "DEGRADED extraction neuromorphic:" in proc.stdout + proc.stderr
     assert "facts stored" in proc.stdout + proc.stderr

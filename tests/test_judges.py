@@ -41,6 +41,7 @@ class FakeChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: Any = None,
     ) -> ChatResult:
         self.calls.append(messages)
         reply = self.replies.pop(0)
@@ -91,13 +92,17 @@ def test_string_false_is_false_and_fenced_json_parses() -> None:
         "",
     ],
 )
-def test_garbage_is_an_error_never_false(reply: str) -> None:
-    judge = build_judge(LOCOMO, FakeChat(reply))
+def test_garbage_is_unparseable_never_false(reply: str) -> None:
+    chat = FakeChat(reply, reply)
+    judge = build_judge(LOCOMO, chat)
     result = judge.judge(QUESTION, "7 May 2023")
-    assert result.status == "error"
+    assert result.status == "unparseable" and result.attempts == 2
     assert result.verdict is None
     assert result.raw == reply
     assert result.error and "\n" not in result.error
+    # the second ask shows the model its reply and asks for the JSON verdict again
+    assert chat.calls[1][-2] == {"role": "assistant", "content": reply}
+    assert '"correct"' in chat.calls[1][-1]["content"]
 
 
 def test_failed_call_is_an_error_verdict() -> None:
@@ -207,6 +212,7 @@ class ForgetfulChat(FakeChat):
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: Any = None,
     ) -> None:
         self.forgotten.append((messages, prompt_version))
 
@@ -214,18 +220,35 @@ class ForgetfulChat(FakeChat):
 def test_only_an_unparsable_reply_is_forgotten() -> None:
     chat = ForgetfulChat("CORRECT", '{"correct": true}', ProviderError("HTTP 500"))
     judge = build_judge(LOCOMO, chat)
-    assert judge.judge(QUESTION, "7 May").status == "error"
+    verdict = judge.judge(QUESTION, "7 May")
+    assert (verdict.status, verdict.verdict, verdict.attempts) == ("ok", True, 2)
     assert chat.forgotten == [(chat.calls[0], judge.prompt.version)]
-    assert judge.judge(QUESTION, "7 May").status == "ok"
     assert judge.judge(QUESTION, "7 May").status == "error"  # a failed call caches nothing
     assert len(chat.forgotten) == 1
+
+
+def test_attempts_are_configurable_and_checked() -> None:
+    chat = FakeChat("no", "no", "no")
+    assert build_judge(LOCOMO, chat, attempts=3).judge(QUESTION, "x").attempts == 3
+    assert len(chat.calls) == 3
+    with pytest.raises(ConfigError, match="judge_attempts=0"):
+        build_judge(LOCOMO, FakeChat(), attempts=0)
+
+
+def test_unparseable_verdict_is_kept_unless_rejudge() -> None:
+    judge = build_judge(LOCOMO, FakeChat())
+    bad = Judgement("j1", "unparseable", model=judge.model, prompt_hash=judge.prompt_hash)
+    result = ArmResult(status="ok", answer="x", judgements={"j1": bad})
+    assert not needs_judgement(result, judge)
+    assert needs_judgement(result, judge, rejudge=True)
+    assert verdict_outcome(result, "j1") is None
 
 
 def _judge_endpoint(base_url: str) -> EndpointConfig:
     return EndpointConfig(kind="openai", model="judge-model", base_url=base_url, max_attempts=1)
 
 
-def test_unparsable_cached_verdict_is_asked_again_on_the_next_run(tmp_path: Path) -> None:
+def test_unparsable_cached_verdict_is_not_replayed(tmp_path: Path) -> None:
     from bench.config import CacheConfig, ProviderConfig
     from bench.providers.factory import build_providers
     from tests.fault_replies import deterministic_chat_fn
@@ -244,7 +267,9 @@ def test_unparsable_cached_verdict_is_asked_again_on_the_next_run(tmp_path: Path
             verdicts.append(build_judge(cfg, providers.judge(cfg)).judge(QUESTION, "7 May 2023"))
             providers.close()
         requests = len(server.requests)
-    assert verdicts[0].status == "error" and verdicts[0].raw == "I think it is correct."
-    assert (verdicts[1].status, verdicts[1].verdict, verdicts[1].cached) == ("ok", True, False)
-    assert (verdicts[2].status, verdicts[2].cached) == ("ok", True)  # the good one is kept
-    assert requests == 2
+    # run 1: the garbage reply is forgotten and asked again (with the repair message)
+    assert (verdicts[0].status, verdicts[0].verdict, verdicts[0].attempts) == ("ok", True, 2)
+    # run 2: the original request was forgotten, so the server is asked again; run 3: cached
+    assert (verdicts[1].status, verdicts[1].cached, verdicts[1].attempts) == ("ok", False, 1)
+    assert (verdicts[2].status, verdicts[2].cached) == ("ok", True)
+    assert requests == 3

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig, OmegaConf
 
-from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
+from bench.config import (
+    CacheConfig,
+    EmbedderConfig,
+    EndpointConfig,
+    ExtractorConfig,
+    JudgeConfig,
+    ProviderConfig,
+)
 from bench.errors import ConfigError
 from bench.paths import CONF_DIR
 from bench.providers.base import ChatProvider, Embedder
@@ -50,7 +57,7 @@ def test_every_provider_yaml_is_exactly_a_provider_config(path: Path):
     assert cfg.cache.mode in ("off", "readwrite")
     roles = (
         ("answerer", EndpointConfig),
-        ("extractor", EndpointConfig),
+        ("extractor", ExtractorConfig),
         ("embedder", EmbedderConfig),
     )
     for role, schema_cls in roles:

@@ -79,7 +79,7 @@ class NeuromorphicArm:
         self.name = name
         self.config = config
         self.services = services
-        self.extractor = make_extractor(services.extractor)
+        self.extractor = make_extractor(services.extractor, services.extract_mode)
         self._engines: OrderedDict[str, MemoryEngine] = OrderedDict()
         self._folders: dict[str, Path] = {}
 

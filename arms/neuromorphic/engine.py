@@ -42,7 +42,8 @@ from bench.types import Conversation, Turn
 
 COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
             "reinforced", "elevated", "links_dropped", "extraction_errors",
-            "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens")  # fmt: skip
+            "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens",
+            "via_tools", "via_json_schema", "tools_ignored")  # fmt: skip
 
 
 class MemoryEngine:
@@ -221,6 +222,9 @@ class MemoryEngine:
             self.archive.add_errors(self.turn, rows)
         self.counters["extraction_errors"] += len(extraction.errors)
         self.counters["exchanges_failed"] += bool(extraction.errors)
+        if extraction.mode in ("tools", "json_schema"):
+            self.counters[f"via_{extraction.mode}"] += 1
+        self.counters["tools_ignored"] += extraction.tools_ignored
         self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
         self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens
         return extraction

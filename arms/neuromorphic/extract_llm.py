@@ -1,23 +1,30 @@
-"""The LLM extractor: one `update_memory` tool call per exchange (methodology §4 step 3).
+"""The LLM extractor: one `update_memory` call per exchange (methodology §4 step 3).
 
 The model sees the session date, facts already known about the exchange (so it can
 name what a new fact overrides) and the exchange; it must answer with one tool call
-whose items carry every field of a record. Anything malformed — no tool call, bad
-JSON, an item missing a field or with an unknown memory_type — becomes an
-`ExtractionError` holding the raw text; well-formed items of the same call are kept.
+whose items carry every field of a record, or (schema mode) with the same arguments as
+JSON constrained by a JSON Schema. Anything malformed — no tool call, bad JSON, an item
+missing a field or with an unknown memory_type — becomes an `ExtractionError` holding
+the raw text; well-formed items of the same call are kept.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
-from bench.errors import ProviderError
-from bench.providers.base import ChatProvider
+from bench.errors import ConfigError, ProviderError
+from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
+from bench.types import Usage
+
+log = logging.getLogger("arms.neuromorphic")
 
 PROMPT_VERSION = "neuromorphic-extract-v1"
 TOOL_NAME = "update_memory"
@@ -63,51 +70,169 @@ absolute date into the sentence (e.g. "Caroline went to a support group on 7 May
 - related_entities: entity names of other facts this one is connected to.
 - valid_at: the date the fact became true when the exchange says so (e.g. "7 May 2023").
 Images appear as [shares a photo: caption]; treat the caption as what was shown."""
+SCHEMA_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(
+    "call the tool update_memory exactly once with every fact worth remembering (an empty \
+list if there is none)",
+    'reply with one JSON object {"items": [...]} holding every fact worth remembering (an \
+empty list if there is none)',
+)
+SCHEMA_PROMPT_VERSION = f"{PROMPT_VERSION}-json_schema"
+EXTRACT_MODES = ("tools", "json_schema")
+CAP_BASE_TOKENS = 256
+"""Room for the JSON keys of a few items, on top of the restated facts."""
 
 
 class LLMExtractor:
-    """Fact extraction by a chat model through one `update_memory` tool call."""
+    """Fact extraction by a chat model: an `update_memory` tool call or schema-bound JSON.
 
-    version = PROMPT_VERSION
+    Modes (`provider.extractor.extract_mode`):
 
-    def __init__(self, provider: ChatProvider) -> None:
+    - `tools`: one `update_memory` tool call per exchange. A reply with free text and no
+      tool call, although tools were sent, means the server ignored `tools` (llama.cpp
+      without a tool-capable template does so silently). When the endpoint honours JSON
+      Schemas (`json_schema: true`), that exchange is asked again as schema-bound JSON
+      and so is every later one in this run (logged once; counted per exchange in the
+      extraction health as `via_json_schema` and `tools_ignored`).
+    - `json_schema`: every exchange as JSON constrained by `extraction_schema()`.
+
+    Each call asks for at most `completion_cap(exchange)` tokens: what a valid answer to
+    that exchange needs, so a model that rambles stops early instead of at the endpoint's
+    ceiling.
+    """
+
+    def __init__(self, provider: ChatProvider, mode: str = "tools") -> None:
+        if mode not in EXTRACT_MODES:
+            known = ", ".join(EXTRACT_MODES)
+            raise ConfigError(
+                f"provider.extractor.extract_mode={mode}: unknown; use one of {known}"
+            )
+        if mode == "json_schema" and not supports_json_schema(provider):
+            raise ConfigError(
+                "provider.extractor.extract_mode=json_schema needs a server that honours JSON "
+                "Schemas: set provider.extractor.json_schema=true (llama.cpp, vLLM, OpenAI)"
+            )
         self.provider = provider
         self.model = provider.model
+        self.mode = mode
+        self.version = PROMPT_VERSION if mode == "tools" else f"{PROMPT_VERSION}+json_schema"
+        self._use_schema = mode == "json_schema"
+        self._lock = threading.Lock()
 
     def extract(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
-        """Call the model once and parse its tool call (errors kept, never dropped).
+        """Call the model once (twice when it ignored tools) and parse the reply.
 
         A call that fails (after the provider's retries) is one failed exchange, recorded
         as a `call_failed` error, never a failed conversation.
         """
+        if self._use_schema:
+            return self._by_schema(exchange, known)
+        first = self._by_tools(exchange, known)
+        if not first.tools_ignored or not supports_json_schema(self.provider):
+            return first
+        with self._lock:
+            if not self._use_schema:
+                log.warning(
+                    "extractor %s ignored tools (free text, no tool call): asking with a JSON "
+                    "Schema for the rest of this run",
+                    self.model,
+                )
+            self._use_schema = True
+        second = self._by_schema(exchange, known)
+        usage = Usage(
+            first.usage.prompt_tokens + second.usage.prompt_tokens,
+            first.usage.completion_tokens + second.usage.completion_tokens,
+        )
+        return replace(second, usage=usage, tools_ignored=True)
+
+    def _by_tools(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
+        options = CallOptions(max_tokens=completion_cap(exchange))
         try:
             result = self.provider.complete(
-                messages(exchange, known), tools=[UPDATE_MEMORY_TOOL], prompt_version=PROMPT_VERSION
+                messages(exchange, known),
+                tools=[UPDATE_MEMORY_TOOL],
+                prompt_version=PROMPT_VERSION,
+                options=options,
             )
         except ProviderError as exc:
-            return Extraction(errors=(ExtractionError("call_failed", str(exc), ""),))
+            return _failed(exc, "tools")
         calls = [c for c in result.tool_calls if c.get("name") == TOOL_NAME]
         if not calls:
+            ignored = not result.tool_calls and bool(result.text.strip())
             raw = result.text or json.dumps(list(result.tool_calls))
             error = ExtractionError("no_tool_call", f"the model did not call {TOOL_NAME}", raw)
-            return Extraction(errors=(error,), usage=result.usage)
+            return Extraction(
+                errors=(error,), usage=result.usage, mode="tools", tools_ignored=ignored
+            )
         facts: list[FactDraft] = []
         errors: list[ExtractionError] = []
         for call in calls:
             found, bad = parse_arguments(call.get("arguments"), exchange.dia_ids())
             facts.extend(found)
             errors.extend(bad)
-        return Extraction(tuple(facts), tuple(errors), result.usage)
+        return Extraction(tuple(facts), tuple(errors), result.usage, mode="tools")
+
+    def _by_schema(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
+        options = CallOptions(max_tokens=completion_cap(exchange), json_schema=extraction_schema())
+        try:
+            result = self.provider.complete(
+                messages(exchange, known, SCHEMA_SYSTEM_PROMPT),
+                prompt_version=SCHEMA_PROMPT_VERSION,
+                options=options,
+            )
+        except ProviderError as exc:
+            return _failed(exc, "json_schema")
+        found, bad = parse_arguments(result.text, exchange.dia_ids())
+        if result.finish_reason == "length" and bad:
+            cap = options.max_tokens
+            bad = [ExtractionError("truncated", f"reply hit the {cap}-token cap", result.text)]
+        return Extraction(tuple(found), tuple(bad), result.usage, mode="json_schema")
 
 
-def messages(exchange: Exchange, known: Sequence[Fact]) -> list[dict[str, Any]]:
-    """The chat messages for one exchange."""
+def _failed(exc: ProviderError, mode: str) -> Extraction:
+    return Extraction(errors=(ExtractionError("call_failed", str(exc), ""),), mode=mode)
+
+
+def completion_cap(exchange: Exchange) -> int:
+    """Tokens a valid answer to `exchange` needs: `CAP_BASE_TOKENS + chars(exchange)`.
+
+    A valid answer restates the exchange's facts as self-contained sentences, each item
+    repeating names in `entity_name` and `related_entities`: up to about four times the
+    exchange's own tokens (~4 characters a token, so one token per character of the
+    exchange), plus the JSON keys of the items (the base). The endpoint's `max_tokens`
+    stays the ceiling.
+    """
+    return CAP_BASE_TOKENS + len(exchange.text())
+
+
+def extraction_schema() -> JsonSchema:
+    """`{"items": [...]}` with every item field required (nullable ones may be null).
+
+    Only keywords every server honours (OpenAI's strict mode included); the length of
+    the reply is bounded by `completion_cap`, not by the schema.
+    """
+    item = {**_ITEM, "required": list(_ITEM["properties"]), "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": item}},
+        "required": ["items"],
+        "additionalProperties": False,
+    }
+    return JsonSchema(TOOL_NAME, schema)
+
+
+def messages(
+    exchange: Exchange, known: Sequence[Fact], system: str | None = None
+) -> list[dict[str, Any]]:
+    """The chat messages for one exchange (`system` defaults to the tool-call prompt)."""
     known_lines = "\n".join(f"- [{f.entity_name}] {f.fact_content}" for f in known) or "(none)"
     user = (
         f"Session date: {exchange.date_time}\n\nKnown facts:\n{known_lines}\n\n"
         f"New exchange:\n{exchange.text()}"
     )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return [
+        {"role": "system", "content": system or SYSTEM_PROMPT},
+        {"role": "user", "content": user},
+    ]
 
 
 def parse_arguments(

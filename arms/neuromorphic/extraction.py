@@ -17,7 +17,8 @@ class ExtractionError:
     """A malformed extraction, kept with its raw text (never dropped silently)."""
 
     kind: str
-    """Error class: `no_tool_call`, `bad_json`, `bad_arguments` or `bad_item`."""
+    """Error class: `call_failed`, `no_tool_call`, `bad_json`, `bad_arguments`, `bad_item`
+    or `truncated` (a schema reply cut off at the completion cap)."""
     message: str
     """One-line description of what was wrong."""
     raw: str
@@ -34,6 +35,10 @@ class Extraction:
     """The malformed parts, kept with their raw text."""
     usage: Usage = Usage()
     """Tokens the extraction call cost."""
+    mode: str = ""
+    """How the facts were asked for: `tools`, `json_schema`, or `` (rule-based)."""
+    tools_ignored: bool = False
+    """True when the server answered a tool request with free text and no tool call."""
 
 
 class Extractor(Protocol):
@@ -47,12 +52,12 @@ class Extractor(Protocol):
         ...
 
 
-def make_extractor(provider: ChatProvider | None) -> Extractor:
-    """The LLM extractor over `provider`, or the offline rule-based one when None."""
+def make_extractor(provider: ChatProvider | None, mode: str = "tools") -> Extractor:
+    """The LLM extractor over `provider` in `mode`, or the offline rule-based one when None."""
     if provider is None:
         from arms.neuromorphic.extract_rules import RuleExtractor
 
         return RuleExtractor()
     from arms.neuromorphic.extract_llm import LLMExtractor
 
-    return LLMExtractor(provider)
+    return LLMExtractor(provider, mode)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from bench.providers.accounting import Accountant
-from bench.providers.base import ChatProvider, Embedder, Message
+from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.types import ChatResult
 
 
@@ -31,12 +31,15 @@ class AccountedChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> ChatResult:
         """Delegate, then record the call (also when it raises)."""
         started = time.perf_counter()
         failed = True
         try:
-            result = self.inner.complete(messages, tools=tools, prompt_version=prompt_version)
+            result = self.inner.complete(
+                messages, tools=tools, prompt_version=prompt_version, options=options
+            )
             failed = False
             return result
         finally:

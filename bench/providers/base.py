@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -9,6 +10,42 @@ import numpy as np
 from bench.types import ChatResult
 
 Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JsonSchema:
+    """A JSON Schema a reply must match (sent as `response_format: json_schema`)."""
+
+    name: str
+    """Schema name the server sees (letters, digits, `_` and `-`)."""
+    schema: dict[str, Any]
+    """The JSON Schema object itself."""
+
+    def response_format(self) -> dict[str, Any]:
+        """The OpenAI `response_format` body (llama.cpp and vLLM accept the same shape)."""
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "schema": self.schema, "strict": True},
+        }
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """Per-call settings beyond the endpoint's own; each is part of the cache key."""
+
+    max_tokens: int | None = None
+    """Completion cap for this call; None means the endpoint's `max_tokens`. The lower of
+    the two is sent."""
+    stop: tuple[str, ...] = ()
+    """Stop sequences (at most 4, OpenAI's limit); empty sends none."""
+    json_schema: JsonSchema | None = None
+    """Constrain the reply to this schema; sent only when the endpoint's `json_schema`
+    flag says the server honours it (see `supports_json_schema`)."""
+
+
+def supports_json_schema(chat: object) -> bool:
+    """True when `chat` sends `CallOptions.json_schema` to a server that honours it."""
+    return bool(getattr(chat, "json_schema", False))
 
 
 @runtime_checkable
@@ -23,6 +60,7 @@ class ChatProvider(Protocol):
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> ChatResult:
         """Return the completion; raise `ProviderError` when it finally fails."""
         ...

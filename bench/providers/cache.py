@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bench.errors import ConfigError
 from bench.hashing import content_key
-from bench.providers.base import Message
+from bench.providers.base import CallOptions, Message
 
 log = logging.getLogger("bench.providers")
 
@@ -217,6 +217,7 @@ class ForgetsReplies(Protocol):
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> None:
         """Delete the cached reply to exactly this request, if there is one."""
         ...
@@ -228,9 +229,10 @@ def forget_reply(
     *,
     tools: list[dict[str, Any]] | None = None,
     prompt_version: str = "",
+    options: CallOptions | None = None,
 ) -> bool:
     """Drop `chat`'s cached reply to this request; False when `chat` keeps no cache."""
     if not isinstance(chat, ForgetsReplies):
         return False
-    chat.forget(messages, tools=tools, prompt_version=prompt_version)
+    chat.forget(messages, tools=tools, prompt_version=prompt_version, options=options)
     return True

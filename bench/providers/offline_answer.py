@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bench.dates import first_relative
-from bench.providers.base import Message
+from bench.providers.base import CallOptions, Message
 from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import STOPWORDS, content_terms, format_date, session_date, stem
 from bench.types import ChatResult
@@ -206,8 +206,12 @@ class OfflineAnswerer:
         *,
         tools: list[dict[str, object]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> ChatResult:
-        """Answer the last user message from the system message's context block."""
+        """Answer the last user message from the system message's context block.
+
+        `options` are accepted and ignored: the extractive answer is already one short line.
+        """
         start = time.perf_counter()
         question = next(
             (str(m["content"]) for m in reversed(messages) if m.get("role") == "user"), ""

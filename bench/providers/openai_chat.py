@@ -1,7 +1,9 @@
 """Chat completions from any OpenAI-compatible endpoint, cached, limited and retried.
 
-The request is `model`, `messages`, `temperature`, `max_tokens` and, for the
-extractor only, `tools`. Identical requests made at the same time by several threads
+The request is `model`, `messages`, `temperature`, `max_tokens` and, per call
+(`CallOptions`), a lower completion cap, stop sequences and a JSON Schema the reply must
+match (`response_format`, sent only when the endpoint's `json_schema` flag is set), plus
+`tools` for the extractor. Identical requests made at the same time by several threads
 (two arms giving the same answer to one judge, say) are sent once and shared, as
 cache hits, when the cache is read. A response with neither text nor a tool call (including
 `finish_reason: length` with empty text) raises ProviderError: an empty answer is
@@ -20,7 +22,7 @@ from typing import Any
 
 from bench.config import EndpointConfig
 from bench.providers.accounting import Accountant, Price
-from bench.providers.base import Message
+from bench.providers.base import CallOptions, Message
 from bench.providers.cache import ResponseCache, cache_key
 from bench.providers.deployment import AttemptCounter, Deployment
 from bench.providers.retry import EmptyCompletion, MalformedResponse
@@ -48,6 +50,7 @@ class OpenAIChat:
         accountant: Accountant,
     ) -> None:
         self.model = cfg.model
+        self.json_schema = cfg.json_schema
         self.role = role
         self._cfg = cfg
         self._deployment = deployment
@@ -63,11 +66,12 @@ class OpenAIChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> ChatResult:
         """Return the completion (from the cache when possible); ProviderError on failure."""
         started = time.perf_counter()
-        params = self._params()
-        key = self._key(messages, tools, prompt_version)
+        params = self._params(options)
+        key = self._key(messages, tools, prompt_version, params)
         hit = self._cache.get_json(key)
         if hit is not None:
             return self._hit(hit, started)
@@ -102,19 +106,40 @@ class OpenAIChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> None:
         """Delete the cached reply to this exact request, so the next run asks the server again.
 
         Callers use it when a reply turned out unusable (an unparsable verdict, an answer
         empty after post-processing); a no-op unless the cache mode writes.
         """
-        self._cache.delete(self._key(messages, tools, prompt_version))
+        self._cache.delete(self._key(messages, tools, prompt_version, self._params(options)))
 
-    def _params(self) -> dict[str, Any]:
-        return {"temperature": self._cfg.temperature, "max_tokens": self._cfg.max_tokens}
+    def _params(self, options: CallOptions | None = None) -> dict[str, Any]:
+        """The sampling parameters sent: the endpoint's, narrowed by the call's options.
+
+        Keys appear only when set, so requests without options keep their old cache keys.
+        """
+        params: dict[str, Any] = {
+            "temperature": self._cfg.temperature,
+            "max_tokens": self._cfg.max_tokens,
+        }
+        if options is None:
+            return params
+        if options.max_tokens is not None:
+            params["max_tokens"] = max(1, min(self._cfg.max_tokens, options.max_tokens))
+        if options.stop:
+            params["stop"] = list(options.stop[:4])
+        if options.json_schema is not None and self.json_schema:
+            params["response_format"] = options.json_schema.response_format()
+        return params
 
     def _key(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, prompt_version: str
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        prompt_version: str,
+        params: dict[str, Any],
     ) -> str:
         """The cache key of a request: everything that determines the reply, never the key."""
         return cache_key(
@@ -122,7 +147,7 @@ class OpenAIChat:
             base_url=self._deployment.base_url,
             model=self.model,
             messages=messages,
-            params=self._params(),
+            params=params,
             tools=tools,
             prompt_version=prompt_version,
         )
@@ -141,7 +166,7 @@ class OpenAIChat:
             result = self._deployment.call(
                 self.role,
                 lambda client: _request(client, self.model, messages, params, tools),
-                estimated_tokens=estimate_tokens(messages, tools, self._cfg.max_tokens),
+                estimated_tokens=estimate_tokens(messages, tools, int(params["max_tokens"])),
                 used_tokens=lambda r: r.usage.prompt_tokens + r.usage.completion_tokens or None,
                 counter=counter,
             )

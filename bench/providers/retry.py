@@ -1,8 +1,10 @@
 """Which failures are retried, how long to wait, and the tenacity loop that does it.
 
 Retried: HTTP 429 and 5xx, timeouts, connection errors and malformed response
-bodies. Never retried: any other 4xx (400, 401, 403, 404, 422 ...) and empty
-completions. The wait honours `retry-after-ms` and `Retry-After` (seconds or an HTTP
+bodies. Never retried: any other 4xx (400, 401, 403, 404, 422 ...), empty completions
+and a context overflow, whatever its status (llama.cpp answers 400, or 500 when slots
+sharing one KV cache run out; vLLM and OpenAI 400): the same request fails the same way.
+The wait honours `retry-after-ms` and `Retry-After` (seconds or an HTTP
 date) when the server sends them, otherwise exponential backoff with full jitter.
 Attempts and total time per call are capped; each retry is logged with its reason.
 """
@@ -62,6 +64,25 @@ class RetryPolicy:
     """Cap on a server-requested Retry-After wait, seconds."""
 
 
+CONTEXT_OVERFLOW = (
+    "exceeds the available context size",  # llama.cpp 400 (exceed_context_size_error)
+    "exceed_context_size",
+    "context size has been exceeded",  # llama.cpp, shared KV cache full
+    "failed to find free space in the kv cache",
+    "input prompt is too big",
+    "maximum context length",  # vLLM and OpenAI 400
+    "longer than the maximum model length",  # vLLM
+    "context_length_exceeded",  # OpenAI error code
+)
+"""Lower-case fragments of the errors servers give for a prompt that does not fit."""
+
+
+def is_context_overflow(message: str) -> bool:
+    """True when an error message says the request does not fit the model's context."""
+    text = message.lower()
+    return any(fragment in text for fragment in CONTEXT_OVERFLOW)
+
+
 def classify(exc: BaseException) -> Failure:
     """Map an exception from the SDK (or our parsing) to a `Failure`."""
     import openai
@@ -73,7 +94,12 @@ def classify(exc: BaseException) -> Failure:
         return Failure(True, f"connection error ({type(cause).__name__})")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        reason = f"HTTP {status}: {_error_message(exc)}"
+        message = _error_message(exc)
+        if status >= 400 and is_context_overflow(f"{message} {exc.body}"):
+            return Failure(False, f"context overflow (HTTP {status}, not retried): {message}; "
+                           "lower answer.max_context_tokens or set answer.truncate_to_fit=true "
+                           "(docs/providers.md)")  # fmt: skip
+        reason = f"HTTP {status}: {message}"
         retryable = status == 429 or status >= 500
         headers = exc.response.headers
         return Failure(retryable, reason, parse_retry_after(headers) if retryable else None)

@@ -59,7 +59,9 @@ def _hydra_main(cfg: DictConfig) -> None:
         wrote = "predictions" if run_cfg.phase == "predict" else "records"
         print(
             f"run {outcome.run_dir}: {outcome.questions} questions, "
-            f"{outcome.written} {wrote} written, {outcome.errors} arm results in error",
+            f"{outcome.written} {wrote} written, {outcome.errors} arm results in error, "
+            f"{outcome.judge_errors} judge errors, {outcome.judge_unparseable} unparseable "
+            "verdicts",
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest

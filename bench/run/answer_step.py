@@ -7,10 +7,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.errors import ProviderError
-from bench.providers.base import ChatProvider
+from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
+from bench.run.context_fit import usable
 from bench.run.repeats import RepeatPlan
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
@@ -44,6 +45,12 @@ class AnswerStep:
     """Store the rendered context in each `ArmResult`."""
     repeats: RepeatPlan = RepeatPlan()
     """What `repeats=N` re-draws (bench/run/repeats.py); a single draw by default."""
+    options: CallOptions | None = None
+    """Completion cap and stop sequences sent with every answer."""
+    window: int | None = None
+    """Tokens one request may use on the answerer's server; None skips the check."""
+    truncate_to_fit: bool = False
+    """Cut a context that would overflow `window` (recorded) instead of failing the answer."""
 
     def answer(
         self, question: Question, context: Context, retrieve_ms: float, repeat: int = 0
@@ -52,10 +59,11 @@ class AnswerStep:
 
         `repeat` r >= 1 is cached under its own key (`repeat_version`).
         """
-        messages = self.prompt.messages(question.question, context.text)
+        text, cut = self._fit(question, context.text)
+        messages = self.prompt.messages(question.question, text)
         started = time.perf_counter()
         version = repeat_version(self.prompt.version, repeat)
-        reply = self.answerer.complete(messages, prompt_version=version)
+        reply = self.answerer.complete(messages, prompt_version=version, options=self.options)
         latency_ms = (time.perf_counter() - started) * 1000
         answer = postprocess(reply.text)
         if not answer:
@@ -78,9 +86,11 @@ class AnswerStep:
             miss=miss_from(found, correct),
             outcome=f1_outcome_name(self.f1_threshold),
             scores=scores,
-            context_tokens=self.tokens.count(context.text),
+            context_tokens=self.tokens.count(text),
             tokenizer=self.tokens.name,
-            context_truncated=context.truncated,
+            context_truncated=context.truncated or cut > 0,
+            context_cut_tokens=cut or None,
+            truncated=True if reply.finish_reason == "length" else None,
             latency_ms=round(latency_ms, 3),
             retrieve_ms=round(retrieve_ms, 3),
             retrieved_ids=_source_ids(context),
@@ -94,6 +104,29 @@ class AnswerStep:
             write_path=context.write_path,
         )
         return with_corrected_scores(result, question, self.f1_threshold)
+
+    def _fit(self, question: Question, text: str) -> tuple[str, int]:
+        """The context to send and the tokens cut from it to fit `window` (see context_fit).
+
+        Without `truncate_to_fit` a prompt that cannot fit is never sent: ProviderError.
+        """
+        if self.window is None:
+            return text, 0
+        cap = self.options.max_tokens or 0 if self.options else 0
+        messages = self.prompt.messages(question.question, text)
+        need = sum(self.tokens.count(str(m["content"])) for m in messages) + cap
+        room = usable(self.window)
+        if need <= room:
+            return text, 0
+        if not self.truncate_to_fit:
+            raise ProviderError(
+                f"context overflow, not sent: prompt and answer cap need {need} tokens, over "
+                f"the {room} usable of the server's {self.window}-token context per request; "
+                "lower answer.max_context_tokens or set answer.truncate_to_fit=true"
+            )
+        have = self.tokens.count(text)
+        kept, _ = self.tokens.truncate_left(text, max(0, have - (need - room)))
+        return kept, have - self.tokens.count(kept)
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
         """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""

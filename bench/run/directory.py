@@ -58,6 +58,8 @@ def identity(
             "max_context_tokens": cfg.answer.max_context_tokens,
             "temperature": p.answerer.temperature,
             "max_tokens": p.answerer.max_tokens,
+            "answer_max_tokens": cfg.answer.max_tokens,
+            "stop": list(cfg.answer.stop),
         },
         "outcome": outcome_rule(cfg),
         "arm_options": {name: cfg.arm_options[name] for name in cfg.arms},

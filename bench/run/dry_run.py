@@ -32,7 +32,7 @@ import numpy as np
 
 from bench.config import EmbedderConfig, EndpointConfig, RunConfig
 from bench.providers.accounting import phase_of
-from bench.providers.base import ChatProvider, Embedder, Message
+from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
 from bench.tokens import TokenCounter
 from bench.types import ChatResult, Usage
@@ -153,9 +153,11 @@ class _DryChat:
         *,
         tools: list[dict[str, Any]] | None = None,
         prompt_version: str = "",
+        options: CallOptions | None = None,
     ) -> ChatResult:
         """Count the request (unless the cache holds it); reply with a placeholder."""
-        key = self._real._key(messages, tools, prompt_version) if self._ctx.remote else None
+        params = self._real._params(options) if self._ctx.remote else {}
+        key = self._real._key(messages, tools, prompt_version, params) if self._ctx.remote else None
         with self._lock:
             if key is not None and key in self._seen:  # the real client shares repeats
                 return self._reply()
@@ -168,7 +170,9 @@ class _DryChat:
                 self._est.prompt_tokens += sum(
                     self._ctx.tokens.count(str(m.get("content") or "")) for m in messages
                 )
-                self._est.completion_tokens_max += self._cfg.max_tokens
+                self._est.completion_tokens_max += int(
+                    params.get("max_tokens", self._cfg.max_tokens)
+                )
         return self._reply()
 
     def _reply(self) -> ChatResult:

@@ -30,6 +30,20 @@ class Health:
     """Exchanges whose extraction had an error (failed call, no tool call, bad JSON, ...)."""
     facts: int
     """Facts in the store after ingestion."""
+    via_tools: int = 0
+    """Exchanges asked with an `update_memory` tool call (LLM extractor)."""
+    via_json_schema: int = 0
+    """Exchanges asked as JSON constrained by a JSON Schema (LLM extractor)."""
+    tools_ignored: int = 0
+    """Tool requests the server answered with free text and no tool call."""
+
+    @property
+    def mode(self) -> str:
+        """Which extraction mode was used: `tools`, `json_schema`, `tools+json_schema`, or ``."""
+        used = [
+            m for m, n in (("tools", self.via_tools), ("json_schema", self.via_json_schema)) if n
+        ]
+        return "+".join(used)
 
     @property
     def degraded(self) -> bool:
@@ -39,8 +53,21 @@ class Health:
         return self.failed / self.exchanges > MAX_FAILED_SHARE or self.facts == 0
 
     def to_json(self) -> dict[str, int]:
-        """The plain form kept in records and run.json."""
-        return {"exchanges": self.exchanges, "failed": self.failed, "facts": self.facts}
+        """The plain form kept in records and run.json (mode counts only when any is set)."""
+        out = {"exchanges": self.exchanges, "failed": self.failed, "facts": self.facts}
+        modes = {k: getattr(self, k) for k in _MODE_KEYS}
+        return out | modes if any(modes.values()) else out
+
+
+_MODE_KEYS = ("via_tools", "via_json_schema", "tools_ignored")
+
+
+def _ints(data: dict[str, Any], keys: tuple[str, ...]) -> list[int] | None:
+    """The values of `keys` when each is an int (0 when absent from `data`)."""
+    values = [data.get(k, 0) for k in keys]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return None
+    return values
 
 
 def from_stats(stats: dict[str, Any]) -> Health | None:
@@ -48,9 +75,10 @@ def from_stats(stats: dict[str, Any]) -> Health | None:
     if "exchanges_failed" not in stats:
         return None
     values = [stats.get(k) for k in ("exchanges", "exchanges_failed", "facts")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    modes = _ints(stats, _MODE_KEYS)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or modes is None:
         return None
-    return Health(*values)  # type: ignore[arg-type]
+    return Health(*values, *modes)  # type: ignore[arg-type]
 
 
 def from_json(data: Any) -> Health | None:
@@ -58,9 +86,10 @@ def from_json(data: Any) -> Health | None:
     if not isinstance(data, dict):
         return None
     values = [data.get(k) for k in ("exchanges", "failed", "facts")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    modes = _ints(data, _MODE_KEYS)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or modes is None:
         return None
-    return Health(*values)  # type: ignore[arg-type]
+    return Health(*values, *modes)  # type: ignore[arg-type]
 
 
 HealthTable = dict[str, dict[str, Health]]
@@ -89,7 +118,7 @@ def arm_total(per_conv: dict[str, Health]) -> Health:
     """One arm's health summed over its conversations."""
     rows = per_conv.values()
     return Health(
-        sum(h.exchanges for h in rows), sum(h.failed for h in rows), sum(h.facts for h in rows)
+        *(sum(getattr(h, k) for h in rows) for k in ("exchanges", "failed", "facts", *_MODE_KEYS))
     )
 
 
@@ -102,6 +131,14 @@ def degraded_warnings(table: HealthTable) -> list[str]:
             if h.degraded:
                 lines.append(
                     f"arm {arm} conversation {cid}: extraction degraded — {h.failed} of "
-                    f"{h.exchanges} exchanges failed, {h.facts} facts stored"
+                    f"{h.exchanges} exchanges failed, {h.facts} facts stored{mode_note(h)}"
                 )
     return lines
+
+
+def mode_note(h: Health) -> str:
+    """`` for rule-based extraction, else `; via tools+json_schema (tools ignored 3×)`."""
+    if not h.mode:
+        return ""
+    ignored = f" (tools ignored {h.tools_ignored}×)" if h.tools_ignored else ""
+    return f"; via {h.mode}{ignored}"

@@ -23,8 +23,9 @@ from bench.errors import ConfigError
 from bench.hashing import stable_hash
 from bench.loaders import dataset_stats, load_dataset
 from bench.paths import contained, safe_name
+from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
-from bench.records import ERROR, ArmResult, QuestionRecord
+from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.remote.stage import remote_run
 from bench.run import health as ext_health
@@ -32,6 +33,7 @@ from bench.run import phases
 from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
+from bench.run.context_fit import answer_cap, fit_context
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
@@ -61,9 +63,13 @@ class RunOutcome:
     """The first such error message; None when there is none."""
     health: ext_health.HealthTable = field(default_factory=dict)
     """Extraction health per arm and conversation, this session's merged over earlier ones."""
+    judge_errors: int = 0
+    """Verdicts on the requested arms' answers whose judge call failed (retried on resume)."""
+    judge_unparseable: int = 0
+    """Verdicts on the requested arms' answers recorded as `unparseable`."""
 
     def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
-        """Add the requested arms' `error` results to the tally, keeping the first message."""
+        """Add the requested arms' `error` results and judge problems to the tally."""
         for name, result in record.arms.items():
             if name not in arms:
                 continue
@@ -71,6 +77,10 @@ class RunOutcome:
             if failed:  # an arm with repeats in error counts once
                 self.errors += 1
                 self.first_error = self.first_error or failed[0]
+            if result.status == OK:
+                statuses = [j.status for j in result.judgements.values()]
+                self.judge_errors += statuses.count(ERROR)
+                self.judge_unparseable += statuses.count(UNPARSEABLE)
 
     def add_unit(self, unit: UnitResult) -> None:
         """Add the counts of a unit run by a worker process or a Ray task."""
@@ -78,6 +88,8 @@ class RunOutcome:
         self.written += unit.written
         self.errors += unit.errors
         self.first_error = self.first_error or unit.first_error
+        self.judge_errors += unit.judge_errors
+        self.judge_unparseable += unit.judge_unparseable
 
 
 @dataclass
@@ -122,6 +134,7 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
+    cfg = fit_context(cfg, prompt, TokenCounter())  # bench.run.context_fit: may refuse
     from bench.providers.factory import build_providers
 
     providers = build_providers(cfg.provider, run_dir.path)
@@ -399,6 +412,7 @@ def open_arms(
             run_dir=run_dir,
             extractor=providers.extractor,
             max_context_tokens=cfg.answer.max_context_tokens,
+            extract_mode=cfg.provider.extractor.extract_mode,
         )
         cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
         arm = cls(spec.name, spec.options, services)
@@ -427,7 +441,9 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
             f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
             f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
         )
-    judges = tuple(build_judge(j, providers.judge(j)) for j in cfg.judges)
+    judges = tuple(
+        build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges
+    )
     return AnswerStep(
         prompt=prompt,
         answerer=providers.answerer,
@@ -437,6 +453,9 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
         primary_judge=cfg.scoring.primary_judge,
         save_context=cfg.save_context,
         repeats=run_repeats.plan_repeats(cfg),
+        options=CallOptions(max_tokens=answer_cap(cfg), stop=tuple(cfg.answer.stop)),
+        window=cfg.provider.context_tokens,
+        truncate_to_fit=cfg.answer.truncate_to_fit,
     )
 
 

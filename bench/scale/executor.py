@@ -23,7 +23,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from bench.config import EmbedderConfig, EndpointConfig, RunConfig
+from bench.config import EmbedderConfig, EndpointConfig, ExtractorConfig, RunConfig
 from bench.errors import ConfigError
 from bench.run.answer_prompt import AnswerPrompt
 from bench.scale.tracker import Tracker
@@ -33,7 +33,7 @@ from bench.types import Dataset
 
 log = logging.getLogger("bench.run")
 EXECUTORS = ("local", "ray")
-_E = TypeVar("_E", EndpointConfig, EmbedderConfig)
+_E = TypeVar("_E", EndpointConfig, ExtractorConfig, EmbedderConfig)
 
 
 @dataclass

@@ -58,6 +58,10 @@ class UnitResult:
     """Requested arms' results still in `error` after this unit."""
     first_error: str | None = None
     """The first such error message (or why the unit failed); None when none."""
+    judge_errors: int = 0
+    """Verdicts whose judge call failed (see `RunOutcome.judge_errors`)."""
+    judge_unparseable: int = 0
+    """Verdicts recorded as `unparseable` (see `RunOutcome.judge_unparseable`)."""
     accounting: dict[str, Any] = field(default_factory=dict)
     """The providers' usage and cost accounting for this unit; empty on failure."""
     seconds: float = 0.0
@@ -112,6 +116,8 @@ def run_unit(
         written=outcome.written,
         errors=outcome.errors,
         first_error=outcome.first_error,
+        judge_errors=outcome.judge_errors,
+        judge_unparseable=outcome.judge_unparseable,
         accounting=accounting,
         seconds=time.perf_counter() - started,
     )

@@ -9,12 +9,16 @@ The judge sees (LoCoMo, category 4, abridged)::
             Model's answer: adoption agencies
             Grading rule: The answer is correct if it refers to the same thing ...
 
-and must reply `{"reasoning": "...", "correct": true}`. Parsing is strict: the reply is
-one JSON object (optionally inside a single ```json fence) whose `correct` is a JSON
-boolean or the string "true"/"false". Anything else, and any failed call, is a
-`Judgement(status="error")` — retried on the next run, never counted as incorrect. An
-unparsable reply is deleted from the response cache (`forget_reply`) so that the retry
-really asks the server again. Token and call accounting lives in the provider layer
+and must reply `{"reasoning": "...", "correct": true}`; when the endpoint honours JSON
+Schemas (`json_schema: true`) the reply is constrained to `VERDICT_SCHEMA`. Parsing is
+strict: the reply is one JSON object (optionally inside a single ```json fence) whose
+`correct` is a JSON boolean or the string "true"/"false". An unparsable reply is asked
+again (the bad reply and a one-line correction appended) up to `attempts` asks in all;
+still unparsable, it is a `Judgement(status="unparseable")` holding the attempts and the
+last reply, kept on resume (only `scoring.rejudge=true` asks again). A failed call is a
+`Judgement(status="error")`, retried on the next run. Neither is ever counted as
+incorrect. Unparsable replies are deleted from the response cache (`forget_reply`) so a
+rejudge really asks the server. Token and call accounting lives in the provider layer
 (`ProviderSet.accounting()`), not here.
 """
 
@@ -22,16 +26,36 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from bench.config import JudgeConfig
 from bench.errors import ConfigError
-from bench.providers.base import ChatProvider, Message
+from bench.providers.base import (
+    CallOptions,
+    ChatProvider,
+    JsonSchema,
+    Message,
+    supports_json_schema,
+)
 from bench.providers.cache import forget_reply, repeat_version
-from bench.records import ERROR, OK, ArmResult, Judgement
+from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.types import Question
 
 NO_GOLD = "(none: the conversation does not contain this information)"
+VERDICT_SCHEMA = JsonSchema(
+    "verdict",
+    {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, "correct": {"type": "boolean"}},
+        "required": ["reasoning", "correct"],
+        "additionalProperties": False,
+    },
+)
+REPAIR = (
+    'That reply is not a verdict. Reply with exactly one JSON object: {"reasoning": '
+    '"<one short sentence>", "correct": true} or {"reasoning": "...", "correct": false}.'
+)
 
 
 def parse_verdict(text: str) -> bool:
@@ -88,8 +112,13 @@ class Judge:
         prompt: JudgePrompt,
         chat: ChatProvider,
         rubric_for: Callable[[Question], str],
+        attempts: int = 2,
     ) -> None:
         self.judge_id = judge_id
+        self.attempts = max(1, attempts)
+        self.options = (
+            CallOptions(json_schema=VERDICT_SCHEMA) if supports_json_schema(chat) else None
+        )
         self.model: str = chat.model
         self.prompt = prompt
         self.prompt_hash = prompt.sha256
@@ -112,32 +141,44 @@ class Judge:
         ]
 
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
-        """Ask the model; an unparsable reply or failed call is an `error` verdict.
+        """Ask the model (again after an unparsable reply, up to `attempts` asks).
 
-        An unparsable reply is also dropped from the provider's response cache, so the
-        next run asks the server again instead of replaying it. `repeat` r >= 1 (a
-        `repeats=N` draw) is cached under its own key.
+        A failed call is an `error` verdict (retried on resume); replies still unparsable
+        after `attempts` asks make an `unparseable` verdict. Unparsable replies are dropped
+        from the provider's response cache, so a rejudge asks the server again. `repeat`
+        r >= 1 (a `repeats=N` draw) is cached under its own key.
         """
         messages = self.messages(question, answer)
         version = repeat_version(self.prompt.version, repeat)
-        try:
-            result = self.chat.complete(messages, prompt_version=version)
-        except Exception as exc:  # any failure is an error verdict, retried on resume
-            return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
-        try:
-            verdict = parse_verdict(result.text)
-        except ValueError as exc:
-            forget_reply(self.chat, messages, prompt_version=version)
-            return self._error(f"unparsable verdict: {exc}", result.text, result.cached)
-        return Judgement(
-            judge_id=self.judge_id,
-            status=OK,
-            verdict=verdict,
-            model=self.model,
-            prompt_hash=self.prompt_hash,
-            raw=result.text,
-            cached=result.cached,
-        )
+        problem, last = "", ""
+        for attempt in range(1, self.attempts + 1):
+            try:
+                result = self.chat.complete(messages, prompt_version=version, options=self.options)
+            except Exception as exc:  # any failure is an error verdict, retried on resume
+                return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
+            try:
+                verdict = parse_verdict(result.text)
+            except ValueError as exc:
+                forget_reply(self.chat, messages, prompt_version=version, options=self.options)
+                problem, last = str(exc), result.text
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": result.text},
+                    {"role": "user", "content": REPAIR},
+                ]
+                continue
+            return Judgement(
+                judge_id=self.judge_id,
+                status=OK,
+                verdict=verdict,
+                model=self.model,
+                prompt_hash=self.prompt_hash,
+                raw=result.text,
+                cached=result.cached,
+                attempts=attempt,
+            )
+        message = f"unparsable verdict after {self.attempts} attempt(s): {problem}"
+        return replace(self._error(message, last), status=UNPARSEABLE, attempts=self.attempts)
 
     def _error(self, message: str, raw: str | None, cached: bool = False) -> Judgement:
         line = (message.splitlines() or ["error"])[0][:500]
@@ -152,18 +193,24 @@ class Judge:
         )
 
 
-def build_judge(cfg: JudgeConfig, chat: ChatProvider) -> Judge:
+def build_judge(cfg: JudgeConfig, chat: ChatProvider, attempts: int = 2) -> Judge:
     """A judge of kind `locomo` or `longmemeval` reading its versioned prompt file."""
+    if attempts < 1:
+        raise ConfigError(f"scoring.judge_attempts={attempts}: must be at least 1")
     chooser = RUBRIC_CHOOSERS.get(cfg.kind)
     if chooser is None:
         known = ", ".join(sorted(RUBRIC_CHOOSERS))
         raise ConfigError(f"judges.{cfg.judge_id}.kind={cfg.kind}: unknown; use one of {known}")
     prompt = load_judge_prompt(cfg.prompt, REQUIRED_RUBRICS[cfg.kind])
-    return Judge(cfg.judge_id, prompt, chat, chooser)
+    return Judge(cfg.judge_id, prompt, chat, chooser, attempts)
 
 
 def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -> bool:
-    """True unless the result holds an `ok` verdict by this judge's model and prompt hash."""
+    """True unless the result holds an `ok` or `unparseable` verdict by this judge.
+
+    Only verdicts by this judge's model and prompt hash count; an `unparseable` one was
+    asked `attempts` times already, so only `rejudge` asks again.
+    """
     if result.status != OK or result.answer is None:
         return False
     if rejudge:
@@ -171,7 +218,7 @@ def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -
     old = result.judgements.get(judge.judge_id)
     return not (
         old is not None
-        and old.status == OK
+        and old.status in (OK, UNPARSEABLE)
         and old.model == judge.model
         and old.prompt_hash == judge.prompt_hash
     )

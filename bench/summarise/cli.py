@@ -239,6 +239,7 @@ def summarise_records(
     if labels not in LABEL_SCHEMES:
         raise SummaryError(f"--labels {labels}: unknown; use one of {', '.join(LABEL_SCHEMES)}")
     notes: list[str] = [run.meta_problem] if run.meta_problem else []
+    notes.extend(_cap_notes(run))
     dataset = _dataset_name(run)
     locomo_style = _is_locomo_style(run, dataset)
     layout = _layout(run, locomo_style)
@@ -332,9 +333,33 @@ def _closing_notes(summary: Summary) -> list[str]:
     return notes
 
 
+def _cap_notes(run: LoadedRun) -> list[str]:
+    """Per arm: capped answers, contexts cut to fit, unparseable verdicts (when any)."""
+    counts: dict[str, list[int]] = {}
+    for record in run.records:
+        for arm, res in record.arms.items():
+            row = counts.setdefault(arm, [0, 0, 0, 0])
+            if res.status != OK:
+                continue
+            row[0] += 1
+            row[1] += res.truncated is True
+            row[2] += bool(res.context_cut_tokens)
+            row[3] += sum(j.status == "unparseable" for j in res.judgements.values())
+    notes = []
+    for arm in sorted(counts):
+        answered, capped, cut, unparseable = counts[arm]
+        if capped:
+            notes.append(f"truncated answers {arm}: {capped} of {answered} hit the completion cap")
+        if cut:
+            notes.append(f"contexts cut to fit the server {arm}: {cut} of {answered}")
+        if unparseable:
+            notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
+    return notes
+
+
 def _extraction_notes(summary: Summary) -> list[str]:
     """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.run.health)."""
-    from bench.run.health import arm_total, degraded_warnings, table_from_json
+    from bench.run.health import arm_total, degraded_warnings, mode_note, table_from_json
 
     table = table_from_json(summary.meta.extraction_health if summary.meta else None)
     notes = []
@@ -343,7 +368,7 @@ def _extraction_notes(summary: Summary) -> list[str]:
         mark = "DEGRADED " if total.degraded else ""
         notes.append(
             f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
-            f"{total.facts} facts stored"
+            f"{total.facts} facts stored{mode_note(total)}"
         )
     notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
     return notes
