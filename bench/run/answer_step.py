@@ -17,7 +17,7 @@ from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
 from bench.suite.miss import evidence_retrieved, miss_from
 from bench.tokens import TokenCounter
-from bench.types import Context, Question
+from bench.types import ChatResult, Context, Question
 
 MAX_RETRIEVED_IDS = 50
 
@@ -43,10 +43,7 @@ class AnswerStep:
 
     def answer(self, question: Question, context: Context, retrieve_ms: float) -> ArmResult:
         """Ask the answerer with this context, post-process, score; errors raise."""
-        messages = self.prompt.messages(question.question, context.text)
-        started = time.perf_counter()
-        reply = self.answerer.complete(messages, prompt_version=self.prompt.version)
-        latency_ms = (time.perf_counter() - started) * 1000
+        reply, latency_ms = self._reply(question, context)
         answer = postprocess(reply.text)
         if not answer:
             raise ProviderError(
@@ -82,8 +79,22 @@ class AnswerStep:
             answerer=reply.model,
             context=context.text if self.save_context else None,
             write_path=context.write_path,
+            answer_path=_answer_path(context),
         )
         return with_corrected_scores(result, question, self.f1_threshold)
+
+    def _reply(self, question: Question, context: Context) -> tuple[ChatResult, float]:
+        """The answerer's reply and its latency in ms.
+
+        When the arm brought the service's own answer (`Context.service_answer`), that
+        answer instead: no answerer call, no tokens.
+        """
+        if (given := context.service_answer) is not None:
+            return ChatResult(text=given.text, model=given.source), given.ms
+        messages = self.prompt.messages(question.question, context.text)
+        started = time.perf_counter()
+        reply = self.answerer.complete(messages, prompt_version=self.prompt.version)
+        return reply, (time.perf_counter() - started) * 1000
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
         """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
@@ -106,6 +117,13 @@ class AnswerStep:
                 miss=miss_from(updated.evidence_retrieved, verdict),
             )
         return updated
+
+
+def _answer_path(context: Context) -> str | None:
+    """`service` or `harness` for live arms (they may answer themselves); None otherwise."""
+    if context.service_answer is not None:
+        return "service"
+    return "harness" if context.write_path is not None else None
 
 
 def _source_ids(context: Context) -> list[str]:

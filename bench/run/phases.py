@@ -29,7 +29,7 @@ from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.paths import contained
 from bench.records import write_json_atomic
-from bench.types import Context, ContextItem, Conversation, Question
+from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 
 PHASES = ("all", "predict", "evaluate")
 FOLDER = "predictions"
@@ -79,6 +79,7 @@ def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
             "truncated": context.truncated, "meta": context.meta,
             "write_path": context.write_path,
             "unranked_source_ids": list(context.unranked_source_ids),
+            "service_answer": asdict(context.service_answer) if context.service_answer else None,
             "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
@@ -92,6 +93,7 @@ def context_from_json(data: dict[str, Any]) -> Context:
     return Context(
         data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked,
         write_path=data.get("write_path"),
+        service_answer=ServiceAnswer(**answer) if (answer := data.get("service_answer")) else None,
     )  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite, SuiteQuery
 from bench.suite.units import suite_conversation
 from bench.tokens import TokenCounter
-from bench.types import Context, ContextItem, Conversation, Question
+from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 
 log = logging.getLogger("bench.suite")
 
@@ -46,6 +46,9 @@ class Retrieved:
     """Per cutoff K: (answer, scores) when an answerer is configured."""
     write_path: str | None = None
     """A live arm's write path (`capture` or `remember`), from its context."""
+    answer_path: str | None = None
+    """Who answered: `service` (a live arm's answer endpoint), `harness` (the configured
+    answerer), None when no answer was asked for."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,12 @@ class ArmRun:
     def write_path(self) -> str | None:
         """The live write path the arm reported (None for in-process arms)."""
         return next((r.write_path for r in self.rows if r.write_path), None)
+
+    @property
+    def answer_path(self) -> str | None:
+        """`service` when any query was answered by the service, else `harness` or None."""
+        paths = {r.answer_path for r in self.rows}
+        return "service" if "service" in paths else next(iter(paths - {None}), None)
 
 
 def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
@@ -199,8 +208,10 @@ def _retrieve_all(
         ranked = tuple(context.ranked_source_ids()[:depth])
         answers = None
         if answer_step is not None:
-            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs)
-        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path))
+            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs,
+                               context.service_answer)  # fmt: skip
+        path = None if answers is None else "service" if context.service_answer else "harness"
+        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path, path))
     return rows
 
 
@@ -210,12 +221,18 @@ def _answers(
     ranked: tuple[str, ...],
     texts: dict[str, str],
     cutoffs: list[int],
+    service_answer: ServiceAnswer | None = None,
 ) -> dict[int, tuple[str, dict[str, float | bool]]]:
-    """The answerer sees the top-K memories (best first) for each cutoff K."""
+    """The answerer sees the top-K memories (best first) for each cutoff K.
+
+    A live arm that brought the service's own answer is scored with that one answer
+    at every cutoff (the service chose its own context; no answerer is asked).
+    """
     out = {}
     for k in cutoffs:
         items = tuple(ContextItem(texts[i], 0.0, (i,)) for i in ranked[:k])
-        context = Context(text="\n".join(it.text for it in items), items=items)
+        context = Context(text="\n".join(it.text for it in items), items=items,
+                          service_answer=service_answer)  # fmt: skip
         result = step.answer(question, context, 0.0)
         scores = {
             "f1": float(result.scores.get("f1", 0.0)),
