@@ -25,7 +25,8 @@ from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfi
 from bench.errors import ConfigError
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
-from bench.providers.base import ChatProvider, Embedder
+from bench.providers.base import ChatProvider, Embedder, Message
+from bench.types import ChatResult
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import SlidingWindowLimiter
@@ -113,13 +114,24 @@ class ProviderSet:
     extractor: ChatProvider | None
     embedder: Embedder
 
-    def __init__(self, cfg: ProviderConfig, run_dir: Path, *, window_s: float = RATE_WINDOW_S):
+    def __init__(
+        self,
+        cfg: ProviderConfig,
+        run_dir: Path,
+        *,
+        window_s: float = RATE_WINDOW_S,
+        answerer: bool = True,
+    ):
         self._accountant = Accountant()
         self._deployments = _Deployments(window_s)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
         try:
-            self.answerer = self._chat(cfg.answerer, "answerer", "provider.answerer")
+            self.answerer = (
+                self._chat(cfg.answerer, "answerer", "provider.answerer")
+                if answerer
+                else NoAnswerer()
+            )
             self.extractor = (
                 None
                 if cfg.extractor.kind == "offline"
@@ -191,6 +203,26 @@ def _open_cache(cfg: CacheConfig, run_dir: Path) -> ResponseCache:
     return ResponseCache(path, cfg.mode)
 
 
-def build_providers(cfg: ProviderConfig, run_dir: Path) -> ProviderSet:
-    """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind)."""
-    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S)
+def build_providers(cfg: ProviderConfig, run_dir: Path, *, answerer: bool = True) -> ProviderSet:
+    """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind).
+
+    `answerer=False` (a run that answers nothing: a suite without `suite.answer`)
+    builds no answerer: the offline one loads nltk and scipy (~1 s of CPU).
+    """
+    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S, answerer=answerer)
+
+
+class NoAnswerer:
+    """The answerer of a run built with `answerer=False`: asking it is a bug, said so."""
+
+    model = "none"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+    ) -> ChatResult:
+        """Never answers: this run was built without an answerer."""
+        raise ConfigError("this run was built without an answerer (answerer=False)")

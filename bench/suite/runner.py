@@ -87,7 +87,7 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
 
     run_cfg = cfg.as_run_config(suites[0].name)
     phase = check_phase(run_cfg)
-    providers = build_providers(cfg.provider, Path(cfg.out))
+    providers = build_providers(cfg.provider, Path(cfg.out), answerer=cfg.suite.answer)
     try:
         if phase == "predict":
             _predict(cfg, run_cfg, suites, providers)
