@@ -26,13 +26,13 @@ from bench.errors import ConfigError
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
 from bench.providers.base import ChatProvider, Embedder, Message
-from bench.types import ChatResult
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
 from bench.registry import unknown
+from bench.types import ChatResult
 
 CHAT_KINDS = ("offline", "openai")
 EMBED_KINDS = ("wordllama", "openai")
