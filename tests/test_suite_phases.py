@@ -93,6 +93,12 @@ def test_suite_evaluate_makes_no_call_to_the_memory_service(tmp_path: Path) -> N
         assert evaluated.returncode == 0, evaluated.stderr[-2000:]
         assert httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"] == calls
         assert project_ids(url) == []
+    stored = [json.loads(p.read_text()) for p in (split / "suites").glob("*/predictions/*")]
+    contexts = [e["context"] for s in stored for e in s["arms"].values()]
+    assert contexts and all(c["items"] for c in contexts)
+    assert {c["text"] for c in contexts} | {i["text"] for c in contexts for i in c["items"]} == {
+        ""
+    }  # no answerer: the ranking is stored, the texts are not
     a, b = outputs(whole), outputs(split)
     assert a == b
     assert a["runs/http.trec"] == a["runs/neuromorphic.trec"].replace("neuromorphic", "http")

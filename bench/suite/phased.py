@@ -1,8 +1,8 @@
 """`phase=predict|evaluate` for suites, on the machinery of `bench.run.phases`.
 
 * `predict` ingests every suite with the real arms and stores, per query and arm, the
-  context the arm returned (ranked items with their source ids, rendered text, write
-  path, retrieval time) with `bench.run.phases.predict_conversation`, in
+  context the arm returned (ranked items with their source ids, write path, retrieval
+  time, and with `suite.answer` the rendered texts) with `bench.run.phases.predict_conversation`, in
   `<out>/suites/<suite>/predictions/<query>.json`, plus the ingestion seconds per arm
   in `<out>/suites/<suite>/ingest.json`. Nothing is scored; no report is written.
 * `evaluate` reads those back through `bench.run.phases.StoredArm` (no arm is built, no
@@ -57,8 +57,12 @@ def predict_suite(
     suite: Suite,
     conversation: Conversation,
     ingest_one: Callable[[Arm, Conversation], float],
+    keep_text: bool,
 ) -> int:
     """Ingest and retrieve every query lacking a current prediction; how many written.
+
+    `keep_text` (with `suite.answer`) also stores the rendered contexts; without it only
+    the ranking is kept (a raw arm's context alone can be 120k tokens per query).
 
     Raises BenchError naming the first stored failure, after everything is stored (a
     re-run of `phase=predict` retries only the failed entries).
@@ -72,7 +76,9 @@ def predict_suite(
         return {}
 
     ids = identities(run_cfg, suite)
-    written = phases.predict_conversation(conversation, arms, run_cfg, folder, ids, ingest)
+    written = phases.predict_conversation(
+        conversation, arms, run_cfg, folder, ids, ingest, keep_text=keep_text
+    )
     if seconds:
         merged = {**_ingest_seconds(folder), **seconds}
         write_json_atomic(contained(folder / INGEST_FILE, folder), merged)

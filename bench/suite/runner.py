@@ -147,7 +147,7 @@ def _predict(cfg: SuiteConfig, run_cfg: RunConfig, suites: list[Suite], provider
         for suite in suites:
             conversation = suite_conversation(suite)
             written = phased.predict_suite(arms, run_cfg, Path(cfg.out), suite, conversation,
-                                           _ingest)  # fmt: skip
+                                           _ingest, keep_text=cfg.suite.answer)  # fmt: skip
             log.info("predict %s: %d quer(ies) stored", suite.name, written)
     finally:
         for arm in arms.values():
