@@ -10,7 +10,8 @@ named by `token_env`; the token itself is never stored.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -29,6 +30,7 @@ from bench.arm import ArmServices
 from bench.errors import BenchError, ConfigError
 from bench.live_state import NamespaceLedger
 from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.types import Context, Question, ServiceAnswer
 
 
 @dataclass
@@ -85,6 +87,19 @@ class HttpConfig(LiveOptions):
         "POST", "/v1/projects/{namespace}/search", {"query": "{query}", "k": "{k}"}
     )
     """Search `{namespace}` for `{query}`, asking for `{k}` results."""
+    service_answer: bool = False
+    """Ask the service's answer endpoint too, once per question right after the search,
+    and record its answer instead of asking the harness answerer (`answer_path:
+    service` in records and reports). Off by default: every arm is then answered by
+    the same harness answerer, which is what makes arms comparable."""
+    answer: RequestSpec = _req(
+        "POST", "/v1/projects/{namespace}/answer", {"query": "{query}", "k": "{k}"}
+    )
+    """The answer endpoint (used only with `service_answer`): `{namespace}`, `{query}`, `{k}`."""
+    answer_text_path: str = "answer"
+    """Dotted path to the answer text in an answer reply."""
+    answer_model_path: str | None = "model"
+    """Dotted path to who answered (model name) in an answer reply; None records `service`."""
 
 
 class _Retryable(Exception):
@@ -193,16 +208,50 @@ class HttpBackend:
         """The raw search reply for `query` (top `k`)."""
         return self.call(self.cfg.search, {"namespace": namespace, "query": query, "k": k})
 
+    def answer(self, namespace: str, query: str, k: int) -> ServiceAnswer:
+        """The service's own answer to `query` (its answer endpoint), with the call's time."""
+        cfg, started = self.cfg, time.perf_counter()
+        reply = self.call(cfg.answer, {"namespace": namespace, "query": query, "k": k})
+        ms = (time.perf_counter() - started) * 1000
+        where = f"{cfg.answer.method} {self.where}{cfg.answer.path}"
+        text = at(reply, cfg.answer_text_path, where, f"arm_options.{self.name}.answer_text_path")
+        model = (
+            at(reply, cfg.answer_model_path, where, f"arm_options.{self.name}.answer_model_path")
+            if cfg.answer_model_path
+            else None
+        )
+        return ServiceAnswer(str(text), round(ms, 3), f"service:{model or self.where}")
+
     def close(self) -> None:
         """Release the connection."""
         self.client.close()
 
 
 class HttpArm(LiveMemoryArm):
-    """The `http` arm: `LiveMemoryArm` over `HttpBackend`."""
+    """The `http` arm: `LiveMemoryArm` over `HttpBackend`, with the optional answer endpoint."""
 
     def __init__(self, name: str, config: HttpConfig, services: ArmServices) -> None:
-        super().__init__(name, config, services, HttpBackend(name, config))
+        self.http = HttpBackend(name, config)
+        super().__init__(name, config, services, self.http)
+
+    def _probe_more(self, namespace: str, query: str) -> None:
+        """With `service_answer`, the answer endpoint's shape is checked at start-up too."""
+        if self.http.cfg.service_answer:
+            self.http.answer(namespace, query, 1)
+
+    def retrieve(self, question: Question) -> Context:
+        """Search (as every live arm); with `service_answer`, also ask the service to answer.
+
+        The answer is fetched here, with the retrieval, so `phase=predict` stores it and
+        `phase=evaluate` calls nothing.
+        """
+        context = super().retrieve(question)
+        if not self.http.cfg.service_answer:
+            return context
+        started = time.perf_counter()
+        answer = self.http.answer(context.meta["namespace"], question.question, self.options.k)
+        self.calls.timed("answer", started)
+        return replace(context, service_answer=answer)
 
 
 def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:

@@ -188,12 +188,16 @@ class LiveMemoryArm:
             reply = self.backend.search(namespace, "Where did Probe move?", 1)
             items, _ = self._items(reply, self._units[namespace])
             self._context(reply, items)
+            self._probe_more(namespace, "Where did Probe move?")
         finally:
             self._units.pop(namespace, None)
             if not self.options.namespace:
                 self.backend.delete(namespace)
                 self.ledger.remove(Namespace(self.name, namespace, "probe"))
             self.calls = CallLog()
+
+    def _probe_more(self, namespace: str, query: str) -> None:
+        """A transport's extra probe of optional endpoints (none by default)."""
 
     def fingerprint(self) -> dict[str, Any]:
         """Options and endpoint: what changes what the service stores."""

@@ -133,6 +133,10 @@ class ArmResult:
     write_path: str | None = None
     """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
     storage), which changes what is measured; None for in-process arms."""
+    answer_path: str | None = None
+    """Who wrote a live arm's answer: `service` (the service's answer endpoint) or
+    `harness` (the configured answerer); None (omitted) for in-process arms, which are
+    always answered by the harness."""
     evidence_retrieved: bool | None = None
     """True when the context held at least one evidence unit (ranked source ids, or a
     whole-context arm's kept turns); None without evidence or without listed ids."""
@@ -213,7 +217,7 @@ class QuestionRecord:
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
-    "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
+    "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
 )  # fmt: skip
 """Errata fields, extraction health, a live arm's write path, the miss fields and the
 fit/cap flags, written

@@ -180,6 +180,18 @@ class ContextItem:
 
 
 @dataclass(frozen=True)
+class ServiceAnswer:
+    """A memory service's own answer to a question (a live arm's optional answer endpoint)."""
+
+    text: str
+    """The answer the service returned."""
+    ms: float
+    """Wall time of the answer call, in milliseconds (recorded as the answer latency)."""
+    source: str
+    """Who answered, as the service reported it (or `service` when it reports nothing)."""
+
+
+@dataclass(frozen=True)
 class Context:
     """What an arm retrieved for a question, rendered as the block the answerer sees."""
 
@@ -197,6 +209,9 @@ class Context:
     write_path: str | None = None
     """How a live arm wrote the memories searched (`capture` or `remember`); it changes
     what is measured, so it is copied into every record. None for in-process arms."""
+    service_answer: ServiceAnswer | None = None
+    """The service's own answer, when a live arm asked its answer endpoint; the harness
+    then records it instead of asking the configured answerer."""
 
     def ranked_source_ids(self) -> list[str]:
         """Source unit ids, best first, without repeats.

@@ -148,3 +148,20 @@ def test_rrf_on_a_hand_worked_example() -> None:
 def test_retrieve_before_ingest_is_an_error(tmp_path) -> None:
     with pytest.raises(RuntimeError, match="before ingest"):
         RagArm("rag", RagConfig(), services(tmp_path)).retrieve(question("x"))
+
+
+def test_a_reused_store_ranks_exactly_as_the_fresh_lancedb_read(tmp_path) -> None:
+    conv = conversation(6, 5)
+    queries = [f"topic{s}x{t} session {s}" for s in range(1, 7) for t in range(5)]
+    fresh = RagArm("rag", RagConfig(top_k=20), services(tmp_path))
+    assert not fresh.ingest(conv)["reused_store"]  # ranks vectors read back from LanceDB
+    expected = [fresh._dense_ranking(q) for q in queries]
+    reused = RagArm("rag", RagConfig(top_k=20), services(tmp_path))
+    assert reused.ingest(conv)["reused_store"]  # ranks the saved vectors.npz
+    assert [reused._dense_ranking(q) for q in queries] == expected
+    assert reused._vectors.dtype == fresh._vectors.dtype == np.float32
+
+    (tmp_path / "c1" / "vectors.npz").unlink()  # a store without it is rebuilt, not trusted
+    healed = RagArm("rag", RagConfig(top_k=20), services(tmp_path))
+    assert not healed.ingest(conv)["reused_store"]
+    assert [healed._dense_ranking(q) for q in queries] == expected

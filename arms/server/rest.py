@@ -8,6 +8,8 @@
                                              "date_time", "session"} -> {"turn", "facts", "errors"}
     POST   /v1/projects/{id}/memories       {"text", "metadata": {"bench"}, "date_time"} -> {"id"}
     POST   /v1/projects/{id}/search         {"query", "k"} -> {"results": [...], "context"}
+    POST   /v1/projects/{id}/answer         {"query", "k"} -> {"answer", "model", "results",
+                                             "context"} (offline extractive reader, no LLM)
     GET    /v1/stats                        {"calls": {endpoint: n}}
 
 Optional bearer auth: with a token configured, every /v1 route needs
@@ -143,3 +145,8 @@ def _memory_routes(app: FastAPI, service: MemoryService, auth: list[Any]) -> Non
     @app.post("/v1/projects/{project_id}/search", dependencies=auth)
     def search(project_id: str, body: SearchIn) -> dict[str, Any]:
         return service.search(project_id, body.query, body.k).to_json()
+
+    @app.post("/v1/projects/{project_id}/answer", dependencies=auth)
+    def answer(project_id: str, body: SearchIn) -> dict[str, Any]:
+        text, model, found = service.answer(project_id, body.query, body.k)
+        return {"answer": text, "model": model, **found.to_json()}

@@ -216,6 +216,10 @@ class MemoryService:
         """The top `k` memories for `query`, best first, and their rendered context."""
         with self._lock:
             self.calls["search"] += 1
+            return self._search(project_id, query, k)
+
+    def _search(self, project_id: str, query: str, k: int) -> SearchResult:
+        with self._lock:
             engine = self._engine(project_id)
             engine.flush()  # ingestion is over once a client searches (as in the arm)
             recalled = engine.recall(query)[: max(0, k)]
@@ -224,6 +228,22 @@ class MemoryService:
                 for r in recalled
             )
             return SearchResult(hits, engine.render(recalled, query))
+
+    def answer(self, project_id: str, query: str, k: int) -> tuple[str, str, SearchResult]:
+        """The service's own answer: `(answer, model, what it answered from)`.
+
+        The reference service has no LLM: it answers with the harness's offline
+        extractive reader (`bench.providers.offline_answer`) over its own retrieval
+        (the rendered context of the top `k` memories), so its answers are offline
+        answers and are labelled with that reader's model id.
+        """
+        from bench.providers.offline_answer import MODEL_ID
+        from bench.providers.offline_answer import answer as offline_answer
+
+        with self._lock:
+            self.calls["answer"] += 1
+            found = self._search(project_id, query, k)
+            return offline_answer(query, found.context), MODEL_ID, found
 
     def close(self) -> None:
         """Flush and close every open engine."""

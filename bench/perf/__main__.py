@@ -1,7 +1,7 @@
 """`python -m bench.perf [what ...] [-- hydra overrides]`: performance figures as JSON.
 
 what: `components` (embedder, tokenizer, offline answerer), `summarise`, `engine`,
-`ingest` (both memory arms over all of LoCoMo), `niah` (raw, rag, neuromorphic on NIAH
+`ingest` (both memory arms over all of LoCoMo), `niah` (raw, rag, neuromorphic, tuned on NIAH
 suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run` (a
 fresh run and its resume in a temporary folder; overrides after `--`, default
 `dataset=smoke`), `offline_f1` (the offline reader's official F1 per arm; default

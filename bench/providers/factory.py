@@ -25,13 +25,14 @@ from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfi
 from bench.errors import ConfigError
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
-from bench.providers.base import ChatProvider, Embedder
+from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
 from bench.registry import unknown
+from bench.types import ChatResult
 
 CHAT_KINDS = ("offline", "openai")
 EMBED_KINDS = ("wordllama", "openai")
@@ -125,13 +126,18 @@ class ProviderSet:
         *,
         window_s: float = RATE_WINDOW_S,
         limiters: LimiterFactory | None = None,
+        answerer: bool = True,
     ):
         self._accountant = Accountant()
         self._deployments = _Deployments(window_s, limiters)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
         try:
-            self.answerer = self._chat(cfg.answerer, "answerer", "provider.answerer")
+            self.answerer = (
+                self._chat(cfg.answerer, "answerer", "provider.answerer")
+                if answerer
+                else NoAnswerer()
+            )
             self.extractor = (
                 None
                 if cfg.extractor.kind == "offline"
@@ -204,14 +210,20 @@ def _open_cache(cfg: CacheConfig, run_dir: Path) -> ResponseCache:
 
 
 def build_providers(
-    cfg: ProviderConfig, run_dir: Path, limiters: LimiterFactory | None = None
+    cfg: ProviderConfig,
+    run_dir: Path,
+    limiters: LimiterFactory | None = None,
+    *,
+    answerer: bool = True,
 ) -> ProviderSet:
     """The run's providers; raises ProviderError (missing key) or ConfigError (bad kind).
 
     `limiters` makes each deployment's limiter (default: one in this process; under
     `executor=ray`, a proxy to the run's one limiter actor per deployment).
+    `answerer=False` (a run that answers nothing: a suite without `suite.answer`)
+    builds no answerer: the offline one loads nltk and scipy (~1 s of CPU).
     """
-    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S, limiters=limiters)
+    return ProviderSet(cfg, run_dir, window_s=RATE_WINDOW_S, limiters=limiters, answerer=answerer)
 
 
 def _local_limiter(
@@ -219,3 +231,20 @@ def _local_limiter(
 ) -> Limiter:
     """An in-process limiter (every executor but Ray)."""
     return SlidingWindowLimiter(requests, tokens, window_s=window_s)
+
+
+class NoAnswerer:
+    """The answerer of a run built with `answerer=False`: asking it is a bug, said so."""
+
+    model = "none"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+        options: CallOptions | None = None,
+    ) -> ChatResult:
+        """Never answers: this run was built without an answerer."""
+        raise ConfigError("this run was built without an answerer (answerer=False)")

@@ -20,7 +20,7 @@ from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
 from bench.suite.miss import evidence_retrieved, miss_from
 from bench.tokens import TokenCounter
-from bench.types import Context, Question
+from bench.types import ChatResult, Context, Question
 
 MAX_RETRIEVED_IDS = 50
 
@@ -59,12 +59,11 @@ class AnswerStep:
 
         `repeat` r >= 1 is cached under its own key (`repeat_version`).
         """
-        text, cut = self._fit(question, context.text)
-        messages = self.prompt.messages(question.question, text)
-        started = time.perf_counter()
-        version = repeat_version(self.prompt.version, repeat)
-        reply = self.answerer.complete(messages, prompt_version=version, options=self.options)
-        latency_ms = (time.perf_counter() - started) * 1000
+        if context.service_answer is None:
+            text, cut = self._fit(question, context.text)
+        else:
+            text, cut = context.text, 0
+        reply, latency_ms = self._reply(question, context, text, repeat)
         answer = postprocess(reply.text)
         if not answer:
             raise ProviderError(
@@ -102,6 +101,7 @@ class AnswerStep:
             answerer=reply.model,
             context=context.text if self.save_context else None,
             write_path=context.write_path,
+            answer_path=_answer_path(context),
         )
         return with_corrected_scores(result, question, self.f1_threshold)
 
@@ -128,6 +128,22 @@ class AnswerStep:
         kept, _ = self.tokens.truncate_left(text, max(0, have - (need - room)))
         return kept, have - self.tokens.count(kept)
 
+    def _reply(
+        self, question: Question, context: Context, text: str, repeat: int
+    ) -> tuple[ChatResult, float]:
+        """The answerer's reply to `text` (the fitted context) and its latency in ms.
+
+        When the arm brought the service's own answer (`Context.service_answer`), that
+        answer instead: no answerer call, no tokens.
+        """
+        if (given := context.service_answer) is not None:
+            return ChatResult(text=given.text, model=given.source), given.ms
+        messages = self.prompt.messages(question.question, text)
+        started = time.perf_counter()
+        version = repeat_version(self.prompt.version, repeat)
+        reply = self.answerer.complete(messages, prompt_version=version, options=self.options)
+        return reply, (time.perf_counter() - started) * 1000
+
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
         """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
         if result.status != OK or not self.judges:
@@ -149,6 +165,13 @@ class AnswerStep:
                 miss=miss_from(updated.evidence_retrieved, verdict),
             )
         return updated
+
+
+def _answer_path(context: Context) -> str | None:
+    """`service` or `harness` for live arms (they may answer themselves); None otherwise."""
+    if context.service_answer is not None:
+        return "service"
+    return "harness" if context.write_path is not None else None
 
 
 def _source_ids(context: Context) -> list[str]:

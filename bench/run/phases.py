@@ -29,7 +29,7 @@ from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.paths import contained
 from bench.records import write_json_atomic
-from bench.types import Context, ContextItem, Conversation, Question
+from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 
 PHASES = ("all", "predict", "evaluate")
 FOLDER = "predictions"
@@ -73,12 +73,14 @@ def _load(path: Path) -> dict[str, Any]:
     return dict(data.get("arms", {})) if isinstance(data, dict) else {}
 
 
-def context_json(context: Context, retrieve_ms: float) -> dict[str, Any]:
-    """A context as stored in a prediction."""
-    return {"text": context.text, "items": [asdict(i) for i in context.items],
+def context_json(context: Context, retrieve_ms: float, keep_text: bool = True) -> dict[str, Any]:
+    """A context as stored in a prediction (`keep_text=False`: ranked ids only, no texts)."""
+    items = [asdict(i) if keep_text else {**asdict(i), "text": ""} for i in context.items]
+    return {"text": context.text if keep_text else "", "items": items,
             "truncated": context.truncated, "meta": context.meta,
             "write_path": context.write_path,
             "unranked_source_ids": list(context.unranked_source_ids),
+            "service_answer": asdict(context.service_answer) if context.service_answer else None,
             "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
@@ -92,6 +94,7 @@ def context_from_json(data: dict[str, Any]) -> Context:
     return Context(
         data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked,
         write_path=data.get("write_path"),
+        service_answer=ServiceAnswer(**answer) if (answer := data.get("service_answer")) else None,
     )  # fmt: skip
 
 
@@ -102,8 +105,13 @@ def predict_conversation(
     run_dir: Path,
     identities: dict[str, str],
     ingest: Callable[[dict[str, Arm], Conversation], dict[str, str]],
+    keep_text: bool = True,
 ) -> int:
-    """Ingest and retrieve for every question lacking a current prediction; how many written."""
+    """Ingest and retrieve for every question lacking a current prediction; how many written.
+
+    `keep_text=False` stores the ranking without the rendered texts (a suite scored
+    without an answerer needs only the ranked source ids).
+    """
     todo = []
     for question in conversation.questions:
         stored = _load(prediction_path(run_dir, question))
@@ -122,7 +130,8 @@ def predict_conversation(
                 started = time.perf_counter()
                 try:
                     context = arms[name].retrieve(question)
-                    entry["context"] = context_json(context, (time.perf_counter() - started) * 1000)
+                    ms = (time.perf_counter() - started) * 1000
+                    entry["context"] = context_json(context, ms, keep_text)
                 except Exception as exc:  # stored; predict retries it on resume
                     entry["error"] = f"retrieve failed: {type(exc).__name__}: {exc}"
             stored[name] = entry

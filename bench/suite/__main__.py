@@ -22,13 +22,18 @@ log = logging.getLogger("bench.suite")
 
 
 def run(cfg: SuiteConfig) -> dict[str, Any]:
-    """Load the suites, run every arm, write the outputs; return the report."""
+    """Load the suites, run every arm, write the outputs; return the report.
+
+    `phase=predict` only stores the retrievals and returns an empty report.
+    """
     from bench.suite.adapters import load_suites
     from bench.suite.output import write_outputs
     from bench.suite.runner import run_suites
 
     suites = load_suites(cfg.suite.adapter, Path(cfg.suite.path or ""), cfg.suite.split)
     runs = run_suites(cfg, suites)
+    if cfg.phase == "predict":
+        return {}
     return write_outputs(cfg, suites, runs, _meta(cfg, suites))
 
 
@@ -62,6 +67,9 @@ def _hydra_main(cfg: DictConfig) -> None:
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    if suite_cfg.phase == "predict":
+        print(f"{Path(suite_cfg.out) / 'suites'}: predictions stored; run phase=evaluate")
+        return
     record_sweep_row(suite_cfg.out, report)
     print(Path(suite_cfg.out) / "SUMMARY.md")
 

@@ -46,6 +46,9 @@ class SuiteConfig:
     """Answer prompt and context budget (used when `suite.answer` is true)."""
     progress: bool = True
     """Show a progress bar."""
+    phase: str = "all"
+    """`all`, `predict` (ingest + retrieve, stored per query) or `evaluate` (score and
+    answer the stored retrievals; builds no arm). See bench/suite/phased.py."""
     stores: str | None = None
     """Folder holding `stores/<arm>/<suite>`; default `out` (a multirun: the sweep folder,
     so every job of a sweep over retrieval knobs reuses one ingestion)."""
@@ -60,6 +63,7 @@ class SuiteConfig:
             out=self.out,
             answer=self.answer,
             progress=self.progress,
+            phase=self.phase,
         )
 
 

@@ -1,7 +1,8 @@
 """NIAH scale figures for `python -m bench.perf niah`.
 
-Per arm and haystack size: recall@10, ingest seconds, retrieval ms per query and peak
-memory.
+Per arm and haystack size: recall@10, ingest seconds, retrieval ms per query, peak
+memory, and the process's CPU seconds (user + system: on shared, oversubscribed cores
+the wall-clock figures stretch with the load, CPU time much less).
 
 Each (arm, size) runs in its own process (`python -m bench.suite.niah_perf SUITE ARM OUT`)
 so its peak resident memory (ru_maxrss) is its own.
@@ -20,7 +21,7 @@ from typing import Any
 from bench.paths import CONF_DIR, PROJECT_ROOT
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
-ARMS = ("raw", "rag", "neuromorphic")
+ARMS = ("raw", "rag", "neuromorphic", "tuned")
 
 
 def niah_figures(sizes: tuple[int, ...] = SIZES, arms: tuple[str, ...] = ARMS) -> dict[str, Any]:
@@ -66,12 +67,14 @@ def _measure(suite: str, arm: str, out: str) -> dict[str, Any]:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = load_suite_config(compose(config_name="suite", overrides=overrides))
     report = run(cfg)["arms"][arm]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     return {
         "queries": report["queries"],
         "recall_at_10": report["retrieval"]["byK"]["10"]["recall"],
         "ingest_s": report["ingest_s"],
         "retrieve_ms_per_query": report["latency"]["avg"],
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
     }
 
 

@@ -16,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.arm import Arm
+from bench.config import RunConfig
 from bench.errors import BenchError
 from bench.run.answer_step import AnswerStep
+from bench.run.phases import PREDICTED_MS
+from bench.run.settings import ArmSpec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite, SuiteQuery
 from bench.suite.units import suite_conversation
 from bench.tokens import TokenCounter
-from bench.types import Context, ContextItem, Conversation, Question
+from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 
 log = logging.getLogger("bench.suite")
 
@@ -43,6 +46,9 @@ class Retrieved:
     """Per cutoff K: (answer, scores) when an answerer is configured."""
     write_path: str | None = None
     """A live arm's write path (`capture` or `remember`), from its context."""
+    answer_path: str | None = None
+    """Who answered: `service` (a live arm's answer endpoint), `harness` (the configured
+    answerer), None when no answer was asked for."""
 
 
 @dataclass(frozen=True)
@@ -63,39 +69,110 @@ class ArmRun:
         """The live write path the arm reported (None for in-process arms)."""
         return next((r.write_path for r in self.rows if r.write_path), None)
 
+    @property
+    def answer_path(self) -> str | None:
+        """`service` when any query was answered by the service, else `harness` or None."""
+        paths = {r.answer_path for r in self.rows}
+        return "service" if "service" in paths else next(iter(paths - {None}), None)
+
 
 def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
-    """Ingest and retrieve with every configured arm; arms in the order requested."""
+    """Ingest and retrieve with every configured arm; arms in the order requested.
+
+    `phase=predict` stores the retrievals and returns no runs; `phase=evaluate` builds
+    no arm and scores the stored ones (bench/suite/phased.py).
+    """
     from bench.providers.factory import build_providers
+    from bench.run.phases import check_phase
+
+    run_cfg = cfg.as_run_config(suites[0].name)
+    phase = check_phase(run_cfg)
+    providers = build_providers(cfg.provider, Path(cfg.out), answerer=cfg.suite.answer)
+    try:
+        if phase == "predict":
+            _predict(cfg, run_cfg, suites, providers)
+            return []
+        tokens = TokenCounter()
+        answer_step = _answer_step(cfg, providers, tokens) if cfg.suite.answer else None
+        if phase == "evaluate":
+            return _evaluate(cfg, run_cfg, suites, answer_step)
+        return _all(cfg, run_cfg, suites, providers, tokens, answer_step)
+    finally:
+        providers.close()
+
+
+def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: Any, tokens: TokenCounter) -> (
+    tuple[list[ArmSpec], dict[str, Arm]]
+):  # fmt: skip
     from bench.run.pipeline import open_arms
     from bench.run.settings import arm_specs
     from bench.screen import _read_only
 
-    run_cfg = cfg.as_run_config(suites[0].name)
     specs = [_read_only(spec) for spec in arm_specs(run_cfg)]
-    providers = build_providers(cfg.provider, Path(cfg.out))
-    tokens = TokenCounter()
-    answer_step = _answer_step(cfg, providers, tokens) if cfg.suite.answer else None
+    stores = Path(cfg.stores) if cfg.stores else None
+    return specs, open_arms(specs, run_cfg, providers, tokens, Path(cfg.out), stores)
+
+
+def _all(
+    cfg: SuiteConfig,
+    run_cfg: RunConfig,
+    suites: list[Suite],
+    providers: Any,
+    tokens: TokenCounter,
+    answer_step: AnswerStep | None,
+) -> list[ArmRun]:
+    specs, arms = _open(cfg, run_cfg, providers, tokens)
     results: list[ArmRun] = []
     try:
-        stores = Path(cfg.stores) if cfg.stores else None
-        arms = open_arms(specs, run_cfg, providers, tokens, Path(cfg.out), stores)
-        try:
-            for spec in specs:
-                arm = arms[spec.name]
-                rows: list[Retrieved] = []
-                ingest_s = 0.0
-                for suite in suites:
-                    conversation = suite_conversation(suite)
-                    ingest_s += _ingest(arm, conversation)
-                    rows.extend(_retrieve_all(arm, suite, conversation, cfg, answer_step))
-                results.append(ArmRun(spec.name, spec.kind, tuple(rows), ingest_s))
-        finally:
-            for arm in arms.values():
-                arm.close()
+        for spec in specs:
+            arm = arms[spec.name]
+            rows: list[Retrieved] = []
+            ingest_s = 0.0
+            for suite in suites:
+                conversation = suite_conversation(suite)
+                ingest_s += _ingest(arm, conversation)
+                rows.extend(_retrieve_all(arm, suite, conversation, cfg, answer_step))
+            results.append(ArmRun(spec.name, spec.kind, tuple(rows), ingest_s))
     finally:
-        providers.close()
+        for arm in arms.values():
+            arm.close()
     return results
+
+
+def _predict(cfg: SuiteConfig, run_cfg: RunConfig, suites: list[Suite], providers: Any) -> None:
+    from bench.suite import phased
+
+    _, arms = _open(cfg, run_cfg, providers, TokenCounter())
+    try:
+        for suite in suites:
+            conversation = suite_conversation(suite)
+            written = phased.predict_suite(arms, run_cfg, Path(cfg.out), suite, conversation,
+                                           _ingest, keep_text=cfg.suite.answer)  # fmt: skip
+            log.info("predict %s: %d quer(ies) stored", suite.name, written)
+    finally:
+        for arm in arms.values():
+            arm.close()
+
+
+def _evaluate(
+    cfg: SuiteConfig, run_cfg: RunConfig, suites: list[Suite], answer_step: AnswerStep | None
+) -> list[ArmRun]:
+    from bench.run.settings import arm_specs
+    from bench.suite import phased
+
+    out = Path(cfg.out)
+    rows: dict[str, list[Retrieved]] = {name: [] for name in run_cfg.arms}
+    ingest_s = dict.fromkeys(run_cfg.arms, 0.0)
+    for suite in suites:
+        conversation = suite_conversation(suite)
+        stored = phased.stored_arms(run_cfg, out, suite, conversation)
+        for name, arm in stored.items():
+            ingest_s[name] += phased.stored_ingest_s(out, conversation, name)
+            rows[name].extend(_retrieve_all(arm, suite, conversation, cfg, answer_step))
+    return [
+        ArmRun(spec.name, spec.kind, tuple(rows[spec.name]), ingest_s[spec.name])
+        for spec in arm_specs(run_cfg)
+    ]
 
 
 def _ingest(arm: Arm, conversation: Conversation) -> float:
@@ -127,12 +204,14 @@ def _retrieve_all(
     for query, question in zip(suite.queries, conversation.questions, strict=True):
         started = time.perf_counter()
         context = arm.retrieve(question)
-        ms = (time.perf_counter() - started) * 1000
+        ms = float(context.meta.get(PREDICTED_MS, (time.perf_counter() - started) * 1000))
         ranked = tuple(context.ranked_source_ids()[:depth])
         answers = None
         if answer_step is not None:
-            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs)
-        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path))
+            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs,
+                               context.service_answer)  # fmt: skip
+        path = None if answers is None else "service" if context.service_answer else "harness"
+        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path, path))
     return rows
 
 
@@ -142,12 +221,18 @@ def _answers(
     ranked: tuple[str, ...],
     texts: dict[str, str],
     cutoffs: list[int],
+    service_answer: ServiceAnswer | None = None,
 ) -> dict[int, tuple[str, dict[str, float | bool]]]:
-    """The answerer sees the top-K memories (best first) for each cutoff K."""
+    """The answerer sees the top-K memories (best first) for each cutoff K.
+
+    A live arm that brought the service's own answer is scored with that one answer
+    at every cutoff (the service chose its own context; no answerer is asked).
+    """
     out = {}
     for k in cutoffs:
         items = tuple(ContextItem(texts[i], 0.0, (i,)) for i in ranked[:k])
-        context = Context(text="\n".join(it.text for it in items), items=items)
+        context = Context(text="\n".join(it.text for it in items), items=items,
+                          service_answer=service_answer)  # fmt: skip
         result = step.answer(question, context, 0.0)
         scores = {
             "f1": float(result.scores.get("f1", 0.0)),
