@@ -19,7 +19,6 @@ from typing import Any
 
 from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
-from bench.errors import ConfigError
 from bench.hashing import stable_hash
 from bench.loaders import dataset_stats, load_dataset
 from bench.paths import contained, safe_name
@@ -27,14 +26,15 @@ from bench.providers.probe import probe_endpoints
 from bench.records import ERROR, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.run import health as ext_health
-from bench.run import phases
+from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
-from bench.scale.executor import plan_units
+from bench.scale.executor import UnitPlan, plan_units
 from bench.scale.unit_task import Tick, UnitResult, _no_tick
+from bench.scale.units import parse_shard, units_of
 from bench.scoring.errata import errata_meta, record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
@@ -100,7 +100,7 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
 
 def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
     specs = arm_specs(cfg)
-    phase = phases.check_phase(cfg)
+    phases.check_phase(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
@@ -110,37 +110,41 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
+    if _finished_already(cfg, dataset, run_dir):
+        return _finished_outcome(cfg, dataset, run_dir)
+    plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
+    try:
+        if not plan.in_process:  # the workers build their own providers and arms
+            from bench.run.fan_out import run_fanned_out
+
+            return run_fanned_out(cfg, dataset, prompt, run_dir, ident, plan)
+        return _run_in_process(cfg, dataset, prompt, run_dir, ident, plan, specs, shared_stores)
+    finally:
+        plan.close()
+
+
+def _run_in_process(
+    cfg: RunConfig,
+    dataset: Dataset,
+    prompt: AnswerPrompt,
+    run_dir: RunDirectory,
+    ident: dict[str, Any],
+    plan: UnitPlan,
+    specs: list[ArmSpec],
+    shared_stores: Path | None,
+) -> RunOutcome:
+    """Every unit in this process: one set of providers and arms for the whole run."""
     from bench.providers.factory import build_providers
 
+    phase = cfg.phase
     providers = build_providers(cfg.provider, run_dir.path)
     outcome = RunOutcome(run_dir.path)
     try:
         step = _answer_step(cfg, prompt, providers)
-        meta = _run_meta(cfg, dataset, prompt, step, _judge_warnings(cfg))
-        earlier = [run_dir.previous_accounting()]
-        previous, _ = read_run_meta(run_dir.run_json)
-        outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
-
-        def save_run_json() -> None:
-            totals = add_accounting(earlier[0], providers.accounting())
-            health = ext_health.table_to_json(outcome.health)
-            run_dir.write_run_json(
-                cfg, ident, replace(meta, accounting=totals, extraction_health=health)
-            )
-
-        save_run_json()
-        plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
+        meta = run_meta(cfg, dataset, prompt, step.answerer.model, step.judges)
+        run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
+        run_json.save()
         try:
-            if not plan.in_process:
-                if phase != "all":
-                    raise ConfigError(
-                        f"phase={phase} with workers/executor: phases run in one process; "
-                        "drop workers=/executor= (shard=i/n works)"
-                    )
-                for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
-                    outcome.add_unit(done)
-                    earlier[0] = add_accounting(earlier[0], done.accounting)
-                return outcome
             ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
             arms: dict[str, Arm] = (
                 {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
@@ -162,15 +166,65 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
                         run_conversation(
                             conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
                         )
-                    save_run_json()  # costs survive a crash in a later conversation
+                    run_json.save()  # costs survive a crash in a later conversation
             finally:
                 for arm in arms.values():
                     arm.close()
         finally:
-            plan.close()
-            save_run_json()
+            run_json.save()
     finally:
         providers.close()
+    return outcome
+
+
+@dataclass
+class RunJson:
+    """Writes run.json: this session's metadata, costs added to earlier sessions', health."""
+
+    cfg: RunConfig
+    """The run configuration (stored in run.json)."""
+    run_dir: RunDirectory
+    """The run directory written to."""
+    ident: dict[str, Any]
+    """The run's identity (`identity`)."""
+    meta: RunMeta
+    """What this session knows about the run (`run_meta`)."""
+    outcome: RunOutcome
+    """The session's outcome; its health table is seeded from run.json and saved back."""
+    accounting: Callable[[], dict[str, Any]]
+    """This process's providers' accounting (a fan-out's parent has none: `dict`)."""
+    earlier: dict[str, Any] = field(default_factory=dict)
+    """Costs of earlier sessions plus finished worker units, summed into every save."""
+
+    def __post_init__(self) -> None:
+        self.earlier = self.run_dir.previous_accounting()
+        previous, _ = read_run_meta(self.run_dir.run_json)
+        self.outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
+
+    def save(self) -> None:
+        """Write run.json now (atomically, secrets scrubbed)."""
+        totals = add_accounting(self.earlier, self.accounting())
+        health = ext_health.table_to_json(self.outcome.health)
+        self.run_dir.write_run_json(
+            self.cfg, self.ident, replace(self.meta, accounting=totals, extraction_health=health)
+        )
+
+
+def _finished_already(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> bool:
+    """True when this process's units need nothing (decided before providers and arms)."""
+    if not run_dir.run_json.is_file():  # rewritten by the full path (identity, dates)
+        return False
+    units = units_of(dataset.conversations, parse_shard(cfg.shard))
+    return resume.nothing_pending((u.conversation for u in units), cfg, run_dir)
+
+
+def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> RunOutcome:
+    """The outcome of a session that found every question done: counts, earlier health."""
+    log.info("nothing pending: every requested arm has its result")
+    units = units_of(dataset.conversations, parse_shard(cfg.shard))
+    outcome = RunOutcome(run_dir.path, questions=sum(u.questions for u in units))
+    previous, _ = read_run_meta(run_dir.run_json)
+    outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
     return outcome
 
 
@@ -403,12 +457,7 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
 def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
     from bench.scoring.judges import build_judge
 
-    judge_ids = [j.judge_id for j in cfg.judges]
-    if cfg.scoring.primary_judge and cfg.scoring.primary_judge not in judge_ids:
-        raise ConfigError(
-            f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
-            f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
-        )
+    resume.check_primary_judge(cfg)
     judges = tuple(build_judge(j, providers.judge(j)) for j in cfg.judges)
     return AnswerStep(
         prompt=prompt,
@@ -430,10 +479,14 @@ def _judge_warnings(cfg: RunConfig) -> list[str]:
     return [w for w in warnings if w]
 
 
-def _run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, step: AnswerStep, warnings: list[str]
+def run_meta(
+    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, answerer_model: str, judges: Any
 ) -> RunMeta:
-    """What this session knows about the run (the run directory adds identity and dates)."""
+    """What this session knows about the run (the run directory adds identity and dates).
+
+    `judges`: objects with `judge_id`, `model` and `prompt_hash` (built judges, or
+    `resume.JudgeKey`s where no provider is built).
+    """
     return RunMeta(
         dataset=DatasetMeta(
             dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
@@ -441,16 +494,16 @@ def _run_meta(
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
             name=cfg.provider.name,
-            answerer_model=step.answerer.model,
+            answerer_model=answerer_model,
             extractor_model=cfg.provider.extractor.model,
             embedder_model=cfg.provider.embedder.model,
         ),
         offline=cfg.provider.answerer.kind == "offline",
         prompt={"path": prompt.path, "sha256": prompt.sha256},
-        tokenizer=step.tokens.name,
-        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in step.judges],
+        tokenizer=TokenCounter().name,
+        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in judges],
         outcome=outcome_rule(cfg),
-        warnings=warnings,
+        warnings=_judge_warnings(cfg),
     )
 
 

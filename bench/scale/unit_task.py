@@ -70,7 +70,7 @@ def _no_tick(done: int, errors: int, resumed: int) -> None:
 def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
     """Ingest and answer one unit; arm failures are `error` results, as in a serial run."""
     from bench.providers.factory import build_providers
-    from bench.run import pipeline
+    from bench.run import pipeline, resume
     from bench.run.directory import RunDirectory
     from bench.run.settings import arm_specs
 
@@ -79,6 +79,14 @@ def run_unit(task: UnitTask, tick: Tick = _no_tick) -> UnitResult:
     run_dir = RunDirectory(Path(task.run_dir))
     run_dir.record_provenance = dict(task.record_provenance)
     outcome = pipeline.RunOutcome(run_dir.path)
+    if resume.nothing_pending([task.unit.conversation], cfg, run_dir):  # no provider needed
+        tick(0, 0, task.unit.questions)
+        return UnitResult(
+            unit_id=task.unit.unit_id,
+            position=task.unit.position,
+            questions=task.unit.questions,
+            seconds=time.perf_counter() - started,
+        )
     providers = build_providers(cfg.provider, run_dir.path)
     try:
         step = pipeline._answer_step(cfg, task.prompt, providers)
