@@ -33,8 +33,8 @@ check: install ## ruff (lint + format check) and mypy
 smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 	$(PY) -m bench.run dataset=smoke report=true $(ARGS)
 
-locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
-	$(PY) -m bench.run dataset=locomo report=true $(ARGS)
+locomo: install ## fetch LoCoMo if needed, run all default arms offline (every core), summarise, report
+	$(PY) -m bench.run dataset=locomo report=true workers=0 $(ARGS)
 
 report: install ## report.html + explorer.html for a run: make report RUN=results/<run> (default results/locomo-offline)
 	$(PY) -m bench.report $(RUN)
