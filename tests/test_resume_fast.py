@@ -69,3 +69,39 @@ def test_an_arm_in_error_is_still_redone(finished: Path, tmp_path: Path) -> None
     assert {q: strip_timings(r) for q, r in again.items()} == {
         q: strip_timings(r) for q, r in before.items()
     }
+
+
+def test_report_outputs_are_current_only_when_newer_than_every_input(tmp_path: Path) -> None:
+    import os
+
+    from bench.run.resume import REPORT_OUTPUTS, report_current
+
+    (tmp_path / "questions").mkdir()
+    inputs = [tmp_path / "run.json", tmp_path / "questions" / "q1.json"]
+    for path in inputs:
+        path.write_text("{}")
+        os.utime(path, ns=(1_000, 1_000))
+    assert not report_current(tmp_path)  # no outputs yet
+    for name in REPORT_OUTPUTS:
+        (tmp_path / name).write_text("x")
+        os.utime(tmp_path / name, ns=(2_000, 2_000))
+    assert report_current(tmp_path)
+    os.utime(inputs[1], ns=(3_000, 3_000))  # a record rewritten after the report
+    assert not report_current(tmp_path)
+    os.utime(inputs[1], ns=(1_000, 1_000))
+    (tmp_path / "explorer.html").unlink()
+    assert not report_current(tmp_path)
+
+
+def test_a_finished_report_run_keeps_its_outputs_and_still_verifies(tmp_path: Path) -> None:
+    from bench.run.resume import REPORT_OUTPUTS
+
+    out = tmp_path / "run"
+    args = ("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false", "report=true")
+    assert run_cli(*args).returncode == 0
+    before = {name: (out / name).stat().st_mtime_ns for name in REPORT_OUTPUTS}
+    again = run_cli(*args)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "up to date" in again.stderr
+    assert {name: (out / name).stat().st_mtime_ns for name in REPORT_OUTPUTS} == before
+    assert run_cli(str(out), module="bench.verify").returncode == 0

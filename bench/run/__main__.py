@@ -56,7 +56,7 @@ def _hydra_main(cfg: DictConfig) -> None:
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
             if run_cfg.report:
-                _report(str(outcome.run_dir))
+                _report(str(outcome.run_dir), fresh=outcome.written == 0)
             from bench.verify import write_manifest
 
             write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
@@ -90,9 +90,17 @@ def _hydra_main(cfg: DictConfig) -> None:
         sys.exit(1)
 
 
-def _report(run_dir: str) -> None:
-    """Summarise (prints the tables, writes SUMMARY.md) and write report.html."""
+def _report(run_dir: str, fresh: bool = False) -> None:
+    """Summarise (prints the tables, writes SUMMARY.md) and write report.html.
+
+    `fresh`: this session wrote no record; outputs newer than every input are kept.
+    """
     from bench import report, summarise
+    from bench.run.resume import report_current
+
+    if fresh and report_current(Path(run_dir)):
+        print(f"{run_dir}: SUMMARY.md, report.html, explorer.html up to date", file=sys.stderr)
+        return
 
     if summarise.main([run_dir, "--write"]) != 0:
         raise BenchError(f"{run_dir}: summarise failed")

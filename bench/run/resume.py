@@ -10,8 +10,10 @@ pending questions are providers and arms built.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from bench.config import JudgeConfig, RunConfig
 from bench.errors import ConfigError
@@ -86,3 +88,25 @@ def nothing_pending(
     if judges is None:
         return False
     return all(pending_questions(c, cfg, run_dir, judges) == 0 for c in conversations)
+
+
+REPORT_OUTPUTS = ("SUMMARY.md", "report.html", "explorer.html")
+"""What `report=true` writes (`bench.summarise --write`, then `bench.report`)."""
+
+
+def report_current(run_dir: Path) -> bool:
+    """True when every report output exists and is newer than run.json and every record.
+
+    make's rule: outputs at least as new as all their inputs are up to date, so a session
+    that wrote nothing need not render them again (4 s of a 5 s resume with `report=true`).
+    """
+    outputs = [run_dir / name for name in REPORT_OUTPUTS]
+    if not all(p.is_file() for p in outputs):
+        return False
+    oldest_output = min(p.stat().st_mtime_ns for p in outputs)
+    newest_input = (run_dir / "run.json").stat().st_mtime_ns
+    with os.scandir(run_dir / "questions") as entries:
+        for entry in entries:
+            if entry.name.endswith(".json"):
+                newest_input = max(newest_input, entry.stat().st_mtime_ns)
+    return oldest_output >= newest_input
