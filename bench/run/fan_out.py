@@ -13,8 +13,9 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, add_accounting
-from bench.run.pipeline import RunJson, RunOutcome, run_meta
+from bench.run.pipeline import RunOutcome
 from bench.run.resume import JudgeKey, judge_keys
+from bench.run.run_json import RunJson, run_meta
 from bench.scale.executor import UnitPlan
 from bench.types import Dataset
 

@@ -29,13 +29,14 @@ from bench.run import health as ext_health
 from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
-from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
+from bench.run.directory import RunDirectory, arms_to_run, identity
+from bench.run.run_json import RunJson, run_meta
 from bench.run.settings import ArmSpec, arm_specs
-from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
+from bench.runmeta import read_run_meta
 from bench.scale.executor import UnitPlan, plan_units
 from bench.scale.unit_task import Tick, UnitResult, _no_tick
 from bench.scale.units import parse_shard, units_of
-from bench.scoring.errata import errata_meta, record_errata_fields
+from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -175,39 +176,6 @@ def _run_in_process(
     finally:
         providers.close()
     return outcome
-
-
-@dataclass
-class RunJson:
-    """Writes run.json: this session's metadata, costs added to earlier sessions', health."""
-
-    cfg: RunConfig
-    """The run configuration (stored in run.json)."""
-    run_dir: RunDirectory
-    """The run directory written to."""
-    ident: dict[str, Any]
-    """The run's identity (`identity`)."""
-    meta: RunMeta
-    """What this session knows about the run (`run_meta`)."""
-    outcome: RunOutcome
-    """The session's outcome; its health table is seeded from run.json and saved back."""
-    accounting: Callable[[], dict[str, Any]]
-    """This process's providers' accounting (a fan-out's parent has none: `dict`)."""
-    earlier: dict[str, Any] = field(default_factory=dict)
-    """Costs of earlier sessions plus finished worker units, summed into every save."""
-
-    def __post_init__(self) -> None:
-        self.earlier = self.run_dir.previous_accounting()
-        previous, _ = read_run_meta(self.run_dir.run_json)
-        self.outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
-
-    def save(self) -> None:
-        """Write run.json now (atomically, secrets scrubbed)."""
-        totals = add_accounting(self.earlier, self.accounting())
-        health = ext_health.table_to_json(self.outcome.health)
-        self.run_dir.write_run_json(
-            self.cfg, self.ident, replace(self.meta, accounting=totals, extraction_health=health)
-        )
 
 
 def _finished_already(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> bool:
@@ -467,43 +435,6 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
         judges=judges,
         primary_judge=cfg.scoring.primary_judge,
         save_context=cfg.save_context,
-    )
-
-
-def _judge_warnings(cfg: RunConfig) -> list[str]:
-    from bench.scoring.judges import judge_model_warning
-
-    warnings = [judge_model_warning(j, cfg.provider.answerer.model) for j in cfg.judges]
-    for warning in filter(None, warnings):
-        log.warning(warning)
-    return [w for w in warnings if w]
-
-
-def run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, answerer_model: str, judges: Any
-) -> RunMeta:
-    """What this session knows about the run (the run directory adds identity and dates).
-
-    `judges`: objects with `judge_id`, `model` and `prompt_hash` (built judges, or
-    `resume.JudgeKey`s where no provider is built).
-    """
-    return RunMeta(
-        dataset=DatasetMeta(
-            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
-        ),
-        dataset_stats=dataset_stats(dataset),
-        provider=ProviderMeta(
-            name=cfg.provider.name,
-            answerer_model=answerer_model,
-            extractor_model=cfg.provider.extractor.model,
-            embedder_model=cfg.provider.embedder.model,
-        ),
-        offline=cfg.provider.answerer.kind == "offline",
-        prompt={"path": prompt.path, "sha256": prompt.sha256},
-        tokenizer=TokenCounter().name,
-        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in judges],
-        outcome=outcome_rule(cfg),
-        warnings=_judge_warnings(cfg),
     )
 
 
