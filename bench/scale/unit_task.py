@@ -81,7 +81,7 @@ def run_unit(
     """
     from bench.providers.factory import build_providers
     from bench.remote.stage import local_run_dir, remote_run
-    from bench.run import pipeline
+    from bench.run import pipeline, resume
     from bench.run.directory import RunDirectory
     from bench.run.settings import arm_specs
 
@@ -93,6 +93,14 @@ def run_unit(
         remote.pull_unit(task.unit)
     run_dir.record_provenance = dict(task.record_provenance)
     outcome = pipeline.RunOutcome(run_dir.path)
+    if resume.nothing_pending([task.unit.conversation], cfg, run_dir):  # no provider needed
+        tick(0, 0, task.unit.questions)
+        return UnitResult(
+            unit_id=task.unit.unit_id,
+            position=task.unit.position,
+            questions=task.unit.questions,
+            seconds=time.perf_counter() - started,
+        )
     providers = build_providers(cfg.provider, run_dir.path, limiters)
     try:
         step = pipeline._answer_step(cfg, task.prompt, providers)

@@ -78,14 +78,15 @@ def units_of(conversations: tuple[Conversation, ...], shard: Shard | None = None
     return [u for u in units if shard is None or shard.holds(u.position)]
 
 
-def resolve_workers(requested: int, offline: bool, units: int) -> int:
+def resolve_workers(requested: int, offline: bool, units: int, phase: str = "all") -> int:
     """How many processes to use: `workers=0` means auto (cores when offline, else 1).
 
     Auto stays at 1 for live providers because each process has its own rate limiter:
-    N processes would send N times the configured requests per minute.
+    N processes would send N times the configured requests per minute; and for
+    `phase=predict|evaluate`, which run in one process.
     """
     if requested < 0:
         raise ConfigError(f"workers={requested}: expected 0 (auto) or a positive count")
     if requested == 0:
-        requested = (os.cpu_count() or 1) if offline else 1
+        requested = (os.cpu_count() or 1) if offline and phase == "all" else 1
     return max(1, min(requested, units))
