@@ -182,7 +182,7 @@ def test_reading_a_store_never_writes_to_it(tmp_path: Path) -> None:
 
 
 def _hot_ids(mem: MemoryEngine) -> list[int]:
-    return list(mem.hot.load(*mem.scope).ids)
+    return list(mem.hot.load(*mem.scope)[0].ids)
 
 
 def test_records_deleted_between_flushes_stay_deleted_after_reopening(tmp_path: Path) -> None:

@@ -81,9 +81,10 @@ class MemoryEngine:
         self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
         self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
         last_seq = events[-1].seq if events else 0
-        if events and meta.get("hot_synced_seq") == last_seq:
+        loaded = self.hot.load(*self.scope) if events else None
+        if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
             self.state = replay(events, facts, self.embedder.dim, hot=False)
-            self.state.ws = self.hot.load(*self.scope)
+            self.state.ws = loaded[0]
             self.loaded_from = "lancedb"
         else:
             self.state = replay(events, facts, self.embedder.dim)
@@ -92,14 +93,22 @@ class MemoryEngine:
                 self._sync_hot(replace=True)
 
     def _sync_hot(self, *, replace: bool = False) -> None:
-        """Write the hot set to LanceDB (changed records, or all) and note the sync point."""
-        ws = self.state.ws
+        """Write the hot set to LanceDB (changed records, or all) and note the sync point.
+
+        `hot_synced_seq` is the archive event the hot table reflects; `hot_seq` the seq
+        its newest rows carry, checked on open so that a table dropped or rewritten
+        elsewhere is rebuilt from the archive rather than trusted.
+        """
+        ws, seq = self.state.ws, self.archive.last_seq()
+        written = {}
         if replace:
-            self.hot.replace(*self.scope, ws)
+            self.hot.replace(*self.scope, ws, seq)
+            written = {"hot_seq": seq if ws.alive[: ws.n].any() else 0}
         elif ws.dirty:
-            self.hot.sync(*self.scope, ws, ws.dirty)
+            self.hot.sync(*self.scope, ws, ws.dirty, seq)
+            written = {"hot_seq": seq}
         ws.dirty.clear()
-        self.archive.set_meta({"hot_synced_seq": self.archive.last_seq()})
+        self.archive.set_meta({"hot_synced_seq": seq, **written})
         self.archive.commit()
 
     def flush(self) -> None:
