@@ -180,13 +180,14 @@ class MemoryEngine:
         turns = [[turn.dia_id, turn.render()] for turn in exchange.turns]
         self._emit(t, "exchange", {"date_time": exchange.date_time, "turns": turns})
         retrieved: list[Recalled] = []
+        weights = self.weights(t)
         if cfg.retrieve_during_ingest:
             text = exchange.text()
-            retrieved = self._recall(text, self._embed([text])[0])
+            retrieved = recall(self.state, self.archive, cfg, text, self._embed([text])[0], weights)
         extraction = self._extract(exchange, [r.fact for r in retrieved])
         self._store(extraction.facts, exchange, t)
         if cfg.prune:
-            self._prune(t)
+            self._prune(t, weights)
         if cfg.consolidation and t % cfg.consolidate_every == 0:
             self._consolidate(t)
         if cfg.ltp and retrieved:
@@ -253,8 +254,15 @@ class MemoryEngine:
             self._emit(t, "insert", {"ids": [fact.id]}, [fact])
             self.counters["facts"] += 1
 
-    def _prune(self, t: int) -> None:
-        delete, archive = pruning.prune_plan(self.state.ws, self.weights(t), self.config.w_prune)
+    def _prune(self, t: int, before: np.ndarray) -> None:
+        """Prune by the weights at `t`: `before` (this turn's, taken before the new facts)
+        extended by 1.0 for the rows inserted since — w·exp(−λ·0) — instead of a second
+        pass over the hot set; supersession at `t` freezes a weight at its value at `t`.
+        """
+        ws = self.state.ws
+        weights = np.ones(ws.n, dtype=np.float64)
+        weights[: len(before)] = before
+        delete, archive = pruning.prune_plan(ws, weights, self.config.w_prune)
         if archive:
             self._emit(t, "archive", {"ids": archive})
             self.counters["pruned_archived"] += len(archive)

@@ -87,8 +87,9 @@ class HotStore:
         self.dim = dim
         self._db = lancedb.connect(uri)
         schema = hot_schema(dim)
-        self._table = self._db.create_table(TABLE, schema=schema, exist_ok=True)
-        if self._table.schema != schema:  # an older layout: the engine rebuilds it
+        try:
+            self._table = self._db.create_table(TABLE, schema=schema, exist_ok=True)
+        except ValueError:  # an older layout (no seq): dropped, the engine rebuilds it
             self._db.drop_table(TABLE)
             self._table = self._db.create_table(TABLE, schema=schema)
         self._compacted_at = self._table.version
