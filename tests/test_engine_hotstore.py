@@ -40,7 +40,7 @@ def test_flushes_append_and_compaction_bounds_the_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(hotstore, "MIN_STALE", 8)
-    cfg = NeuromorphicConfig(lambda_active=0.4, flush_every=3)
+    cfg = NeuromorphicConfig(lambda_active=0.4, flush_every=3, hot_sync_every=1)
     mem = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor(_script()))
     _run(mem, 39)
     mem.flush()
@@ -72,3 +72,22 @@ def test_a_table_of_the_older_layout_is_rebuilt_from_the_archive(tmp_path: Path)
     third = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor())
     assert third.loaded_from == "lancedb" and third.state.ws.snapshot() == snapshot
     third.close()
+
+
+def test_the_hot_table_is_written_every_hot_sync_every_flushes(tmp_path: Path) -> None:
+    cfg = NeuromorphicConfig(flush_every=2, hot_sync_every=3)
+    mem = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor(_script()))
+    _run(mem, 5)  # archive flushes at 2 and 4: nothing appended to LanceDB yet
+    assert _rows(tmp_path) == 0 and mem.archive.meta().get("hot_synced_seq") is None
+    _run(mem, 6)  # the third flush writes the hot set
+    assert mem.hot.load(*mem.scope)[0].snapshot() == mem.state.ws.snapshot()
+    _run(mem, 9)
+    snapshot = mem.state.ws.snapshot()
+    mem.abort()  # the archive holds turn 8; the hot table only turn 6
+    again = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor())
+    assert again.turn == 8 and again.loaded_from == "archive"
+    clean = MemoryEngine(tmp_path / "b", HashEmbedder(), cfg, extractor=ScriptedExtractor(_script()))
+    _run(clean, 8)
+    assert again.state.ws.snapshot() == clean.state.ws.snapshot() != snapshot
+    again.close()
+    clean.close()

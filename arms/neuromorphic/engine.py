@@ -9,7 +9,8 @@ Per exchange (`process_exchange`): advance the clock; retrieve against the excha
 (and remember what came back); extract facts; archive each one, supersede the facts it
 overrides and insert it at w = 1; prune by the decayed weights; consolidate every
 `consolidate_every` turns; reinforce what was retrieved (LTP, one batch); every
-`flush_every` exchanges commit the archive and write the hot set to LanceDB in one
+`flush_every` exchanges commit the archive, and every `hot_sync_every` such flushes
+(and on `flush()`/`close()`) append the hot set's changed records to LanceDB in one
 batch. Every state change is an event in the append-only archive, so reopening,
 resuming after a crash and rollback all rebuild the same state.
 """
@@ -112,17 +113,27 @@ class MemoryEngine:
         self.archive.commit()
 
     def flush(self) -> None:
-        """Commit the archive, then write the hot set to LanceDB in one batch.
+        """Commit the archive, then append the hot set's changes to LanceDB in one batch.
 
         A no-op when nothing changed, so a store opened only to read is never written.
         """
-        if not (self._pending or self.archive.in_transaction or self.state.ws.dirty):
+        self._commit(hot=True)
+
+    def _commit(self, *, hot: bool) -> None:
+        """Commit the archive; with `hot`, also write the hot set's changes to LanceDB.
+
+        Between hot writes the changed ids accumulate in `ws.dirty` (one row per record
+        however often it changed) and the sync point stays behind, so reopening then
+        replays the archive: the same state, only slower.
+        """
+        if not (self._pending or self.archive.in_transaction or (hot and self.state.ws.dirty)):
             return
         self._write_pending()
         self.archive.set_meta({"counters": self.counters, "turn": self.turn})
         self.archive.commit()
-        self._sync_hot()
-        self.hot.maybe_compact(self.config.compact_every)
+        if hot:
+            self._sync_hot()
+            self.hot.maybe_compact(self.config.compact_every)
         self.state.ws.compact()
 
     def close(self) -> None:
@@ -196,7 +207,7 @@ class MemoryEngine:
         self._write_pending()
         flushed = t % cfg.flush_every == 0
         if flushed:
-            self.flush()
+            self._commit(hot=(t // cfg.flush_every) % cfg.hot_sync_every == 0)
         return {"turn": t, "facts": len(extraction.facts), "errors": len(extraction.errors),
                 "retrieved": len(retrieved), "flushed": flushed}  # fmt: skip
 

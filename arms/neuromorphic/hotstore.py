@@ -33,6 +33,7 @@ from arms.neuromorphic.records import FactRow, Tier, parse_tier
 from arms.neuromorphic.workingset import WorkingSet
 
 TABLE = "hot_records"
+_LABELS = [Tier(t).label for t in range(len(Tier))]
 MIN_STALE = 1024
 """Superseded rows and tombstones tolerated before a scope is rewritten, at least."""
 
@@ -204,7 +205,7 @@ def _to_arrow(
         "conversation_id": [conv] * len(rows),
         "entity_name": [ws.entity[r] for r in rows],
         "fact_content": [ws.content[r] for r in rows],
-        "memory_type": [Tier(int(t)).label for t in ws.tier[idx]],
+        "memory_type": [_LABELS[t] for t in ws.tier[idx].tolist()],
         "w": ws.w[idx],
         "k": ws.k[idx],
         "created_at_turn": ws.created[idx],
