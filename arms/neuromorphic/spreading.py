@@ -68,9 +68,10 @@ def _offer(
     parent: float,
 ) -> None:
     """Pass `parent` activation to each row (× factor × weight), keeping the maximum."""
+    found_get, best_get = found.get, best.get
     for row in rows:
         act = parent * gain[row]
-        if act > found.get(row, 0.0) and act > best.get(row, 0.0):
+        if act > 0.0 and act > found_get(row, 0.0) and act > best_get(row, 0.0):
             found[row] = act
 
 
