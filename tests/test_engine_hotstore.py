@@ -11,12 +11,12 @@ import pytest
 from arms.neuromorphic import hotstore
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
-from arms.neuromorphic.records import Tier
+from arms.neuromorphic.records import FactDraft, Tier
 from arms.neuromorphic.rollback import replay
 from tests.test_engine_support import HashEmbedder, ScriptedExtractor, draft, tick
 
 
-def _script() -> dict[int, list[object]]:
+def _script() -> dict[int, list[FactDraft]]:
     """Facts that are superseded, pruned, reinforced: many rows change every flush."""
     return {
         t: [
@@ -86,7 +86,8 @@ def test_the_hot_table_is_written_every_hot_sync_every_flushes(tmp_path: Path) -
     mem.abort()  # the archive holds turn 8; the hot table only turn 6
     again = MemoryEngine(tmp_path, HashEmbedder(), cfg, extractor=ScriptedExtractor())
     assert again.turn == 8 and again.loaded_from == "archive"
-    clean = MemoryEngine(tmp_path / "b", HashEmbedder(), cfg, extractor=ScriptedExtractor(_script()))
+    script = ScriptedExtractor(_script())
+    clean = MemoryEngine(tmp_path / "b", HashEmbedder(), cfg, extractor=script)
     _run(clean, 8)
     assert again.state.ws.snapshot() == clean.state.ws.snapshot() != snapshot
     again.close()

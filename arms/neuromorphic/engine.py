@@ -266,9 +266,11 @@ class MemoryEngine:
             self.counters["facts"] += 1
 
     def _prune(self, t: int, before: np.ndarray) -> None:
-        """Prune by the weights at `t`: `before` (this turn's, taken before the new facts)
-        extended by 1.0 for the rows inserted since — w·exp(−λ·0) — instead of a second
-        pass over the hot set; supersession at `t` freezes a weight at its value at `t`.
+        """Prune by the weights at `t`, without a second pass over the hot set.
+
+        `before` holds this turn's weights taken before the new facts; rows inserted
+        since weigh w·exp(−λ·0) = 1.0, and supersession at `t` freezes a weight at its
+        value at `t`, so `before` extended by 1.0 equals a fresh evaluation.
         """
         ws = self.state.ws
         weights = np.ones(ws.n, dtype=np.float64)

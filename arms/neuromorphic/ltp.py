@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from arms.neuromorphic.records import Tier
 from arms.neuromorphic.workingset import WorkingSet
 
-
 _EPHEMERAL = int(Tier.EPHEMERAL)  # an int: enum attribute lookups are slow in a hot loop
 
 

@@ -8,7 +8,7 @@ is capped too, so expansion is score-ranked and bounded. Cold hits expand one ho
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -16,17 +16,33 @@ from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
 
 
-def neighbours(ws: WorkingSet, row: int) -> Iterator[int]:
-    """Rows linked to `row`: entities it names, and records that name its entity."""
-    for name in ws.related[row]:
-        yield from ws.by_entity.get(entity_key(name), ())
-    yield from ws.linked_from.get(ws.keys[row], ())
+def _grouped(links: Iterable[tuple[Iterable[str], str, float]]) -> dict[tuple[bool, str], float]:
+    """The best parent activation per linked row set, from (related names, own key, parent).
+
+    A source reaches the rows of every entity it names (`by_entity`) and the rows that
+    name its own entity (`linked_from`). Since p·g is monotone in p for g ≥ 0 (float
+    rounding included), max over parents of p·g = (max p)·g, so visiting each set once
+    with its best parent gives exactly the activations of visiting it per parent.
+    """
+    out: dict[tuple[bool, str], float] = {}
+    for related, own, parent in links:
+        for key in [(True, entity_key(name)) for name in related] + [(False, own)]:
+            if key not in out or parent > out[key]:
+                out[key] = parent
+    return out
 
 
-def _fact_neighbours(ws: WorkingSet, fact: FactRow) -> Iterator[int]:
-    for name in fact.related:
-        yield from ws.by_entity.get(entity_key(name), ())
-    yield from ws.linked_from.get(entity_key(fact.entity_name), ())
+def _offer_grouped(
+    ws: WorkingSet,
+    found: dict[int, float],
+    best: dict[int, float],
+    gain: list[float],
+    groups: dict[tuple[bool, str], float],
+) -> None:
+    """`_offer` each linked row set once, with its best parent activation."""
+    for (named, key), parent in groups.items():
+        rows = (ws.by_entity if named else ws.linked_from).get(key, ())
+        _offer(found, best, gain, iter(rows), parent)
 
 
 def spread(
@@ -47,15 +63,15 @@ def spread(
     frontier = seeds
     for _ in range(max_hops):
         found: dict[int, float] = {}
-        for row, score in frontier:
-            _offer(found, best, gain, neighbours(ws, row), score)
+        links = ((ws.related[row], ws.keys[row], score) for row, score in frontier)
+        _offer_grouped(ws, found, best, gain, _grouped(links))
         frontier = _top(ws, found, cap)
         best.update(frontier)
         if not frontier:
             break
     found = {}
-    for fact, score in cold_seeds:
-        _offer(found, best, gain, _fact_neighbours(ws, fact), score)
+    cold = ((f.related, entity_key(f.entity_name), score) for f, score in cold_seeds)
+    _offer_grouped(ws, found, best, gain, _grouped(cold))
     best.update(_top(ws, found, cap))
     return _top(ws, best, cap)
 
