@@ -8,7 +8,8 @@ is capped too, so expansion is score-ranked and bounded. Cold hits expand one ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import heapq
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -39,10 +40,21 @@ def _offer_grouped(
     gain: list[float],
     groups: dict[tuple[bool, str], float],
 ) -> None:
-    """`_offer` each linked row set once, with its best parent activation."""
+    """Pass each linked row set its best parent's activation (× factor × weight).
+
+    A row keeps the largest activation it is offered, if that beats what an earlier
+    hop gave it (`best`).
+    """
+    found_get, best_get = found.get, best.get
+    by_entity, linked_from = ws.by_entity, ws.linked_from
     for (named, key), parent in groups.items():
-        rows = (ws.by_entity if named else ws.linked_from).get(key, ())
-        _offer(found, best, gain, iter(rows), parent)
+        rows = (by_entity if named else linked_from).get(key)
+        if not rows or parent <= 0.0:  # a non-positive parent activates nothing
+            continue
+        for row in rows:
+            act = parent * gain[row]
+            if act > 0.0 and act > found_get(row, 0.0) and act > best_get(row, 0.0):
+                found[row] = act
 
 
 def spread(
@@ -76,21 +88,8 @@ def spread(
     return _top(ws, best, cap)
 
 
-def _offer(
-    found: dict[int, float],
-    best: dict[int, float],
-    gain: list[float],
-    rows: Iterator[int],
-    parent: float,
-) -> None:
-    """Pass `parent` activation to each row (× factor × weight), keeping the maximum."""
-    found_get, best_get = found.get, best.get
-    for row in rows:
-        act = parent * gain[row]
-        if act > 0.0 and act > found_get(row, 0.0) and act > best_get(row, 0.0):
-            found[row] = act
-
-
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], ws.ids[item[0]]))
-    return [(row, act) for row, act in ranked[:cap] if act > 0.0]
+    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap))."""
+    ids = ws.ids
+    ranked = heapq.nsmallest(cap, scores.items(), key=lambda item: (-item[1], ids[item[0]]))
+    return [(row, act) for row, act in ranked if act > 0.0]
