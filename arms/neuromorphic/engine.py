@@ -38,6 +38,7 @@ from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled,
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import archived_fact, recall
 from arms.neuromorphic.rollback import live_events, replay, tally
+from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
 from bench.types import Conversation, Turn
 
@@ -76,22 +77,28 @@ class MemoryEngine:
 
     # ---- opening and persistence ----------------------------------------------------
     def _open(self) -> None:
-        events, facts = self.archive.events(), self.archive.facts()
-        meta = self.archive.meta()
-        live = live_events(events)
-        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
+        """Load the hot set from LanceDB when in sync, else replay the archive.
+
+        From LanceDB only the events the archive index needs are read and replayed
+        (`INDEX_KINDS`); otherwise every event is, and the hot table is rewritten.
+        """
+        facts, meta = self.archive.facts(), self.archive.meta()
         self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
-        last_seq = events[-1].seq if events else 0
-        loaded = self.hot.load(*self.scope) if events else None
+        last_seq = self.archive.last_seq()
+        loaded = self.hot.load(*self.scope) if last_seq else None
         if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
+            events = self.archive.events(INDEX_KINDS)
             self.state = replay(events, facts, self.embedder.dim, hot=False)
             self.state.ws = loaded[0]
             self.loaded_from = "lancedb"
         else:
+            events = self.archive.events()
             self.state = replay(events, facts, self.embedder.dim)
             self.loaded_from = "archive"
             if events:
                 self._sync_hot(replace=True)
+        live = live_events(events)
+        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
 
     def _sync_hot(self, *, replace: bool = False) -> None:
         """Write the hot set to LanceDB (changed records, or all) and note the sync point.
