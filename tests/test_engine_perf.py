@@ -22,6 +22,8 @@ def test_engine_time_reports_per_exchange_figures(tmp_path: Path) -> None:
     assert got["flushes_timed"] == perf_engine.TIMED_EXCHANGES // flush_every >= 2
     assert got["amortised_ms"] == pytest.approx(got["mean_ms"], abs=1e-3)
     assert got["flush_ms"] > got["median_ms"]  # a flushing exchange costs more than typical
+    assert 0 < got["cpu_median_ms"] <= got["cpu_p99_ms"]
+    assert got["cpu_amortised_ms"] > 0
 
 
 def test_random_embedder_is_fixed_per_text() -> None:

@@ -182,7 +182,7 @@ def test_reading_a_store_never_writes_to_it(tmp_path: Path) -> None:
 
 
 def _hot_ids(mem: MemoryEngine) -> list[int]:
-    return list(mem.hot.load(*mem.scope).ids)
+    return list(mem.hot.load(*mem.scope)[0].ids)
 
 
 def test_records_deleted_between_flushes_stay_deleted_after_reopening(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_records_deleted_between_flushes_stay_deleted_after_reopening(tmp_path: 
         1: [draft("Ann mood", "Ann feels tired", Tier.EPHEMERAL)],
         2: [draft("Ann hobby", "Ann paints watercolours")],
     }
-    cfg = NeuromorphicConfig(retrieve_during_ingest=False, flush_every=3)
+    cfg = NeuromorphicConfig(retrieve_during_ingest=False, flush_every=3, hot_sync_every=1)
     mem = MemoryEngine(tmp_path / "a", HashEmbedder(), cfg, extractor=ScriptedExtractor(script))
     run(mem, 3)  # flushed: the ephemeral record is in LanceDB
     assert _hot_ids(mem) == [1, 2] and mem.counters["pruned_deleted"] == 0

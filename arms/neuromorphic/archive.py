@@ -163,12 +163,13 @@ class ColdArchive:
         )
         return {key: json.loads(value) for key, value in rows}
 
-    def events(self) -> list[Event]:
-        """This scope's event log in order."""
+    def events(self, kinds: tuple[str, ...] | None = None) -> list[Event]:
+        """This scope's event log in order (only events of `kinds` when given)."""
+        only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         rows = self._conn.execute(
             "SELECT seq, turn, kind, payload FROM events"
-            " WHERE agent_id=? AND conversation_id=? ORDER BY seq",
-            self.scope,
+            f" WHERE agent_id=? AND conversation_id=?{only} ORDER BY seq",
+            (*self.scope, *(kinds or ())),
         )
         return [Event(seq, turn, kind, json.loads(payload)) for seq, turn, kind, payload in rows]
 

@@ -78,7 +78,12 @@ class NeuromorphicConfig:
     """Off: no `<ANSWER_TYPE>` rule is added for the question (§4.11)."""
     # storage
     flush_every: int = 20
-    """Exchanges between store flushes (SQLite commit, LanceDB batch write, checkpoint)."""
+    """Exchanges between archive flushes (SQLite commit, checkpoint; see `hot_sync_every`)."""
+    hot_sync_every: int = 5
+    """Archive flushes between appends of the changed hot records to LanceDB (and on close).
+
+    The archive is the durable log; the LanceDB copy only makes reopening fast, so a
+    crash between hot writes costs a replay, never data."""
     compact_every: int = 20
     """LanceDB versions allowed to accumulate before compaction and cleanup."""
     agent_id: str = "armbench"

@@ -9,7 +9,8 @@ Per exchange (`process_exchange`): advance the clock; retrieve against the excha
 (and remember what came back); extract facts; archive each one, supersede the facts it
 overrides and insert it at w = 1; prune by the decayed weights; consolidate every
 `consolidate_every` turns; reinforce what was retrieved (LTP, one batch); every
-`flush_every` exchanges commit the archive and write the hot set to LanceDB in one
+`flush_every` exchanges commit the archive, and every `hot_sync_every` such flushes
+(and on `flush()`/`close()`) append the hot set's changed records to LanceDB in one
 batch. Every state change is an event in the append-only archive, so reopening,
 resuming after a crash and rollback all rebuild the same state.
 """
@@ -37,6 +38,7 @@ from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled,
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import archived_fact, recall
 from arms.neuromorphic.rollback import live_events, replay, tally
+from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
 from bench.types import Conversation, Turn
 
@@ -76,45 +78,70 @@ class MemoryEngine:
 
     # ---- opening and persistence ----------------------------------------------------
     def _open(self) -> None:
-        events, facts = self.archive.events(), self.archive.facts()
-        meta = self.archive.meta()
-        live = live_events(events)
-        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
+        """Load the hot set from LanceDB when in sync, else replay the archive.
+
+        From LanceDB only the events the archive index needs are read and replayed
+        (`INDEX_KINDS`); otherwise every event is, and the hot table is rewritten.
+        """
+        facts, meta = self.archive.facts(), self.archive.meta()
         self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
-        last_seq = events[-1].seq if events else 0
-        if events and meta.get("hot_synced_seq") == last_seq:
+        last_seq = self.archive.last_seq()
+        loaded = self.hot.load(*self.scope) if last_seq else None
+        if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
+            events = self.archive.events(INDEX_KINDS)
             self.state = replay(events, facts, self.embedder.dim, hot=False)
-            self.state.ws = self.hot.load(*self.scope)
+            self.state.ws = loaded[0]
             self.loaded_from = "lancedb"
         else:
+            events = self.archive.events()
             self.state = replay(events, facts, self.embedder.dim)
             self.loaded_from = "archive"
             if events:
                 self._sync_hot(replace=True)
+        live = live_events(events)
+        self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
 
     def _sync_hot(self, *, replace: bool = False) -> None:
-        """Write the hot set to LanceDB (changed records, or all) and note the sync point."""
-        ws = self.state.ws
+        """Write the hot set to LanceDB (changed records, or all) and note the sync point.
+
+        `hot_synced_seq` is the archive event the hot table reflects; `hot_seq` the seq
+        its newest rows carry, checked on open so that a table dropped or rewritten
+        elsewhere is rebuilt from the archive rather than trusted.
+        """
+        ws, seq = self.state.ws, self.archive.last_seq()
+        written = {}
         if replace:
-            self.hot.replace(*self.scope, ws)
+            self.hot.replace(*self.scope, ws, seq)
+            written = {"hot_seq": seq if ws.alive[: ws.n].any() else 0}
         elif ws.dirty:
-            self.hot.sync(*self.scope, ws, ws.dirty)
+            self.hot.sync(*self.scope, ws, ws.dirty, seq)
+            written = {"hot_seq": seq}
         ws.dirty.clear()
-        self.archive.set_meta({"hot_synced_seq": self.archive.last_seq()})
+        self.archive.set_meta({"hot_synced_seq": seq, **written})
         self.archive.commit()
 
     def flush(self) -> None:
-        """Commit the archive, then write the hot set to LanceDB in one batch.
+        """Commit the archive, then append the hot set's changes to LanceDB in one batch.
 
         A no-op when nothing changed, so a store opened only to read is never written.
         """
-        if not (self._pending or self.archive.in_transaction or self.state.ws.dirty):
+        self._commit(hot=True)
+
+    def _commit(self, *, hot: bool) -> None:
+        """Commit the archive; with `hot`, also write the hot set's changes to LanceDB.
+
+        Between hot writes the changed ids accumulate in `ws.dirty` (one row per record
+        however often it changed) and the sync point stays behind, so reopening then
+        replays the archive: the same state, only slower.
+        """
+        if not (self._pending or self.archive.in_transaction or (hot and self.state.ws.dirty)):
             return
         self._write_pending()
         self.archive.set_meta({"counters": self.counters, "turn": self.turn})
         self.archive.commit()
-        self._sync_hot()
-        self.hot.maybe_compact(self.config.compact_every)
+        if hot:
+            self._sync_hot()
+            self.hot.maybe_compact(self.config.compact_every)
         self.state.ws.compact()
 
     def close(self) -> None:
@@ -172,13 +199,14 @@ class MemoryEngine:
         turns = [[turn.dia_id, turn.render()] for turn in exchange.turns]
         self._emit(t, "exchange", {"date_time": exchange.date_time, "turns": turns})
         retrieved: list[Recalled] = []
+        weights = self.weights(t)
         if cfg.retrieve_during_ingest:
             text = exchange.text()
-            retrieved = self._recall(text, self._embed([text])[0])
+            retrieved = recall(self.state, self.archive, cfg, text, self._embed([text])[0], weights)
         extraction = self._extract(exchange, [r.fact for r in retrieved])
         self._store(extraction.facts, exchange, t)
         if cfg.prune:
-            self._prune(t)
+            self._prune(t, weights)
         if cfg.consolidation and t % cfg.consolidate_every == 0:
             self._consolidate(t)
         if cfg.ltp and retrieved:
@@ -187,7 +215,7 @@ class MemoryEngine:
         self._write_pending()
         flushed = t % cfg.flush_every == 0
         if flushed:
-            self.flush()
+            self._commit(hot=(t // cfg.flush_every) % cfg.hot_sync_every == 0)
         return {"turn": t, "facts": len(extraction.facts), "errors": len(extraction.errors),
                 "retrieved": len(retrieved), "flushed": flushed}  # fmt: skip
 
@@ -248,8 +276,17 @@ class MemoryEngine:
             self._emit(t, "insert", {"ids": [fact.id]}, [fact])
             self.counters["facts"] += 1
 
-    def _prune(self, t: int) -> None:
-        delete, archive = pruning.prune_plan(self.state.ws, self.weights(t), self.config.w_prune)
+    def _prune(self, t: int, before: np.ndarray) -> None:
+        """Prune by the weights at `t`, without a second pass over the hot set.
+
+        `before` holds this turn's weights taken before the new facts; rows inserted
+        since weigh w·exp(−λ·0) = 1.0, and supersession at `t` freezes a weight at its
+        value at `t`, so `before` extended by 1.0 equals a fresh evaluation.
+        """
+        ws = self.state.ws
+        weights = np.ones(ws.n, dtype=np.float64)
+        weights[: len(before)] = before
+        delete, archive = pruning.prune_plan(ws, weights, self.config.w_prune)
         if archive:
             self._emit(t, "archive", {"ids": archive})
             self.counters["pruned_archived"] += len(archive)

@@ -1,15 +1,21 @@
-"""The hot store: the working set persisted in LanceDB (cosine), written in batches.
+"""The hot store: the working set persisted in LanceDB (cosine), written append-only.
 
 The engine searches its in-memory working set (numpy, exact cosine — the same ranking
-LanceDB's flat cosine search gives) and writes here only at flush time, in two
-operations: one delete of every record changed or removed since the last flush,
-filtered on agent, conversation and id (ids are unique only within a scope, so scopes
-sharing a table never touch each other's rows), and one append of the changed records
-still in the hot set. That measured 15-35 % cheaper per flush than a merge-insert on
-the same key. A crash between the two leaves the sync point unmoved, so the next open
-rebuilds the hot set from the archive. Fragments are compacted and old versions
-cleaned up once `compact_every` versions have accumulated. `uri` may be a local path
-or any URI LanceDB accepts (`s3://bucket/prefix`, ...), passed through unchanged.
+LanceDB's flat cosine search gives) and writes here only at flush time, in ONE append:
+a row for every record changed since the last flush, stamped with the flush's `seq`,
+and a tombstone row for every record removed from the hot set. Nothing is deleted or
+rewritten per flush (a LanceDB delete cost as much as the append). Reading a scope
+keeps, per id, the row with the highest `seq` and drops tombstones. Superseded rows and
+tombstones are compacted away — the scope rewritten from the working set — once they
+outnumber the live rows (at least `MIN_STALE`), so the table stays O(hot set) and the
+rewrite costs O(1) amortised per changed record. Ids are unique only within an
+agent/conversation scope, so scopes sharing a table never touch each other's rows.
+A crash mid-flush leaves the archive's sync point unmoved, so the next open rebuilds
+the hot set from the archive. Fragments are compacted and old versions cleaned up
+once `compact_every` versions have accumulated. `uri` may be a local path or any URI
+LanceDB accepts (`s3://bucket/prefix`, ...), passed through unchanged. A table
+written by an older schema (no `seq`) is dropped on open (`reset`), and the engine
+rebuilds it from the archive.
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from arms.neuromorphic.records import FactRow, Tier, parse_tier
 from arms.neuromorphic.workingset import WorkingSet
 
 TABLE = "hot_records"
+_LABELS = [Tier(t).label for t in range(len(Tier))]
+MIN_STALE = 1024
+"""Superseded rows and tombstones tolerated before a scope is rewritten, at least."""
 
 
 def hot_schema(dim: int) -> pa.Schema:
@@ -50,6 +60,8 @@ def hot_schema(dim: int) -> pa.Schema:
             ("invalid_date", pa.string()),
             ("invalid_reason", pa.string()),
             ("vector", pa.list_(pa.float32(), dim)),
+            ("seq", pa.int64()),
+            ("tombstone", pa.bool_()),
         ]
     )
 
@@ -75,42 +87,79 @@ class HotStore:
         self.uri = uri
         self.dim = dim
         self._db = lancedb.connect(uri)
-        self._table = self._db.create_table(TABLE, schema=hot_schema(dim), exist_ok=True)
+        schema = hot_schema(dim)
+        try:
+            self._table = self._db.create_table(TABLE, schema=schema, exist_ok=True)
+        except ValueError:  # an older layout (no seq): dropped, the engine rebuilds it
+            self._db.drop_table(TABLE)
+            self._table = self._db.create_table(TABLE, schema=schema)
         self._compacted_at = self._table.version
+        self._rows: dict[tuple[str, str], int] = {}
+        """Rows stored per scope, superseded ones and tombstones included."""
 
-    def load(self, agent_id: str, conversation_id: str) -> WorkingSet:
-        """The alive records of one scope as a working set, in id order."""
+    def load(self, agent_id: str, conversation_id: str) -> tuple[WorkingSet, int]:
+        """The alive records of one scope as a working set, in id order, and the last seq.
+
+        The last seq (0 when the scope has no rows) tells the caller which flush the
+        rows come from, so a table dropped or written by another layout is never trusted.
+        """
         data = (
             self._table.search()
             .where(scope_filter(agent_id, conversation_id))
             .limit(None)
             .to_arrow()
-            .sort_by("id")
+            .sort_by([("id", "ascending"), ("seq", "ascending")])
         )
+        ids = data.column("id").to_numpy()
+        last_seq = int(pc.max(data.column("seq")).as_py() or 0) if len(ids) else 0
+        latest = np.ones(len(ids), dtype=bool)
+        latest[:-1] = ids[1:] != ids[:-1]  # the last (highest seq) row of each id
+        keep = latest & ~data.column("tombstone").to_numpy(zero_copy_only=False)
+        data = data.filter(pa.array(keep))
+        self._rows[(agent_id, conversation_id)] = len(ids)
         ws = WorkingSet(self.dim, capacity=max(64, data.num_rows))
         vectors = np.asarray(data.column("vector").combine_chunks().flatten(), dtype=np.float32)
         vectors = vectors.reshape(data.num_rows, self.dim)
         for i, row in enumerate(data.drop_columns(["vector"]).to_pylist()):
             ws.add_state(_fact_row(row, vectors[i]), _numbers(row), _validity(row))
         ws.dirty.clear()
-        return ws
+        return ws, last_seq
 
-    def sync(self, agent_id: str, conversation_id: str, ws: WorkingSet, ids: Iterable[int]) -> None:
-        """Write these records' state: one scoped delete of them all, one append of the alive."""
+    def sync(
+        self, agent_id: str, conversation_id: str, ws: WorkingSet, ids: Iterable[int], seq: int
+    ) -> None:
+        """Append these records' state at `seq` (tombstones for removed ones), one write.
+
+        Once the scope's superseded rows and tombstones would outnumber
+        max(MIN_STALE, its live rows), the scope is rewritten instead (`replace`).
+        """
         ids = sorted(set(ids))
         if not ids:
             return
-        self._table.delete(ids_filter(agent_id, conversation_id, ids))
+        scope = (agent_id, conversation_id)
+        stored = self._rows.get(scope, 0) + len(ids)
+        live = int(ws.alive[: ws.n].sum())
+        if stored - live > max(MIN_STALE, live):
+            self.replace(agent_id, conversation_id, ws, seq)
+            return
         rows = [r for i in ids if (r := ws.row_of.get(i)) is not None and ws.alive[r]]
+        alive = {ws.ids[r] for r in rows}
+        gone = [i for i in ids if i not in alive]
+        parts = []
         if rows:
-            self._table.add(_to_arrow(ws, sorted(rows), agent_id, conversation_id, self.dim))
+            parts.append(_to_arrow(ws, sorted(rows), agent_id, conversation_id, self.dim, seq))
+        if gone:
+            parts.append(_tombstones(gone, agent_id, conversation_id, self.dim, seq))
+        self._table.add(pa.concat_tables(parts))
+        self._rows[scope] = stored
 
-    def replace(self, agent_id: str, conversation_id: str, ws: WorkingSet) -> None:
-        """Replace one scope's rows with `ws` (after a rebuild or rollback)."""
+    def replace(self, agent_id: str, conversation_id: str, ws: WorkingSet, seq: int) -> None:
+        """Replace one scope's rows with `ws` (after a rebuild or rollback, and to compact)."""
         self._table.delete(scope_filter(agent_id, conversation_id))
         rows = [int(r) for r in np.flatnonzero(ws.alive[: ws.n])]
         if rows:
-            self._table.add(_to_arrow(ws, rows, agent_id, conversation_id, self.dim))
+            self._table.add(_to_arrow(ws, rows, agent_id, conversation_id, self.dim, seq))
+        self._rows[(agent_id, conversation_id)] = len(rows)
 
     def maybe_compact(self, every: int) -> bool:
         """Compact fragments and drop old versions once `every` versions have accumulated."""
@@ -125,7 +174,15 @@ class HotStore:
     def search(
         self, agent_id: str, conversation_id: str, qvec: np.ndarray, k: int
     ) -> list[tuple[int, float]]:
-        """LanceDB cosine search over one scope's valid records: (id, cosine) best first."""
+        """LanceDB cosine search over one scope's valid records: (id, cosine) best first.
+
+        A diagnostic read: the scope is first rewritten from its latest rows, so no
+        superseded row or tombstone can be among the hits.
+        """
+        scope = (agent_id, conversation_id)
+        ws, seq = self.load(*scope)
+        if self._rows[scope] > ws.n:
+            self.replace(agent_id, conversation_id, ws, seq)
         where = f"{scope_filter(agent_id, conversation_id)} AND invalid_at < 0"
         query: Any = self._table.search(np.asarray(qvec, dtype=np.float32))
         hits = query.distance_type("cosine").where(where, prefilter=True).limit(k).to_arrow()
@@ -137,7 +194,9 @@ class HotStore:
         return len(self._table.list_versions())
 
 
-def _to_arrow(ws: WorkingSet, rows: list[int], agent: str, conv: str, dim: int) -> pa.Table:
+def _to_arrow(
+    ws: WorkingSet, rows: list[int], agent: str, conv: str, dim: int, seq: int
+) -> pa.Table:
     idx = np.asarray(rows, dtype=np.int64)
     invalid = ws.invalid_at[idx]
     data: dict[str, Any] = {
@@ -146,7 +205,7 @@ def _to_arrow(ws: WorkingSet, rows: list[int], agent: str, conv: str, dim: int) 
         "conversation_id": [conv] * len(rows),
         "entity_name": [ws.entity[r] for r in rows],
         "fact_content": [ws.content[r] for r in rows],
-        "memory_type": [Tier(int(t)).label for t in ws.tier[idx]],
+        "memory_type": [_LABELS[t] for t in ws.tier[idx].tolist()],
         "w": ws.w[idx],
         "k": ws.k[idx],
         "created_at_turn": ws.created[idx],
@@ -161,7 +220,28 @@ def _to_arrow(ws: WorkingSet, rows: list[int], agent: str, conv: str, dim: int) 
         "vector": pa.FixedSizeListArray.from_arrays(
             pa.array(np.ascontiguousarray(ws.emb[idx]).ravel(), type=pa.float32()), dim
         ),
+        "seq": np.full(len(rows), seq, dtype=np.int64),
+        "tombstone": np.zeros(len(rows), dtype=bool),
     }
+    return pa.table(data, schema=hot_schema(dim))
+
+
+def _tombstones(ids: list[int], agent: str, conv: str, dim: int, seq: int) -> pa.Table:
+    """Rows marking `ids` as removed from the hot set at `seq` (their other fields unused)."""
+    n = len(ids)
+    zeros = np.zeros(n, dtype=np.int64)
+    data: dict[str, Any] = {
+        "id": ids, "agent_id": [agent] * n, "conversation_id": [conv] * n,
+        "entity_name": [""] * n, "fact_content": [""] * n, "memory_type": ["CoreAnchor"] * n,
+        "w": np.zeros(n), "k": zeros, "created_at_turn": zeros, "last_reinforced_turn": zeros,
+        "valid_at": zeros, "invalid_at": zeros - 1, "related_entities": [[]] * n,
+        "source_ids": [[]] * n, "valid_date": [""] * n, "invalid_date": [None] * n,
+        "invalid_reason": [None] * n,
+        "vector": pa.FixedSizeListArray.from_arrays(
+            pa.array(np.zeros(n * dim, dtype=np.float32)), dim
+        ),
+        "seq": np.full(n, seq, dtype=np.int64), "tombstone": np.ones(n, dtype=bool),
+    }  # fmt: skip
     return pa.table(data, schema=hot_schema(dim))
 
 

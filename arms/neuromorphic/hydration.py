@@ -9,6 +9,7 @@ most once.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.archive_index import ArchiveIndex
@@ -17,15 +18,21 @@ from arms.neuromorphic.records import Recalled
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
+@lru_cache(maxsize=16_384)
+def _terms(text: str) -> frozenset[str]:
+    """The content terms of a text, cached: the same turns are hydrated for many questions."""
+    return frozenset(query_terms(text))
+
+
 def best_sentence(turn_text: str, query: str, fact: str = "") -> str:
     """`Speaker: <the sentence sharing most content terms with the query and the fact>`."""
     speaker, sep, body = turn_text.partition(": ")
     if not sep:
         speaker, body = "", turn_text
-    asked, stated = set(query_terms(query)), set(query_terms(fact))
+    asked, stated = _terms(query), _terms(fact)
 
     def overlap(sentence: str) -> int:
-        terms = set(query_terms(sentence))
+        terms = _terms(sentence)
         return 2 * len(asked & terms) + len(stated & terms)
 
     sentences = [s for s in _SENTENCE.split(body) if s.strip()] or [body]

@@ -12,16 +12,19 @@ from collections.abc import Iterable
 from arms.neuromorphic.records import Tier
 from arms.neuromorphic.workingset import WorkingSet
 
+_EPHEMERAL = int(Tier.EPHEMERAL)  # an int: enum attribute lookups are slow in a hot loop
+
 
 def ltp_targets(ws: WorkingSet, ids: Iterable[int]) -> list[int]:
     """The ids among `ids` that LTP reinforces (hot, valid, not EphemeralState), deduplicated."""
     out: list[int] = []
     seen: set[int] = set()
+    row_of, alive, invalid_at, tier = ws.row_of, ws.alive, ws.invalid_at, ws.tier
     for fid in ids:
-        row = ws.row_of.get(fid)
-        if row is None or fid in seen or not ws.alive[row] or ws.invalid_at[row] >= 0:
+        row = row_of.get(fid)
+        if row is None or fid in seen or not alive[row] or invalid_at[row] >= 0:
             continue
-        if ws.tier[row] != Tier.EPHEMERAL:
+        if tier[row] != _EPHEMERAL:
             out.append(fid)
             seen.add(fid)
     return out

@@ -93,13 +93,14 @@ def recall(
         return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
 
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
+    members = {name: set(ids) for name, ids in named.items()}
     out = []
     for fid, score in kept:
         if is_hot(fid):
             fact = ws.fact(ws.row_of[fid], weights[ws.row_of[fid]])
         else:
             fact = archived_fact(state, fid)
-        found_by = tuple(name for name, ids in named.items() if fid in ids)
+        found_by = tuple(name for name, ids in members.items() if fid in ids)
         out.append(Recalled(fact, score, found_by))
     return out
 

@@ -8,7 +8,8 @@ is capped too, so expansion is score-ranked and bounded. Cold hits expand one ho
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import heapq
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -16,17 +17,44 @@ from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
 
 
-def neighbours(ws: WorkingSet, row: int) -> Iterator[int]:
-    """Rows linked to `row`: entities it names, and records that name its entity."""
-    for name in ws.related[row]:
-        yield from ws.by_entity.get(entity_key(name), ())
-    yield from ws.linked_from.get(ws.keys[row], ())
+def _grouped(links: Iterable[tuple[Iterable[str], str, float]]) -> dict[tuple[bool, str], float]:
+    """The best parent activation per linked row set, from (related names, own key, parent).
+
+    A source reaches the rows of every entity it names (`by_entity`) and the rows that
+    name its own entity (`linked_from`). Since p·g is monotone in p for g ≥ 0 (float
+    rounding included), max over parents of p·g = (max p)·g, so visiting each set once
+    with its best parent gives exactly the activations of visiting it per parent.
+    """
+    out: dict[tuple[bool, str], float] = {}
+    for related, own, parent in links:
+        for key in [(True, entity_key(name)) for name in related] + [(False, own)]:
+            if key not in out or parent > out[key]:
+                out[key] = parent
+    return out
 
 
-def _fact_neighbours(ws: WorkingSet, fact: FactRow) -> Iterator[int]:
-    for name in fact.related:
-        yield from ws.by_entity.get(entity_key(name), ())
-    yield from ws.linked_from.get(entity_key(fact.entity_name), ())
+def _offer_grouped(
+    ws: WorkingSet,
+    found: dict[int, float],
+    best: dict[int, float],
+    gain: list[float],
+    groups: dict[tuple[bool, str], float],
+) -> None:
+    """Pass each linked row set its best parent's activation (× factor × weight).
+
+    A row keeps the largest activation it is offered, if that beats what an earlier
+    hop gave it (`best`).
+    """
+    found_get, best_get = found.get, best.get
+    by_entity, linked_from = ws.by_entity, ws.linked_from
+    for (named, key), parent in groups.items():
+        rows = (by_entity if named else linked_from).get(key)
+        if not rows or parent <= 0.0:  # a non-positive parent activates nothing
+            continue
+        for row in rows:
+            act = parent * gain[row]
+            if act > 0.0 and act > found_get(row, 0.0) and act > best_get(row, 0.0):
+                found[row] = act
 
 
 def spread(
@@ -47,33 +75,21 @@ def spread(
     frontier = seeds
     for _ in range(max_hops):
         found: dict[int, float] = {}
-        for row, score in frontier:
-            _offer(found, best, gain, neighbours(ws, row), score)
+        links = ((ws.related[row], ws.keys[row], score) for row, score in frontier)
+        _offer_grouped(ws, found, best, gain, _grouped(links))
         frontier = _top(ws, found, cap)
         best.update(frontier)
         if not frontier:
             break
     found = {}
-    for fact, score in cold_seeds:
-        _offer(found, best, gain, _fact_neighbours(ws, fact), score)
+    cold = ((f.related, entity_key(f.entity_name), score) for f, score in cold_seeds)
+    _offer_grouped(ws, found, best, gain, _grouped(cold))
     best.update(_top(ws, found, cap))
     return _top(ws, best, cap)
 
 
-def _offer(
-    found: dict[int, float],
-    best: dict[int, float],
-    gain: list[float],
-    rows: Iterator[int],
-    parent: float,
-) -> None:
-    """Pass `parent` activation to each row (× factor × weight), keeping the maximum."""
-    for row in rows:
-        act = parent * gain[row]
-        if act > found.get(row, 0.0) and act > best.get(row, 0.0):
-            found[row] = act
-
-
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], ws.ids[item[0]]))
-    return [(row, act) for row, act in ranked[:cap] if act > 0.0]
+    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap))."""
+    ids = ws.ids
+    ranked = heapq.nsmallest(cap, scores.items(), key=lambda item: (-item[1], ids[item[0]]))
+    return [(row, act) for row, act in ranked if act > 0.0]

@@ -26,6 +26,11 @@ from arms.neuromorphic.archive_index import ArchiveIndex
 from arms.neuromorphic.records import Event, FactRow
 from arms.neuromorphic.workingset import WorkingSet
 
+INDEX_KINDS = ("exchange", "insert", "supersede", "rollback")
+"""The event kinds a replay with `hot=False` reads (the archive index, and rollbacks that
+void events); every other kind only changes the hot set, so a store whose hot set
+comes from LanceDB need not read them (most of a long log is `reinforce`)."""
+
 
 class MemoryState:
     """The working set (hot) and the archive index of one scope."""

@@ -17,6 +17,7 @@ from arms.neuromorphic.records import Fact, FactRow, Tier, entity_key
 
 NUMERIC = ("w", "k", "tier", "created", "reinforced", "valid_at", "invalid_at")
 TEXT = ("ids", "entity", "content", "related", "sources", "valid_date", "invalid_date", "reason")
+_TIERS = tuple(Tier)  # Tier by value, without the enum call in a hot path
 _DTYPES = {
     "w": np.float64,
     "k": np.int64,
@@ -169,7 +170,7 @@ class WorkingSet:
             id=self.ids[row],
             entity_name=self.entity[row],
             fact_content=self.content[row],
-            memory_type=Tier(int(self.tier[row])),
+            memory_type=_TIERS[int(self.tier[row])],
             weight=float(weight),
             k=int(self.k[row]),
             created_at_turn=int(self.created[row]),
