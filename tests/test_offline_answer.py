@@ -67,7 +67,38 @@ def test_exact_ties_go_to_the_first_line_whatever_the_hash_seed() -> None:
     context = (
         "[Session 1 — 1:00 pm on 8 May, 2023]\n"
         "Ann: violin garden lessons weekly first\n"
-        "Ann: garden violin lessons second line here\n"
-        "Bob: the weather was nice"
+        "Bob: the weather was nice\n"
+        "Ann: garden violin lessons second line here"
     )
     assert answer("What about Ann's garden violin lessons?", context) == "weekly first"
+
+
+WEEK = """[Session 3 — 2:00 pm on 15 July, 2023]
+Caroline: I went to an adoption meeting last Friday, it was so inspiring.
+Melanie: Two weeks ago I adopted a puppy named Coco.
+Melanie: I've been painting for 7 years now.
+Caroline: My pets are a guinea pig and a cat."""
+
+
+def test_last_weekday_is_written_in_the_gold_form() -> None:
+    got = answer("When did Caroline go to the adoption meeting?", WEEK)
+    assert got == "the Friday before 15 July 2023"
+    assert answer("When did Melanie adopt Coco?", WEEK) == "two weeks before 15 July 2023"
+
+
+def test_how_long_takes_the_duration() -> None:
+    assert answer("How long has Melanie been painting?", WEEK) == "7 years"
+
+
+def test_a_question_about_the_other_speakers_line_abstains() -> None:
+    # The puppy is Melanie's: asked about Caroline, the reader declines (LoCoMo category 5).
+    assert answer("When did Caroline adopt a puppy named Coco?", WEEK) == ABSTAIN
+
+
+def test_question_kinds_come_from_the_wording() -> None:
+    from bench.providers.offline_reader.question import Kind, kind_of
+
+    assert kind_of("What books has Melanie read?") is Kind.LIST
+    assert kind_of("What is Caroline's identity?") is Kind.SPAN
+    assert kind_of("Which week did Tim visit the UK?") is Kind.WHEN
+    assert kind_of("How long ago was Caroline's 18th birthday?") is Kind.DURATION
