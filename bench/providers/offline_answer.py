@@ -11,7 +11,8 @@ answers from the context alone (parts in `bench.providers.offline_reader`):
    that only ask a question (`index.rank`);
 3. if the best line covers too little of the question, answer `not mentioned`;
 4. read the answer type from the question's wording (`question.kind_of`) and cut the
-   answer from the best sentence of the best line: a date in LoCoMo's gold form for
+   answer from the best sentence of the best line (or of the reply to it, when that
+   sentence only asks the question): a date in LoCoMo's gold form for
    "when", `<n> <unit>` for "how long", a number for "how many", "Yes"/"No", a name
    for "who", a place for "where", a reason for "why", the spans of the several
    best lines joined by commas for list questions, else the clause that follows the
@@ -30,6 +31,7 @@ from bench.providers.base import Message
 from bench.providers.offline_reader import spans
 from bench.providers.offline_reader.dates import date_answer
 from bench.providers.offline_reader.index import (
+    Index,
     Line,
     Ranked,
     index,
@@ -45,10 +47,10 @@ from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
 MIN_COVERAGE = 0.25
-LIST_SHARE = 0.75
+LIST_SHARE = 0.5
 """A list answer takes every line scoring at least this share of the best line's score."""
-LIST_MAX = 4
-LIST_ITEM_WORDS = 3
+LIST_MAX = 5
+LIST_ITEM_WORDS = 5
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 
@@ -61,9 +63,17 @@ def answer(question: str, context: str) -> str:
         return ABSTAIN  # the question attributes to one speaker what the other said
     kind = kind_of(question)
     q_terms = frozenset(content_terms(question))
-    best = ranked[0].line
+    best = _reply_to(index(context), ranked[0].line, q_terms)
     sentence = best_sentence(best, q_terms)
     return _by_kind(kind, question, q_terms, best, sentence, ranked) or ABSTAIN
+
+
+def _reply_to(idx: Index, line: Line, q_terms: frozenset[str]) -> Line:
+    """The next speaker's line when the best line only asks the question (else the line)."""
+    if not best_sentence(line, q_terms).endswith("?") or line.position + 1 >= len(idx.lines):
+        return line
+    reply = idx.lines[line.position + 1]
+    return reply if reply.speaker != line.speaker else line
 
 
 def _by_kind(
@@ -119,7 +129,7 @@ def _list_answer(ranked: list[Ranked], q_terms: frozenset[str]) -> str | None:
     for r in ranked[:LIST_MAX]:
         if r.score < floor:
             break
-        item = spans.clause_span(best_sentence(r.line, q_terms), q_terms, LIST_ITEM_WORDS)
+        item = spans.content_span(best_sentence(r.line, q_terms), q_terms, LIST_ITEM_WORDS)
         if item and item.lower() not in (i.lower() for i in items):
             items.append(item)
     return ", ".join(items) or None
