@@ -102,3 +102,9 @@ def test_question_kinds_come_from_the_wording() -> None:
     assert kind_of("What is Caroline's identity?") is Kind.SPAN
     assert kind_of("Which week did Tim visit the UK?") is Kind.WHEN
     assert kind_of("How long ago was Caroline's 18th birthday?") is Kind.DURATION
+
+
+def test_an_answer_is_never_bare_punctuation() -> None:
+    # The best line's only new tokens are punctuation: the reader abstains, never answers "".
+    context = "[Session 1 — 1:00 pm on 8 May, 2023]\nAnn: Running shoes, running shoes!"
+    assert answer("What are Ann's running shoes?", context) == ABSTAIN

@@ -65,7 +65,8 @@ def answer(question: str, context: str) -> str:
     q_terms = frozenset(content_terms(question))
     best = _reply_to(index(context), ranked[0].line, q_terms)
     sentence = best_sentence(best, q_terms)
-    return _by_kind(kind, question, q_terms, best, sentence, ranked) or ABSTAIN
+    found = _by_kind(kind, question, q_terms, best, sentence, ranked)
+    return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
 
 
 def _reply_to(idx: Index, line: Line, q_terms: frozenset[str]) -> Line:

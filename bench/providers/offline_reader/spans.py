@@ -93,7 +93,7 @@ def content_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WO
     kept = []
     for tok in tokens(sentence):
         low = re.split("['’]", tok.lower())[0]
-        if tok in _BOUNDARY or low in STOPWORDS or low in _FILLER:
+        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER:
             continue
         if not _is_question_word(tok, q_terms):
             kept.append(tok)
