@@ -108,3 +108,15 @@ def test_an_answer_is_never_bare_punctuation() -> None:
     # The best line's only new tokens are punctuation: the reader abstains, never answers "".
     context = "[Session 1 — 1:00 pm on 8 May, 2023]\nAnn: Running shoes, running shoes!"
     assert answer("What are Ann's running shoes?", context) == ABSTAIN
+
+
+def test_fact_lines_by_the_other_speaker_abstain_like_turns_do() -> None:
+    # The same speaker-swap rule for a memory arm's facts, whose subject opens the line.
+    facts = (
+        "<FACTS>\n- Melanie ran a charity race for mental health. (valid 25 May 2023 – present)\n"
+        "  > (25 May 2023) Melanie: I ran a charity race for mental health last Saturday.\n"
+        "- Caroline went to a support group. (valid 8 May 2023 – present)\n"
+        "  > (8 May 2023) Caroline: I went to a support group yesterday.\n</FACTS>"
+    )
+    assert answer("What did Caroline run a charity race for?", facts) == ABSTAIN
+    assert answer("What did Melanie run a charity race for?", facts) != ABSTAIN

@@ -34,11 +34,11 @@ from bench.providers.offline_reader.index import (
     Index,
     Line,
     Ranked,
+    about_someone_else,
     index,
     named_speakers,
     rank,
     sentences,
-    spoken_by_someone_else,
 )
 from bench.providers.offline_reader.question import Kind, kind_of
 from bench.run.answer_prompt import ABSTAIN, extract_context
@@ -59,11 +59,12 @@ def answer(question: str, context: str) -> str:
     ranked = rank(index(context), question)
     if not ranked or ranked[0].coverage < MIN_COVERAGE:
         return ABSTAIN
-    if spoken_by_someone_else(ranked[0].line, named_speakers(index(context), question)):
+    idx = index(context)
+    if about_someone_else(ranked[0].line, named_speakers(idx, question), idx.speakers):
         return ABSTAIN  # the question attributes to one speaker what the other said
     kind = kind_of(question)
     q_terms = frozenset(content_terms(question))
-    best = _reply_to(index(context), ranked[0].line, q_terms)
+    best = _reply_to(idx, ranked[0].line, q_terms)
     sentence = best_sentence(best, q_terms)
     found = _by_kind(kind, question, q_terms, best, sentence, ranked)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN

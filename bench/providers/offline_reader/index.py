@@ -186,3 +186,18 @@ def spoken_by_someone_else(line: Line, named: set[str]) -> bool:
         return False
     low = line.text.lower()
     return not any(n.lower() in low for n in named)
+
+
+def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) -> bool:
+    """Like `spoken_by_someone_else`, also for fact lines whose subject opens the line.
+
+    A memory arm's fact ("Melanie ran a charity race.") has no `Name:` prefix; its first
+    word, when it is one of the conversation's speakers, is taken as its subject.
+    """
+    if line.speaker:
+        return spoken_by_someone_else(line, named)
+    first = re.split(r"['’\s]", line.text, maxsplit=1)[0]
+    if not named or first not in speakers or first in named:
+        return False
+    low = line.text.lower()
+    return not any(n.lower() in low for n in named)
