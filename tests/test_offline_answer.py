@@ -67,7 +67,56 @@ def test_exact_ties_go_to_the_first_line_whatever_the_hash_seed() -> None:
     context = (
         "[Session 1 — 1:00 pm on 8 May, 2023]\n"
         "Ann: violin garden lessons weekly first\n"
-        "Ann: garden violin lessons second line here\n"
-        "Bob: the weather was nice"
+        "Bob: the weather was nice\n"
+        "Ann: garden violin lessons second line here"
     )
     assert answer("What about Ann's garden violin lessons?", context) == "weekly first"
+
+
+WEEK = """[Session 3 — 2:00 pm on 15 July, 2023]
+Caroline: I went to an adoption meeting last Friday, it was so inspiring.
+Melanie: Two weeks ago I adopted a puppy named Coco.
+Melanie: I've been painting for 7 years now.
+Caroline: My pets are a guinea pig and a cat."""
+
+
+def test_last_weekday_is_written_in_the_gold_form() -> None:
+    got = answer("When did Caroline go to the adoption meeting?", WEEK)
+    assert got == "the Friday before 15 July 2023"
+    assert answer("When did Melanie adopt Coco?", WEEK) == "two weeks before 15 July 2023"
+
+
+def test_how_long_takes_the_duration() -> None:
+    assert answer("How long has Melanie been painting?", WEEK) == "7 years"
+
+
+def test_a_question_about_the_other_speakers_line_abstains() -> None:
+    # The puppy is Melanie's: asked about Caroline, the reader declines (LoCoMo category 5).
+    assert answer("When did Caroline adopt a puppy named Coco?", WEEK) == ABSTAIN
+
+
+def test_question_kinds_come_from_the_wording() -> None:
+    from bench.providers.offline_reader.question import Kind, kind_of
+
+    assert kind_of("What books has Melanie read?") is Kind.LIST
+    assert kind_of("What is Caroline's identity?") is Kind.SPAN
+    assert kind_of("Which week did Tim visit the UK?") is Kind.WHEN
+    assert kind_of("How long ago was Caroline's 18th birthday?") is Kind.DURATION
+
+
+def test_an_answer_is_never_bare_punctuation() -> None:
+    # The best line's only new tokens are punctuation: the reader abstains, never answers "".
+    context = "[Session 1 — 1:00 pm on 8 May, 2023]\nAnn: Running shoes, running shoes!"
+    assert answer("What are Ann's running shoes?", context) == ABSTAIN
+
+
+def test_fact_lines_by_the_other_speaker_abstain_like_turns_do() -> None:
+    # The same speaker-swap rule for a memory arm's facts, whose subject opens the line.
+    facts = (
+        "<FACTS>\n- Melanie ran a charity race for mental health. (valid 25 May 2023 – present)\n"
+        "  > (25 May 2023) Melanie: I ran a charity race for mental health last Saturday.\n"
+        "- Caroline went to a support group. (valid 8 May 2023 – present)\n"
+        "  > (8 May 2023) Caroline: I went to a support group yesterday.\n</FACTS>"
+    )
+    assert answer("What did Caroline run a charity race for?", facts) == ABSTAIN
+    assert answer("What did Melanie run a charity race for?", facts) != ABSTAIN

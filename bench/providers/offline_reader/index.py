@@ -1,0 +1,203 @@
+"""A context block parsed into dated, speaker-tagged lines and sentences, ranked by overlap.
+
+Lines are dated by the nearest `[Session n — date]` header above them, a leading
+`(8 May 2023)` or a `(valid 8 May 2023 – …)` window (memory arms' fact markup). Lines
+that open with a tag (`<FACTS>`, `<ANSWER_TYPE>…`) are wrappers or instructions to the
+reader, never evidence, so they are dropped here and can never be answered from.
+
+Ranking: a line's score is the IDF-weighted sum of the question's stemmed content terms
+it contains,
+
+    overlap(line) = Σ_{t ∈ q ∩ line} idf(t),   idf(t) = ln(1 + N / df(t)),
+    score(line)   = (overlap(line) + NEIGHBOUR · overlap(previous line)) · penalty,
+
+with N the number of lines, `penalty` = OTHER_SPEAKER_PENALTY for a line by a speaker
+other than the one the question names (and not mentioning them), QUESTION_PENALTY for a
+line that only asks a question, and coverage = overlap / Σ_{t ∈ q} idf(t).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from bench.text import content_terms
+
+NEIGHBOUR = 0.5
+"""Share of the previous line's overlap a line inherits: a reply answers the turn before it."""
+OTHER_SPEAKER_PENALTY = 0.6
+QUESTION_PENALTY = 0.85
+"""A turn that asks a question rarely holds the answer; the reply after it does."""
+
+_HEADER = re.compile(r"^\s*\[Session \d+ — (?P<date>[^\]]+)\]")
+_SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*:\s*")
+_TAG_LINE = re.compile(r"^\s*</?[A-Za-z_][\w-]*>")
+_BULLET = re.compile(r"^\s*(?:[-*>]\s*)+")
+_LEADING_DATE = re.compile(r"^\((?P<date>[^()]*\d{4})\)\s*")
+_VALIDITY = re.compile(r"\s*\(valid (?P<date>[^–)]*?\d{4})\s*–[^)]*\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\s+[–—]\s+|\s*\[shares? (?:a )?photo:\s*|\]")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One evidence line of the context."""
+
+    text: str
+    """The line without list marks, leading date or validity window."""
+    body: str
+    """`text` without its `Speaker:` prefix."""
+    anchor: str | None
+    """The date the line was said on (session header or fact markup), as written."""
+    speaker: str | None
+    """The speaker named by a `Name:` prefix, if any."""
+    terms: frozenset[str]
+    """Stemmed content terms of `text`."""
+    position: int
+    """0-based order of the line in the context (stable tie-break)."""
+
+
+@dataclass(frozen=True)
+class Index:
+    """A parsed context: its lines, term IDF and the speakers that appear."""
+
+    lines: tuple[Line, ...]
+    """Evidence lines in context order."""
+    idf: dict[str, float]
+    """ln(1 + N / df) per stemmed term."""
+    speakers: frozenset[str]
+    """Every `Name:` speaker seen."""
+    postings: dict[str, tuple[int, ...]]
+    """Positions of the lines holding each term (scoring touches only matching lines)."""
+
+
+@lru_cache(maxsize=32)
+def index(context: str) -> Index:
+    """Parse and index a context block once; raw contexts repeat for every question."""
+    lines: list[Line] = []
+    anchor: str | None = None
+    for raw in context.splitlines():
+        header = _HEADER.match(raw)
+        if header:
+            anchor = header.group("date")
+            continue
+        if _TAG_LINE.match(raw):
+            continue
+        text, own_date = strip_markup(raw)
+        if not text:
+            continue
+        speaker = _SPEAKER.match(text)
+        name = speaker.group("name") if speaker else None
+        body = text[speaker.end() :] if speaker else text
+        terms = frozenset(content_terms(text))
+        lines.append(Line(text, body, own_date or anchor, name, terms, len(lines)))
+    postings: dict[str, list[int]] = {}
+    for line in lines:
+        for t in line.terms:
+            postings.setdefault(t, []).append(line.position)
+    n = max(len(lines), 1)
+    idf = {t: math.log(1 + n / len(ids)) for t, ids in postings.items()}
+    speakers = frozenset(line.speaker for line in lines if line.speaker)
+    return Index(tuple(lines), idf, speakers, {t: tuple(ids) for t, ids in postings.items()})
+
+
+@lru_cache(maxsize=4096)
+def sentences(body: str) -> tuple[str, ...]:
+    """`body` split into sentences and photo captions (only chosen lines are ever split)."""
+    parts = tuple(s.strip() for s in _SENTENCE_END.split(body) if s and s.strip())
+    return parts or (body,)
+
+
+def strip_markup(raw: str) -> tuple[str, str | None]:
+    """A context line without list marks, a leading `(date)` or a `(valid … )` window.
+
+    Returns the bare text and the date that markup gave it, if any: memory arms date
+    their facts that way instead of with session headers.
+    """
+    text = _BULLET.sub("", raw).strip()
+    date = None
+    lead = _LEADING_DATE.match(text)
+    if lead:
+        date, text = lead.group("date"), text[lead.end() :]
+    window = _VALIDITY.search(text)
+    if window:
+        date = date or window.group("date")
+        text = text[: window.start()] + text[window.end() :]
+    return text.strip(), date
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A line with its score and the share of the question's weight it covers."""
+
+    line: Line
+    """The scored line."""
+    score: float
+    """Penalised IDF overlap with the question."""
+    coverage: float
+    """score / total question weight, in [0, 1]."""
+
+
+def question_weights(idx: Index, question: str) -> dict[str, float]:
+    """IDF weight of each distinct content term of the question (unseen terms: max IDF)."""
+    default_idf = math.log(1 + max(len(idx.lines), 1))
+    # Sorted: float sums must not depend on set order, which changes with the hash seed.
+    return {t: idx.idf.get(t, default_idf) for t in sorted(set(content_terms(question)))}
+
+
+def named_speakers(idx: Index, question: str) -> set[str]:
+    """Speakers of the context whose name the question contains."""
+    low = question.lower()
+    return {s for s in idx.speakers if re.search(rf"\b{re.escape(s.lower())}\b", low)}
+
+
+def rank(idx: Index, question: str) -> list[Ranked]:
+    """Lines with a positive score, best first; exact ties keep context order."""
+    weight = question_weights(idx, question)
+    total = sum(weight.values())
+    if not weight or not idx.lines:
+        return []
+    named = named_speakers(idx, question)
+    names = {term for s in named for term in content_terms(s)}
+    overlap: dict[int, float] = {}
+    topical: set[int] = set()  # lines sharing more than the speaker's name with the question
+    for t, w in weight.items():  # sorted terms: each line's sum is added in one order
+        for i in idx.postings.get(t, ()):
+            overlap[i] = overlap.get(i, 0.0) + w
+            if t not in names:
+                topical.add(i)
+    out = []
+    for i in sorted(topical):
+        line, cover = idx.lines[i], overlap[i]
+        score = cover + NEIGHBOUR * overlap.get(i - 1, 0.0)
+        if spoken_by_someone_else(line, named):
+            score *= OTHER_SPEAKER_PENALTY
+        if line.body.rstrip().endswith("?"):
+            score *= QUESTION_PENALTY
+        out.append(Ranked(line, score, cover / total))
+    out.sort(key=lambda r: (-r.score, r.line.position))
+    return out
+
+
+def spoken_by_someone_else(line: Line, named: set[str]) -> bool:
+    """The question names a speaker; this line is by another and does not mention them."""
+    if not named or not line.speaker or line.speaker in named:
+        return False
+    low = line.text.lower()
+    return not any(n.lower() in low for n in named)
+
+
+def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) -> bool:
+    """Like `spoken_by_someone_else`, also for fact lines whose subject opens the line.
+
+    A memory arm's fact ("Melanie ran a charity race.") has no `Name:` prefix; its first
+    word, when it is one of the conversation's speakers, is taken as its subject.
+    """
+    if line.speaker:
+        return spoken_by_someone_else(line, named)
+    first = re.split(r"['’\s]", line.text, maxsplit=1)[0]
+    if not named or first not in speakers or first in named:
+        return False
+    low = line.text.lower()
+    return not any(n.lower() in low for n in named)

@@ -1,0 +1,142 @@
+"""Answer spans cut from the chosen sentence, by answer type.
+
+A sentence is tokenised into words and punctuation. The default span is the clause
+after the last word the question also contains (the question's words are what it
+already knows; what follows them is new), cut at the next clause mark, with leading
+function words dropped and at most MAX_SPAN_WORDS words kept. When nothing follows,
+the clause before the first question word is used instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bench.text import STOPWORDS, content_terms, stem
+
+MAX_SPAN_WORDS = 10
+CONTENT_WORDS = 8
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”]")
+_BOUNDARY = frozenset(".;:!?()")
+_LEADING_TEXT = """to a an the is was are were be been being that it it's its i i'm i've i'd my
+    me we
+    we're our you you're your so really very just about of for on in at with by from this
+    these those and but also too like have has had do did does am totally actually always
+    all up some there there's which who what when how been lately recently currently now
+    he she his her they them their he's she's they're got get going gonna would could
+    will can yes yeah oh well then"""
+_LEADING = frozenset(_LEADING_TEXT.split())
+_FILLER_TEXT = "wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol"
+_FILLER = frozenset(_FILLER_TEXT.split())
+_NUMBER = re.compile(
+    r"\b(\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|forty|fifty|hundred|a couple|a few|several)\b",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(
+    _NUMBER.pattern
+    + r"(?:\s+(?:more|whole|full))?\s+(?P<unit>(?:year|month|week|day|hour|minute)s?)"
+    r"(?P<ago>\s+ago)?",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<![.!?]\s)\b([A-Z][a-z'’-]+(?:\s+(?:[A-Z][a-z'’-]+|of|the|de))*)")
+_PLACE = re.compile(
+    r"\b(?:in|at|to|from|near|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
+)
+_REASON = re.compile(r"\b(?:because|since|so that|as|to)\b\s+(.*)", re.IGNORECASE)
+
+
+def tokens(text: str) -> list[str]:
+    """Words and punctuation marks of `text`, in order."""
+    return _TOKEN.findall(text)
+
+
+def _is_question_word(tok: str, q_terms: frozenset[str]) -> bool:
+    low = tok.lower().split("'")[0].split("’")[0]
+    return bool(low) and (stem(low) in q_terms or low in q_terms)
+
+
+def clause_span(sentence: str, q_terms: frozenset[str], limit: int = MAX_SPAN_WORDS) -> str:
+    """The clause of `sentence` after its last question word (see the module docstring)."""
+    toks = tokens(sentence)
+    hits = [i for i, t in enumerate(toks) if _is_question_word(t, q_terms)]
+    if hits:
+        after = _clause(toks[hits[-1] + 1 :], q_terms, limit)
+        if after:
+            return after
+        before = _clause(list(reversed(toks[: hits[0]])), q_terms, limit)
+        if before:
+            return " ".join(reversed(before.split()))
+    return _clause(toks, q_terms, limit)
+
+
+def _clause(toks: list[str], q_terms: frozenset[str], limit: int) -> str:
+    """Words from the start of `toks` to the first clause mark, trimmed of function words."""
+    words: list[str] = []
+    for tok in toks:
+        if tok in _BOUNDARY:
+            if any(w.lower() not in _LEADING for w in words):
+                break
+            words = []
+            continue
+        if not words and (tok.lower() in _LEADING or tok.lower() in _FILLER):
+            continue
+        if _is_question_word(tok, q_terms):
+            continue
+        words.append(tok)
+    while words and words[-1].lower() in _LEADING:
+        words.pop()
+    return " ".join(words[:limit])
+
+
+def content_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WORDS) -> str:
+    """The sentence's content words that the question does not contain, in order."""
+    kept = []
+    for tok in tokens(sentence):
+        low = re.split("['’]", tok.lower())[0]
+        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER:
+            continue
+        if not _is_question_word(tok, q_terms):
+            kept.append(tok)
+    return " ".join(kept[:limit])
+
+
+def number_span(sentence: str) -> str | None:
+    """The first number (digits or words) of the sentence."""
+    match = _NUMBER.search(sentence)
+    return match.group(1) if match else None
+
+
+def duration_span(sentence: str) -> str | None:
+    """The first `<number> <unit>[ ago]` of the sentence, e.g. `4 years`, `10 years ago`."""
+    match = _DURATION.search(sentence)
+    return " ".join(match.group(0).split()) if match else None
+
+
+def name_span(sentence: str, question: str, exclude: set[str]) -> str | None:
+    """Capitalised names in the sentence that the question does not already contain."""
+    q_terms = frozenset(content_terms(question))
+    for match in _NAME.finditer(sentence):
+        name = match.group(1)
+        first = name.split()[0].lower()
+        if first in STOPWORDS or first in _FILLER or name in exclude:
+            continue
+        if all(stem(w.lower()) in q_terms for w in name.split()):
+            continue
+        return name
+    return None
+
+
+def place_span(sentence: str, question: str) -> str | None:
+    """A capitalised place after in/at/to/from in the sentence, not in the question."""
+    q_terms = frozenset(content_terms(question))
+    for match in _PLACE.finditer(sentence):
+        place = match.group(1)
+        if not all(stem(w.lower()) in q_terms for w in re.findall(r"[\w'’-]+", place)):
+            return place
+    return None
+
+
+def reason_span(sentence: str, q_terms: frozenset[str]) -> str | None:
+    """The clause after because/since/so that/to, if the sentence gives a reason."""
+    match = _REASON.search(sentence)
+    return _clause(tokens(match.group(1)), q_terms, MAX_SPAN_WORDS + 2) if match else None
