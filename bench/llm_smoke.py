@@ -34,6 +34,8 @@ from bench.errors import BenchError
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = ".llm-smoke"
 """File the smoke writes into its output folder; only such a folder is ever removed."""
+PROMPT_MARGIN = 512
+"""Tokens kept free in a slot for the prompt frame, the question and the answer cap."""
 INSTALL_FIX = "install the extra: .venv/bin/pip install -e '.[llm-smoke]' (or run make llm-smoke)"
 
 
@@ -248,11 +250,19 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
 
 
 def bench_command(out: Path, base: str, plan: ServerPlan, extra: list[str]) -> list[str]:
-    """The `bench.run` command line the smoke runs (twice): one request per server slot."""
+    """The `bench.run` command line the smoke runs (twice): one request per server slot.
+
+    `answer.max_context_tokens` is sized to the slot: the usable share of `ctx_per_slot`
+    (`bench.run.context_fit.usable`) less `PROMPT_MARGIN` tokens for the prompt frame,
+    the question and the answer cap, so the up-front context check passes.
+    """
+    from bench.run.context_fit import usable
+
+    context = usable(plan.ctx_per_slot) - PROMPT_MARGIN
     return [
         sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
         f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
-        f"out={out}", "progress=false", *extra,
+        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *extra,
     ]  # fmt: skip
 
 
@@ -316,12 +326,12 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
         cmd = bench_command(out / "run", base, plan, extra)
         first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
         middle = read_counters(base)
-        first = run_stats(out / "run", _answer_cap(out / "run"))
+        first = run_stats(out / "run", _answer_cap(out / "run", logs / "first.log"))
         rerun_rc, _, _ = run_bench(cmd, logs / "rerun.log")
         after = read_counters(base)
     generated = middle.predicted_tokens - before.predicted_tokens
     seconds = middle.predicted_seconds - before.predicted_seconds
-    rerun = run_stats(out / "run", _answer_cap(out / "run"))
+    rerun = run_stats(out / "run", _answer_cap(out / "run", logs / "rerun.log"))
     return SmokeReport(
         first_rc=first_rc,
         degraded_warning="extraction degraded" in stderr,
@@ -334,9 +344,20 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
     )
 
 
-def _answer_cap(run_dir: Path) -> int:
-    meta = json.loads((run_dir / "run.json").read_text())
-    return int(meta["config"]["provider"]["answerer"]["max_tokens"])
+def _answer_cap(run_dir: Path, log: Path) -> int:
+    """The answer cap the run sent (`bench.run.context_fit.answer_cap`), from its run.json.
+
+    Raises:
+        SmokeError: the run ended before writing run.json (its log's last line says why).
+    """
+    if not (run_dir / "run.json").is_file():
+        last = (log.read_text().strip().splitlines() or ["no output"])[-1]
+        raise SmokeError(f"bench.run wrote no run.json ({last[:300]}): see {log}")
+    config = json.loads((run_dir / "run.json").read_text())["config"]
+    return max(
+        1,
+        min(int(config["answer"]["max_tokens"]), int(config["provider"]["answerer"]["max_tokens"])),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

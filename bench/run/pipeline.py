@@ -203,8 +203,12 @@ def _run_in_process(
 
 
 def _finished_already(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> bool:
-    """True when this process's units need nothing (decided before providers and arms)."""
-    if not run_dir.run_json.is_file():  # rewritten by the full path (identity, dates)
+    """True when this process's units need nothing (decided before providers and arms).
+
+    A missing or damaged run.json is never "finished": the full path rewrites it.
+    """
+    meta, problems = read_run_meta(run_dir.run_json)
+    if meta is None or problems:
         return False
     units = units_of(dataset.conversations, parse_shard(cfg.shard))
     return resume.nothing_pending((u.conversation for u in units), cfg, run_dir)
