@@ -90,6 +90,7 @@ def test_llm_smoke_against_llama_server(tmp_path: Path):
     first = report["first_run"]
     assert first["answers"] + first["errors"] == 64  # 16 questions x 4 default arms
     assert first["exchanges"] > 0  # the LLM extractor was asked
+    assert first["judged"] == first["answers"]  # a parseable (schema-bound) verdict for each
     assert report["rerun_requests"] == 0 and report["rerun_server_decodes"] == 0
     degraded = first["facts"] == 0 or first["extraction_failed"] > 0.1 * first["exchanges"]
     if degraded:  # the 270M base model: never a clean exit
