@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
 from bench.errors import BenchError
-from bench.live_state import LiveArm, Namespace, NamespaceLedger
+from bench.live_state import LiveArm, Namespace, NamespaceLedger, owner_gone, this_process
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 log = logging.getLogger("arms.live")
@@ -168,7 +168,8 @@ class LiveMemoryArm:
         self.ledger.register_arm(LiveArm(name, options.kind, asdict(options)))
         if options.probe:
             backend.probe()
-        delete_recorded(name, backend, self.ledger)  # what a killed earlier run left
+        # what a killed earlier run left; never a sibling worker's namespaces in use
+        delete_recorded(name, backend, self.ledger, lambda n: owner_gone(n.owner))
         if options.probe:
             self._probe()
 
@@ -193,7 +194,7 @@ class LiveMemoryArm:
             self._units.pop(namespace, None)
             if not self.options.namespace:
                 self.backend.delete(namespace)
-                self.ledger.remove(Namespace(self.name, namespace, "probe"))
+                self.ledger.remove(Namespace(self.name, namespace, "probe", this_process()))
             self.calls = CallLog()
 
     def _probe_more(self, namespace: str, query: str) -> None:
@@ -221,7 +222,8 @@ class LiveMemoryArm:
         started = time.perf_counter()
         namespace = str(self.backend.create(f"armbench {self.name} {unit}"))
         self.calls.timed("create", started)
-        self.ledger.add(Namespace(self.name, namespace, unit))  # before the first write
+        entry = Namespace(self.name, namespace, unit, this_process())
+        self.ledger.add(entry)  # before the first write
         return namespace
 
     def _write(self, namespace: str, exchange: Exchange) -> None:
@@ -284,8 +286,9 @@ class LiveMemoryArm:
     def close(self) -> None:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
-            if self.options.cleanup:
-                delete_recorded(self.name, self.backend, self.ledger)
+            if self.options.cleanup:  # only what this process created
+                mine = this_process()
+                delete_recorded(self.name, self.backend, self.ledger, lambda n: n.owner == mine)
         finally:
             self.backend.close()
 
@@ -328,10 +331,17 @@ def reconnect_and_delete(
         backend.close()
 
 
-def delete_recorded(arm: str, backend: Backend, ledger: NamespaceLedger) -> int:
-    """Delete every namespace `ledger` lists for `arm`, forgetting each; how many."""
+def delete_recorded(
+    arm: str,
+    backend: Backend,
+    ledger: NamespaceLedger,
+    which: Callable[[Namespace], bool] = lambda entry: True,
+) -> int:
+    """Delete the namespaces `ledger` lists for `arm` (those `which` selects); how many."""
     count = 0
     for entry in ledger.namespaces(arm):
+        if not which(entry):
+            continue
         backend.delete(entry.namespace)
         ledger.remove(entry)
         count += 1

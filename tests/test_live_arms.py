@@ -59,6 +59,21 @@ def test_live_arms_retrieve_exactly_what_the_in_process_engine_does(tmp_path: Pa
         assert ledger(out) == []
 
 
+def test_live_arms_in_worker_processes_equal_one_process(tmp_path: Path) -> None:
+    """workers=2: each process deletes only its own namespaces, never a sibling's in use."""
+    with reference_server(tmp_path / "data") as url:
+        runs = {}
+        for workers in (1, 2):
+            out = tmp_path / f"w{workers}"
+            done = run_cli("arms=[http,mcp]", f"workers={workers}", *live_args(url, out))
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert "0 arm results in error" in done.stderr
+            runs[workers] = {k: strip_timings(r) for k, r in load_records(out).items()}
+            assert ledger(out) == []
+        assert len(runs[2]) == 16 and runs[2] == runs[1]
+        assert project_ids(url) == []
+
+
 def _kill_after_first_namespace(args: list[str]) -> None:
     """Start a run; SIGKILL it as soon as state.json lists a conversation namespace."""
     proc = subprocess.Popen(
