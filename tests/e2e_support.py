@@ -53,3 +53,12 @@ def last_line(text: str) -> str:
     """The last non-empty line of a process's output."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else ""
+
+
+def two_conversation_slice() -> tuple[str, ...]:
+    """The scale tests' data: LoCoMo's first two conversations when `$BENCH_DATA_DIR` holds
+    `locomo10.json` (CI's case), else the two-conversation smoke fixture (offline, no data)."""
+    data = os.environ.get("BENCH_DATA_DIR")
+    if data and (Path(data) / "locomo10.json").is_file():
+        return ("dataset=locomo", "limit.conversations=2")
+    return ("dataset=smoke",)

@@ -18,12 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import ROOT, load_records, run_cli, strip_timings
+from tests.e2e_support import ROOT, load_records, run_cli, strip_timings, two_conversation_slice
 
 pytestmark = pytest.mark.cluster
 pytest.importorskip("ray", reason="needs the ray extra: .[ray]")
 
 QUIET = ("progress=false", "heartbeat_s=0")
+SLICE = two_conversation_slice()
+"""LoCoMo's first two conversations (smoke without the data): see e2e_support."""
 
 
 NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
@@ -39,7 +41,7 @@ def _same_records(a: Path, b: Path) -> None:
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("local") / "run"
-    done = run_cli(*QUIET, "dataset=smoke", f"out={out}")
+    done = run_cli(*QUIET, *SLICE, f"out={out}")
     assert done.returncode == 0, done.stderr[-2000:]
     return out
 
@@ -48,11 +50,11 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     local_run: Path, tmp_path: Path
 ) -> None:
     remote = run_cli(
-        *QUIET, "dataset=smoke", f"out={tmp_path / 'ray'}", "executor=ray",
+        *QUIET, *SLICE, f"out={tmp_path / 'ray'}", "executor=ray",
         "ray.address=local", "ray.num_cpus=2", env={"RAY_AUTH_MODE": "disabled"},
     )  # fmt: skip
     assert remote.returncode == 0, remote.stderr[-2000:]
-    assert "16 records written" in remote.stderr
+    assert f"{len(load_records(local_run))} records written" in remote.stderr
     _same_records(local_run, tmp_path / "ray")
 
 
@@ -172,7 +174,7 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(
     address, worker = head_and_worker
     out = tmp_path / "ray"
     command = [
-        sys.executable, "-m", "bench.run", *QUIET, "dataset=smoke", f"out={out}",
+        sys.executable, "-m", "bench.run", *QUIET, *SLICE, f"out={out}",
         "executor=ray", f"ray.address={address}",
     ]  # fmt: skip
     env = {**os.environ, **NO_AUTH, "HYDRA_FULL_ERROR": "0"}
@@ -186,12 +188,13 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(
     written_at_kill = len(list(questions.glob("*.json")))
     os.killpg(worker.pid, signal.SIGKILL)  # the worker node, mid-run
     first_stderr = run.communicate(timeout=600)[1]
-    assert written_at_kill < 16, "the run had finished before the kill"
+    total = len(load_records(local_run))
+    assert written_at_kill < total, "the run had finished before the kill"
     assert run.returncode in (0, 1), first_stderr[-2000:]  # 1: a unit out of retries
-    print(f"killed the worker at {written_at_kill}/16 records; first run exit {run.returncode}")
+    print(f"killed the worker at {written_at_kill}/{total}; first run exit {run.returncode}")
 
     again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     files = sorted(questions.glob("*.json"))
-    assert len(files) == 16 and not list(questions.glob(".*.tmp"))  # none lost or doubled
+    assert len(files) == total and not list(questions.glob(".*.tmp"))  # none lost or doubled
     _same_records(local_run, out)
