@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -118,6 +119,9 @@ def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: in
     assert done.returncode == 0, done.stderr[-2000:]
     assert "16 records written" in done.stderr
     _same_records(serial_run, tmp_path / "wn")
+    health = [json.loads((d / "run.json").read_text())["extraction_health"]
+              for d in (serial_run, tmp_path / "wn")]  # fmt: skip
+    assert health[0] and health[1] == health[0]  # the workers' health reaches run.json
 
 
 def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Path) -> None:

@@ -90,6 +90,8 @@ class RunOutcome:
         self.first_error = self.first_error or unit.first_error
         self.judge_errors += unit.judge_errors
         self.judge_unparseable += unit.judge_unparseable
+        for arm, per_conv in ext_health.table_from_json(unit.health).items():
+            self.health.setdefault(arm, {}).update(per_conv)  # this session's over earlier
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Any
 from bench.config import RunConfig
 from bench.providers.ratelimit import LimiterFactory
 from bench.records import OK, ArmResult, write_record
+from bench.run import health as ext_health
 from bench.run.answer_prompt import AnswerPrompt
 from bench.scale.units import Unit
 
@@ -64,6 +65,9 @@ class UnitResult:
     """Verdicts recorded as `unparseable` (see `RunOutcome.judge_unparseable`)."""
     accounting: dict[str, Any] = field(default_factory=dict)
     """The providers' usage and cost accounting for this unit; empty on failure."""
+    health: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """This unit's extraction health (`bench.run.health.table_to_json` form: plain data,
+    so it pickles to the parent process or the Ray driver); empty when nothing ingested."""
     seconds: float = 0.0
     """Wall time of the unit, in seconds; 0.0 when it could not run."""
 
@@ -127,6 +131,7 @@ def run_unit(
         judge_errors=outcome.judge_errors,
         judge_unparseable=outcome.judge_unparseable,
         accounting=accounting,
+        health=ext_health.table_to_json(outcome.health),
         seconds=time.perf_counter() - started,
     )
 
