@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, TypeVar
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -23,6 +24,7 @@ Miss = Literal["retrieval", "reader"]
 JudgeStatus = Literal["ok", "error", "unparseable"]
 """A verdict's status: `error` (the call failed) is retried on resume; `unparseable` (no
 verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge."""
+_T = TypeVar("_T")
 OK: Final = "ok"
 ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
@@ -211,7 +213,7 @@ class QuestionRecord:
             )
         fields = _known(data, _RECORD_FIELDS)
         fields["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
-        return cls(**fields)
+        return _RECORD_SHAPE.build(fields)
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
@@ -230,9 +232,65 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
-_RECORD_FIELDS = frozenset(QuestionRecord.__dataclass_fields__)
-_RESULT_FIELDS = frozenset(ArmResult.__dataclass_fields__)
-_JUDGEMENT_FIELDS = frozenset(Judgement.__dataclass_fields__)
+@dataclass(frozen=True)
+class _Shape(Generic[_T]):
+    """How to build a record dataclass from its parsed JSON fields without `__init__`.
+
+    Reading a run's records is the summariser's floor (issue 15): keyword-argument
+    `__init__` of a 27-field dataclass costs as much as parsing the result's JSON, while
+    adopting the field dict as the instance's `__dict__` costs one dict merge. The
+    result is the same object `cls(**fields)` gives (no dataclass here has a
+    `__post_init__`): missing optional fields take their defaults (a fresh value from
+    each `default_factory`), and a missing required field raises TypeError as
+    `__init__` would.
+    """
+
+    cls: type[_T]
+    """The dataclass built."""
+    names: frozenset[str]
+    """Its field names."""
+    defaults: dict[str, Any]
+    """Field name -> default value (immutable defaults), in field order."""
+    factories: tuple[tuple[str, Callable[[], Any]], ...]
+    """(field name, default_factory) of the fields with a mutable default."""
+    required: frozenset[str]
+    """Fields without a default."""
+
+    @classmethod
+    def of(cls, kind: type[_T]) -> _Shape[_T]:
+        """The shape of dataclass `kind`, read from its fields."""
+        found = fields(kind)  # type: ignore[arg-type]
+        return cls(
+            kind,
+            frozenset(f.name for f in found),
+            {f.name: f.default for f in found if f.default is not MISSING},
+            tuple((f.name, f.default_factory) for f in found if f.default_factory is not MISSING),
+            frozenset(
+                f.name for f in found if f.default is MISSING and f.default_factory is MISSING
+            ),
+        )
+
+    def build(self, known: dict[str, Any]) -> _T:
+        """An instance whose fields are `known` (keys must be field names) plus defaults."""
+        if not self.required <= known.keys():
+            missing = ", ".join(sorted(self.required - known.keys()))
+            raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
+        values = {**self.defaults, **known}
+        for name, factory in self.factories:
+            if name not in known:
+                values[name] = factory()
+        made = object.__new__(self.cls)
+        made.__dict__ = values
+        return made
+
+
+_RECORD_SHAPE = _Shape.of(QuestionRecord)
+_RESULT_SHAPE = _Shape.of(ArmResult)
+_JUDGEMENT_SHAPE = _Shape.of(Judgement)
+_REPEAT_SHAPE = _Shape.of(RepeatResult)
+_RECORD_FIELDS = _RECORD_SHAPE.names
+_RESULT_FIELDS = _RESULT_SHAPE.names
+_JUDGEMENT_FIELDS = _JUDGEMENT_SHAPE.names
 
 
 def _known(data: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
@@ -250,22 +308,25 @@ def _judgements(data: dict[str, Any], key: str) -> dict[str, Judgement]:
     given = data.get(key)
     if not given:
         return {}
-    return {jid: Judgement(**_known(j, _JUDGEMENT_FIELDS)) for jid, j in given.items()}
+    build, names = _JUDGEMENT_SHAPE.build, _JUDGEMENT_FIELDS
+    return {jid: build(_known(j, names)) for jid, j in given.items()}
 
 
 def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
-    known = {k: v for k, v in data.items() if k in RepeatResult.__dataclass_fields__}
+    known = _known(data, _REPEAT_SHAPE.names)
     known["judgements"] = _judgements(data, "judgements")
-    return RepeatResult(**known)
+    return _REPEAT_SHAPE.build(known)
 
 
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     known = _known(data, _RESULT_FIELDS)
     for key in ("judgements", "corrected_judgements"):
-        known[key] = _judgements(data, key)
-    given = data.get("repeats")
-    known["repeats"] = [_repeat_from_json(r) for r in given] if given else []
-    return ArmResult(**known)
+        if key in known:
+            known[key] = _judgements(data, key)
+    if "repeats" in known:
+        given = known["repeats"]
+        known["repeats"] = [_repeat_from_json(r) for r in given] if given else []
+    return _RESULT_SHAPE.build(known)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
