@@ -40,6 +40,7 @@ from bench.summarise.model import (
 from bench.summarise.reach import OFFLINE_CAUTION, reach_rows
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from bench.summarise.repeats import repeats_view
+from bench.summarise.scan import RunScan, arm_names, scan_records
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
 __all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
@@ -123,20 +124,13 @@ def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
     )
 
 
-def _arm_names(run: LoadedRun) -> list[str]:
-    names = list(run.meta.arms) if run.meta else []
-    for record in run.records:
-        names.extend(n for n in record.arms if n not in names)
-    return names
+def _outcome(counts: Counter[str | None], meta: RunMeta | None, notes: list[str]) -> str:
+    """The rule behind `correct`, read from the records; run.json must agree with it.
 
-
-def _outcome(run: LoadedRun, notes: list[str]) -> str:
-    """The rule behind `correct`, read from the records; run.json must agree with it."""
-    counts = Counter(
-        res.outcome for r in run.records for res in r.arms.values() if res.status == OK
-    )
+    `counts`: outcome rule -> `ok` results scored by it (`RunScan.outcomes`).
+    """
     named = sorted(name for name in counts if name)
-    declared = run.meta.outcome if run.meta else None
+    declared = meta.outcome if meta else None
     if len(named) > 1:
         notes.append(f"records use several outcome rules: {', '.join(named)}")
         return "mixed: " + ", ".join(named)
@@ -207,13 +201,17 @@ class _Layout:
     set_qids: dict[str, frozenset[str]]
     group_qids: dict[str, frozenset[str]]
     set_groups: dict[str, list[str]]
+    group_of: dict[str, str]
+    """Question id -> its group key."""
 
 
 def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
     groups: dict[str, list[str]] = {}
     scored_groups: set[str] = set()
+    group_of: dict[str, str] = {}
     for r in run.records:
         key = _group_key(r, locomo_style)
+        group_of[r.question_id] = key
         groups.setdefault(key, []).append(r.question_id)
         if not locomo_style or r.category in SCORED_CATEGORIES:
             scored_groups.add(key)
@@ -223,26 +221,12 @@ def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
     set_qids = {
         name: frozenset(q for k in keys for q in group_qids[k]) for name, keys in set_groups.items()
     }
-    return _Layout(locomo_style, set_qids, group_qids, set_groups)
+    return _Layout(locomo_style, set_qids, group_qids, set_groups, group_of)
 
 
-def _misses(run: LoadedRun, group_of: dict[str, str]) -> dict[str, dict[str, dict[str, int]]]:
-    """Retrieval vs reader misses per arm and group, from the records (stdlib only)."""
-    from bench.suite.miss import count_misses, result_miss
-
-    rows = (
-        (
-            name,
-            group_of[r.question_id],
-            result_miss(
-                r.evidence, res.retrieved_ids, res.correct, res.evidence_retrieved, res.miss
-            ),
-        )
-        for r in run.records
-        for name, res in r.arms.items()
-        if res.status == OK
-    )
-    return count_misses(rows)
+def _outcome_counts(records: list[QuestionRecord]) -> Counter[str | None]:
+    """Outcome rule -> `ok` results scored by it (the baseline run's; see `RunScan`)."""
+    return Counter(res.outcome for r in records for res in r.arms.values() if res.status == OK)
 
 
 def summarise_records(
@@ -252,20 +236,17 @@ def summarise_records(
     if labels not in LABEL_SCHEMES:
         raise SummaryError(f"--labels {labels}: unknown; use one of {', '.join(LABEL_SCHEMES)}")
     notes: list[str] = [run.meta_problem] if run.meta_problem else []
-    notes.extend(_cap_notes(run))
     dataset = _dataset_name(run)
     locomo_style = _is_locomo_style(run, dataset)
     layout = _layout(run, locomo_style)
-    outcome = _outcome(run, notes)
+    names = arm_names(run.records, list(run.meta.arms) if run.meta else [])
+    scan = scan_records(run.records, names, layout.group_of, layout.set_groups["all"], locomo_style)
+    notes.extend(_cap_notes(scan))
+    outcome = _outcome(scan.outcomes, run.meta, notes)
     threshold = _threshold(run, outcome)
-    names = _arm_names(run)
-    group_of = {r.question_id: _group_key(r, locomo_style) for r in run.records}
     group_labels = {g: group_label(g, labels, locomo_style=locomo_style) for g in layout.group_qids}
-    arms = {
-        n: arm_stats(n, run.records, group_of, layout.set_groups, group_labels, locomo_style)
-        for n in names
-    }
-    outcomes = {n: outcomes_of(run.records, n) for n in names}
+    arms = {n: arm_stats(n, scan.arms[n], layout.set_groups, group_labels) for n in names}
+    outcomes = {n: (frozenset(scan.arms[n].right), frozenset(scan.arms[n].wrong)) for n in names}
     pairs = [
         row
         for a, b in combinations(names, 2)
@@ -273,7 +254,7 @@ def summarise_records(
     ]
     _apply_holm(pairs)
     summary = Summary(
-        misses=_misses(run, group_of),
+        misses=scan.misses,
         run_dir=str(run.run_dir),
         meta=run.meta,
         dataset=dataset,
@@ -286,7 +267,7 @@ def summarise_records(
         set_groups=layout.set_groups,
         arms=arms,
         pairs=pairs,
-        kappas=kappa_rows(run.records, threshold, locomo_style),
+        kappas=kappa_rows(run.records, threshold, locomo_style) if scan.judged else [],
         notes=notes,
         f1_threshold=threshold,
     )
@@ -304,8 +285,9 @@ def _add_baseline(
     summary: Summary, run: LoadedRun, baseline: LoadedRun, layout: _Layout, names: list[str]
 ) -> None:
     """Same arm, two runs, paired on question_id (never on question text)."""
-    baseline_outcome = _outcome(baseline, [])
-    base_names = set(_arm_names(baseline))
+    base_list = arm_names(baseline.records, list(baseline.meta.arms) if baseline.meta else [])
+    base_names = set(base_list)
+    baseline_outcome = _outcome(_outcome_counts(baseline.records), baseline.meta, [])
     rows = []
     for name in (n for n in names if n in base_names):
         before, now = outcomes_of(baseline.records, name), outcomes_of(run.records, name)
@@ -346,18 +328,9 @@ def _closing_notes(summary: Summary) -> list[str]:
     return notes
 
 
-def _cap_notes(run: LoadedRun) -> list[str]:
+def _cap_notes(scan: RunScan) -> list[str]:
     """Per arm: capped answers, contexts cut to fit, unparseable verdicts (when any)."""
-    counts: dict[str, list[int]] = {}
-    for record in run.records:
-        for arm, res in record.arms.items():
-            row = counts.setdefault(arm, [0, 0, 0, 0])
-            if res.status != OK:
-                continue
-            row[0] += 1
-            row[1] += res.truncated is True
-            row[2] += bool(res.context_cut_tokens)
-            row[3] += sum(j.status == "unparseable" for j in res.judgements.values())
+    counts = {a: (x.answered, x.capped, x.cut, x.unparseable) for a, x in scan.arms.items()}
     notes = []
     for arm in sorted(counts):
         answered, capped, cut, unparseable = counts[arm]

@@ -12,14 +12,14 @@ Standard library only. Definitions used throughout:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from bench.records import OK, ArmResult, QuestionRecord
+from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
+from bench.summarise.scan import ArmScan, Share, Tally
 from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
 
 if TYPE_CHECKING:
@@ -260,50 +260,9 @@ def outcomes_of(records: list[QuestionRecord], arm: str) -> tuple[frozenset[str]
     return frozenset(right), frozenset(wrong)
 
 
-@dataclass
-class _Tally:
-    questions: int = 0
-    k: int = 0
-    n: int = 0
-    f1: list[float] = field(default_factory=list)
-    excluded: Counter[str] = field(default_factory=Counter)
-
-    def add(self, res: ArmResult | None, reason: str | None) -> None:
-        self.questions += 1
-        if reason or res is None:
-            self.excluded[reason or "missing"] += 1
-            return
-        self.n += 1
-        self.k += bool(res.correct)
-        f1 = res.scores.get("f1")
-        if isinstance(f1, int | float) and not isinstance(f1, bool):
-            self.f1.append(float(f1))
-
-    @classmethod
-    def merged(cls, parts: list[_Tally]) -> _Tally:
-        """One tally of several disjoint ones."""
-        out = cls()
-        for part in parts:
-            out.questions += part.questions
-            out.k += part.k
-            out.n += part.n
-            out.f1 += part.f1
-            out.excluded.update(part.excluded)
-        return out
-
-
-def _exclusion(res: ArmResult | None) -> str | None:
-    if res is None:
-        return "missing"
-    if res.status != OK:
-        return "error"
-    return "no_outcome" if res.correct is None else None
-
-
-def _score_rate(pairs: list[tuple[QuestionRecord, ArmResult]], key: str) -> Rate | None:
-    """How often `scores[key]` is true among the results that carry the key; None if none do."""
-    values = [bool(res.scores[key]) for _, res in pairs if res.scores.get(key) is not None]
-    return Rate(sum(values), len(values)) if values else None
+def _rate(share: Share) -> Rate | None:
+    """The share as a Rate; None when no result carried the score."""
+    return Rate(share.k, share.n) if share.n else None
 
 
 def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
@@ -313,30 +272,15 @@ def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
 
 
 def arm_stats(
-    name: str,
-    records: list[QuestionRecord],
-    group_of: dict[str, str],
-    set_groups: dict[str, list[str]],
-    group_labels: dict[str, str],
-    locomo_style: bool,
+    name: str, scan: ArmScan, set_groups: dict[str, list[str]], group_labels: dict[str, str]
 ) -> ArmStats:
     """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm.
 
     Groups partition the questions and each set is a union of whole groups, so set
-    tallies are merged from group tallies.
+    tallies are merged from the group tallies of the one pass (`scan.scan_records`).
     """
-    groups: dict[str, _Tally] = {g: _Tally() for g in group_labels}
-    ok: list[tuple[QuestionRecord, ArmResult]] = []
-    for r in records:
-        res = r.arms.get(name)
-        if res is not None and res.status == OK:
-            ok.append((r, res))
-        groups[group_of[r.question_id]].add(res, _exclusion(res))
-    sets = {s: _Tally.merged([groups[g] for g in set_groups[s]]) for s in SETS}
-    latencies = [float(res.latency_ms) for _, res in ok if res.latency_ms is not None]
-    tokens = [float(res.context_tokens) for _, res in ok if res.context_tokens is not None]
-    answerable = [(r, res) for r, res in ok if not is_abstention_item(r, locomo_style)]
-    adversarial = [(r, res) for r, res in ok if locomo_style and r.category == 5]
+    groups = scan.groups
+    sets = {s: Tally.merged([groups[g] for g in set_groups[s]]) for s in SETS}
     return ArmStats(
         name=name,
         accuracy={s: Rate(t.k, t.n) for s, t in sets.items()},
@@ -353,12 +297,12 @@ def arm_stats(
             )
             for g, t in groups.items()
         },
-        context_tokens_mean=mean(tokens),
-        latency_ms=_latency_summary(latencies),
-        abstention_answerable=_score_rate(answerable, "abstained") or Rate(0, 0),
-        adversarial_abstention=_score_rate(adversarial, "abstained"),
-        trap_hits=_score_rate(adversarial, "trap_hit"),
-        stale=_score_rate(ok, "stale_in_context"),
+        context_tokens_mean=mean(scan.tokens),
+        latency_ms=_latency_summary(scan.latencies),
+        abstention_answerable=_rate(scan.abstained_answerable) or Rate(0, 0),
+        adversarial_abstention=_rate(scan.abstained_adversarial),
+        trap_hits=_rate(scan.trap_hits),
+        stale=_rate(scan.stale),
     )
 
 

@@ -1,0 +1,206 @@
+"""One pass over a run's records: every per-arm counter the summary reads. Stdlib only.
+
+The summariser's cost floor is reading and parsing the records (issue 15), so the
+per-result work is done once, record by record and, within a record, in the record's
+arm order (the order `misses` and the exclusion counts are first seen in). Per arm:
+
+- group tallies: questions, results that count (status `ok`, `correct` not None), correct,
+  official F1 of those, and exclusions (`error`, `missing`, `no_outcome`) in first-seen
+  order; sets are unions of whole groups (`model.arm_stats` merges them);
+- latency and context-token lists, and the score rates (`abstained` on answerable items,
+  `abstained` and `trap_hit` on LoCoMo category 5, `stale_in_context`): true of present;
+- the question ids right and wrong (paired tests), capped answers, contexts cut to fit
+  and unparseable verdicts (`cli` notes), retrieval/reader misses (`bench.suite.miss`).
+
+Run-wide: arm names in first-seen order, the outcome rules used, whether any result
+carries a judge verdict (Cohen's κ is computed only then).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bench.records import OK, UNPARSEABLE, QuestionRecord
+from bench.suite.miss import MissRow, count_misses, result_miss
+
+
+@dataclass
+class Tally:
+    """One arm on one group: questions, counted results, correct, F1s and exclusions."""
+
+    questions: int = 0
+    """Questions in the group (every arm sees every question)."""
+    k: int = 0
+    """Correct results among those that count."""
+    n: int = 0
+    """Results that count (status `ok`, binary outcome)."""
+    f1: list[float] = field(default_factory=list)
+    """Official F1 of the results that count (those that report one)."""
+    excluded: Counter[str] = field(default_factory=Counter)
+    """`error`, `missing`, `no_outcome` counts, in first-seen order."""
+
+    @classmethod
+    def merged(cls, parts: list[Tally]) -> Tally:
+        """One tally of several disjoint ones (F1 means use `math.fsum`: order-free)."""
+        out = cls()
+        for part in parts:
+            out.questions += part.questions
+            out.k += part.k
+            out.n += part.n
+            out.f1 += part.f1
+            out.excluded.update(part.excluded)
+        return out
+
+
+@dataclass
+class Share:
+    """`k` true of `n` results that carry a score key (a `Rate` once the scan is done)."""
+
+    k: int = 0
+    """Results whose value is true."""
+    n: int = 0
+    """Results that carry the key (value not None)."""
+
+
+@dataclass
+class ArmScan:
+    """Every counter of one arm, from the one pass."""
+
+    groups: dict[str, Tally]
+    """Group key -> tally, in display order."""
+    latencies: list[float] = field(default_factory=list)
+    """`latency_ms` of the `ok` results that report one."""
+    tokens: list[float] = field(default_factory=list)
+    """`context_tokens` of the `ok` results that report one."""
+    abstained_answerable: Share = field(default_factory=Share)
+    """`scores["abstained"]` on items with an answer (not LoCoMo 5, not `_abs`)."""
+    abstained_adversarial: Share = field(default_factory=Share)
+    """`scores["abstained"]` on LoCoMo category 5."""
+    trap_hits: Share = field(default_factory=Share)
+    """`scores["trap_hit"]` on LoCoMo category 5."""
+    stale: Share = field(default_factory=Share)
+    """`scores["stale_in_context"]` on every `ok` result."""
+    right: set[str] = field(default_factory=set)
+    """Question ids whose counting result is correct."""
+    wrong: set[str] = field(default_factory=set)
+    """Question ids whose counting result is wrong."""
+    answered: int = 0
+    """`ok` results."""
+    capped: int = 0
+    """`ok` results whose answer hit the completion cap."""
+    cut: int = 0
+    """`ok` results whose context was cut to fit the server."""
+    unparseable: int = 0
+    """Unparseable verdicts on `ok` results."""
+
+
+@dataclass
+class RunScan:
+    """The one pass over a run: per-arm counters and run-wide facts."""
+
+    arms: dict[str, ArmScan]
+    """Arm name -> counters, every arm of `names`."""
+    outcomes: Counter[str | None]
+    """Outcome rule (`ArmResult.outcome`) -> `ok` results scored by it."""
+    misses: dict[str, dict[str, dict[str, int]]]
+    """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
+    judged: bool
+    """True when any `ok` result carries a judge verdict."""
+
+
+def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
+    """`declared` (run.json's arms), then arms of the records in first-seen order."""
+    names = list(declared)
+    seen = set(names)
+    for record in records:
+        if not seen.issuperset(record.arms):
+            for name in record.arms:
+                if name not in seen:
+                    seen.add(name)
+                    names.append(name)
+    return names
+
+
+def _share(share: Share, value: object) -> None:
+    if value is not None:
+        share.n += 1
+        share.k += bool(value)
+
+
+def scan_records(
+    records: list[QuestionRecord],
+    names: list[str],
+    group_of: dict[str, str],
+    groups: list[str],
+    locomo_style: bool,
+) -> RunScan:
+    """Walk every result once (records in order, each record's arms in its order).
+
+    `names` must hold every arm of the records; `group_of` maps question id to group key.
+    """
+    arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
+    outcomes: Counter[str | None] = Counter()
+    miss_rows: list[MissRow] = []
+    judged = False
+    n_names = len(names)
+    for record in records:
+        qid = record.question_id
+        group = group_of[qid]
+        adversarial = locomo_style and record.category == 5
+        abstention_item = adversarial if locomo_style else qid.endswith("_abs")
+        results = record.arms
+        for name, res in results.items():
+            scan = arms[name]
+            tally = scan.groups[group]
+            tally.questions += 1
+            if res.status != OK:
+                tally.excluded["error"] += 1
+                continue
+            scan.answered += 1
+            outcomes[res.outcome] += 1
+            correct = res.correct
+            scores = res.scores
+            if correct is None:
+                tally.excluded["no_outcome"] += 1
+            else:
+                tally.n += 1
+                if correct:
+                    tally.k += 1
+                    scan.right.add(qid)
+                else:
+                    scan.wrong.add(qid)
+                f1 = scores.get("f1")
+                if isinstance(f1, int | float) and not isinstance(f1, bool):
+                    tally.f1.append(float(f1))
+            if res.latency_ms is not None:
+                scan.latencies.append(float(res.latency_ms))
+            if res.context_tokens is not None:
+                scan.tokens.append(float(res.context_tokens))
+            if scores:
+                abstained = scores.get("abstained")
+                if not abstention_item:
+                    _share(scan.abstained_answerable, abstained)
+                if adversarial:
+                    _share(scan.abstained_adversarial, abstained)
+                    _share(scan.trap_hits, scores.get("trap_hit"))
+                _share(scan.stale, scores.get("stale_in_context"))
+            scan.capped += res.truncated is True
+            scan.cut += bool(res.context_cut_tokens)
+            if res.judgements:
+                scan.unparseable += sum(j.status == UNPARSEABLE for j in res.judgements.values())
+                judged = judged or any(
+                    j.status == OK and j.verdict is not None for j in res.judgements.values()
+                )
+            kind = result_miss(
+                record.evidence, res.retrieved_ids, correct, res.evidence_retrieved, res.miss
+            )
+            if kind is not None:
+                miss_rows.append((name, group, kind))
+        if len(results) < n_names:
+            for name in names:
+                if name not in results:
+                    tally = arms[name].groups[group]
+                    tally.questions += 1
+                    tally.excluded["missing"] += 1
+    return RunScan(arms, outcomes, count_misses(miss_rows), judged)
