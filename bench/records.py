@@ -211,9 +211,9 @@ class QuestionRecord:
                 f"{source}: schema_version {version!r} is not readable by this armbench "
                 f"(reads {list(READABLE_VERSIONS)}); upgrade armbench"
             )
-        fields = _known(data, _RECORD_FIELDS)
-        fields["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
-        return _RECORD_SHAPE.build(fields)
+        values = _RECORD_SHAPE.values(data)
+        values["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
+        return _RECORD_SHAPE.adopt(values)
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
@@ -270,15 +270,26 @@ class _Shape(Generic[_T]):
             ),
         )
 
-    def build(self, known: dict[str, Any]) -> _T:
-        """An instance whose fields are `known` (keys must be field names) plus defaults."""
-        if not self.required <= known.keys():
-            missing = ", ".join(sorted(self.required - known.keys()))
+    def values(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A fresh field dict: the fields in `data` over the defaults (unknown keys dropped).
+
+        The subset test and the merge run in C; the filtering copy only when a newer
+        writer added keys. Raises TypeError when a required field is missing.
+        """
+        if not self.required <= data.keys():
+            missing = ", ".join(sorted(self.required - data.keys()))
             raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
-        values = {**self.defaults, **known}
+        if data.keys() <= self.names:
+            values = {**self.defaults, **data}
+        else:
+            values = {**self.defaults, **{k: v for k, v in data.items() if k in self.names}}
         for name, factory in self.factories:
-            if name not in known:
+            if name not in data:
                 values[name] = factory()
+        return values
+
+    def adopt(self, values: dict[str, Any]) -> _T:
+        """The instance whose fields are `values` (every field, as `values()` gives)."""
         made = object.__new__(self.cls)
         made.__dict__ = values
         return made
@@ -288,45 +299,37 @@ _RECORD_SHAPE = _Shape.of(QuestionRecord)
 _RESULT_SHAPE = _Shape.of(ArmResult)
 _JUDGEMENT_SHAPE = _Shape.of(Judgement)
 _REPEAT_SHAPE = _Shape.of(RepeatResult)
-_RECORD_FIELDS = _RECORD_SHAPE.names
-_RESULT_FIELDS = _RESULT_SHAPE.names
-_JUDGEMENT_FIELDS = _JUDGEMENT_SHAPE.names
 
 
-def _known(data: dict[str, Any], names: frozenset[str]) -> dict[str, Any]:
-    """The keys of `data` that are fields (unknown keys from newer writers are dropped).
-
-    The subset test runs in C; the filtering copy only when there is something to drop
-    (reading a run's records is the summariser's floor, issue 15).
-    """
-    if data.keys() <= names:
-        return dict(data)
-    return {k: v for k, v in data.items() if k in names}
-
-
-def _judgements(data: dict[str, Any], key: str) -> dict[str, Judgement]:
-    given = data.get(key)
+def _judgements(given: Any) -> dict[str, Judgement]:
+    """Judge id -> Judgement of a result's (or repeat's) `judgements` value."""
     if not given:
         return {}
-    build, names = _JUDGEMENT_SHAPE.build, _JUDGEMENT_FIELDS
-    return {jid: build(_known(j, names)) for jid, j in given.items()}
+    shape = _JUDGEMENT_SHAPE
+    return {jid: shape.adopt(shape.values(j)) for jid, j in given.items()}
+
+
+def _typed_judgements(values: dict[str, Any], key: str) -> None:
+    """Type `values[key]` in place; an empty dict from the JSON is kept as it is."""
+    given = values[key]
+    if given or not isinstance(given, dict):
+        values[key] = _judgements(given)
 
 
 def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
-    known = _known(data, _REPEAT_SHAPE.names)
-    known["judgements"] = _judgements(data, "judgements")
-    return _REPEAT_SHAPE.build(known)
+    values = _REPEAT_SHAPE.values(data)
+    _typed_judgements(values, "judgements")
+    return _REPEAT_SHAPE.adopt(values)
 
 
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
-    known = _known(data, _RESULT_FIELDS)
-    for key in ("judgements", "corrected_judgements"):
-        if key in known:
-            known[key] = _judgements(data, key)
-    if "repeats" in known:
-        given = known["repeats"]
-        known["repeats"] = [_repeat_from_json(r) for r in given] if given else []
-    return _RESULT_SHAPE.build(known)
+    values = _RESULT_SHAPE.values(data)
+    _typed_judgements(values, "judgements")
+    _typed_judgements(values, "corrected_judgements")
+    given = values["repeats"]
+    if given or not isinstance(given, list):
+        values["repeats"] = [_repeat_from_json(r) for r in given] if given else []
+    return _RESULT_SHAPE.adopt(values)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

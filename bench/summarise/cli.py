@@ -12,6 +12,7 @@ pandas cannot be imported).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -65,17 +66,46 @@ class LoadedRun:
 
 
 def load_run(run_dir: Path) -> LoadedRun:
-    """Read every record and `run.json`; raise SummaryError on a missing or bad record."""
+    """Read every record and `run.json`; raise SummaryError on a missing or bad record.
+
+    The cyclic garbage collector is paused while the records are read: parsed JSON and
+    the records built from it hold no reference cycles, and each full collection would
+    rescan every record read so far.
+    """
     folder = run_dir / "questions"
     if not folder.is_dir():
         raise SummaryError(f"{run_dir}: no questions/ folder; pass a run directory of bench.run")
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        records = _read_records(str(folder))
+    finally:
+        if paused:
+            gc.enable()
+    if not records:
+        raise SummaryError(f"{folder}: no question records (*.json) to summarise")
+    records.sort(key=lambda r: natural_key(r.question_id))
+    meta, problems = read_run_meta(run_dir / "run.json")
+    return LoadedRun(run_dir, meta, records, "; ".join(problems) or None)
+
+
+def _read_records(folder: str) -> list[QuestionRecord]:
+    """Every record of `folder/*.json` in name order; SummaryError names a bad file.
+
+    One `scandir` and a sort of plain strings, paths joined as strings: globbing and
+    sorting Path objects cost as much as reading a few hundred of the files.
+    """
+    with os.scandir(folder) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.name[0] != ".")
     records: list[QuestionRecord] = []
-    seen: dict[str, Path] = {}
-    for path in _record_files(folder):
+    seen: dict[str, str] = {}
+    from_json = QuestionRecord.from_json
+    for name in names:
+        path = os.path.join(folder, name)
         try:
             with open(path, "rb") as fh:
                 data = json.loads(fh.read())
-            record = QuestionRecord.from_json(data, source=str(path))
+            record = from_json(data, source=path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             reason = (str(exc).splitlines() or [""])[0][:200]
             raise SummaryError(
@@ -87,22 +117,7 @@ def load_run(run_dir: Path) -> LoadedRun:
             )
         seen[record.question_id] = path
         records.append(record)
-    if not records:
-        raise SummaryError(f"{folder}: no question records (*.json) to summarise")
-    records.sort(key=lambda r: natural_key(r.question_id))
-    meta, problems = read_run_meta(run_dir / "run.json")
-    return LoadedRun(run_dir, meta, records, "; ".join(problems) or None)
-
-
-def _record_files(folder: Path) -> list[Path]:
-    """`folder/*.json` in name order, as `sorted(folder.glob("*.json"))` lists them.
-
-    One `scandir` and a sort of plain strings: globbing and sorting Path objects cost
-    as much as reading a few hundred of the files.
-    """
-    with os.scandir(folder) as entries:
-        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.name[0] != ".")
-    return [folder / name for name in names]
+    return records
 
 
 def _dataset_name(run: LoadedRun) -> str:

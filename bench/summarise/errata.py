@@ -18,11 +18,11 @@ questions with evidence, under the official and under the corrected evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.summarise.model import SCORED_CATEGORIES, Rate
+from bench.summarise.reach import evidence_recall
 from bench.summarise.stats import mean
 
 CITATION_ONLY = "WRONG_CITATION"
@@ -89,82 +89,86 @@ def corrected_outcome(record: QuestionRecord, result: ArmResult) -> bool | None:
     return result.correct_corrected if is_score_affected(record) else result.correct
 
 
-def _corrected_f1(record: QuestionRecord, result: ArmResult) -> object:
-    key = "f1_corrected" if is_score_affected(record) else "f1"
-    return result.scores.get(key)
+class _KeyTally:
+    """Running counts of one arm under one key: outcomes, F1s, evidence recalls."""
 
+    __slots__ = ("f1s", "k", "n", "recalls")
 
-def _recall(retrieved: list[str], evidence: list[str] | None) -> float | None:
-    if not evidence:
-        return None
-    got = set(retrieved)
-    return sum(e in got for e in evidence) / len(evidence)
+    def __init__(self) -> None:
+        self.k = 0
+        self.n = 0
+        self.f1s: list[float] = []
+        self.recalls: list[float] = []
 
+    def add(self, outcome: bool | None, f1: object, recall: float | None) -> None:
+        if outcome is not None:
+            self.n += 1
+            self.k += bool(outcome)
+        if isinstance(f1, int | float):
+            self.f1s.append(float(f1))
+        if recall is not None:
+            self.recalls.append(recall)
 
-def _key_view(
-    pairs: list[tuple[QuestionRecord, ArmResult]],
-    outcome: Callable[[QuestionRecord, ArmResult], bool | None],
-    f1: Callable[[QuestionRecord, ArmResult], object],
-    evidence: Callable[[QuestionRecord], list[str] | None],
-) -> KeyView:
-    verdicts = [outcome(r, res) for r, res in pairs]
-    counted = [v for v in verdicts if v is not None]
-    f1s = [float(v) for r, res in pairs if isinstance(v := f1(r, res), int | float)]
-    recalls = [x for r, res in pairs if (x := _recall(res.retrieved_ids, evidence(r))) is not None]
-    if not any(res.retrieved_ids for _, res in pairs):
-        recalls = []  # the arm reports no source ids (e.g. the whole transcript): unknown
-    return KeyView(Rate(sum(counted), len(counted)), mean(f1s), mean(recalls))
+    def view(self, reported: bool) -> KeyView:
+        """`reported`: the arm lists source ids (else its evidence recall is unknown)."""
+        return KeyView(Rate(self.k, self.n), mean(self.f1s), mean(self.recalls if reported else []))
 
 
 def _arm(name: str, records: list[QuestionRecord], groups: list[str]) -> ErrataArm:
-    pairs = [
-        (r, res)
-        for r in records
-        if r.category in SCORED_CATEGORIES
-        and (res := r.arms.get(name)) is not None
-        and res.status == OK
-    ]
-
-    def official(r: QuestionRecord, res: ArmResult) -> bool | None:
-        return res.correct
-
-    def rates(rule: Callable[[QuestionRecord, ArmResult], bool | None]) -> dict[str, Rate]:
-        out = {}
-        for g in groups:
-            got = [v for r, res in pairs if str(r.category) == g if (v := rule(r, res)) is not None]
-            out[g] = Rate(sum(got), len(got))
-        return out
-
+    """One pass over the arm's `ok` results on categories 1–4, both keys at once."""
+    official, corrected = _KeyTally(), _KeyTally()
+    by_group = {g: [0, 0, 0, 0] for g in groups}  # official k, n; corrected k, n
+    reported = False
+    for r in records:
+        if r.category not in SCORED_CATEGORIES:
+            continue
+        res = r.arms.get(name)
+        if res is None or res.status != OK:
+            continue
+        retrieved = res.retrieved_ids
+        reported = reported or bool(retrieved)
+        got = set(retrieved)
+        affected = is_score_affected(r)
+        scores = res.scores
+        now = res.correct_corrected if affected else res.correct
+        recall = evidence_recall(got, r.evidence)
+        official.add(res.correct, scores.get("f1"), recall)
+        if r.errata_type is not None:
+            recall = evidence_recall(got, r.corrected_evidence)
+        corrected.add(now, scores.get("f1_corrected" if affected else "f1"), recall)
+        cell = by_group[str(r.category)]
+        if res.correct is not None:
+            cell[0] += bool(res.correct)
+            cell[1] += 1
+        if now is not None:
+            cell[2] += bool(now)
+            cell[3] += 1
     return ErrataArm(
         name=name,
-        official=_key_view(pairs, official, lambda r, res: res.scores.get("f1"), _evidence),
-        corrected=_key_view(pairs, corrected_outcome, _corrected_f1, _corrected_evidence),
-        groups_official=rates(official),
-        groups_corrected=rates(corrected_outcome),
+        official=official.view(reported),
+        corrected=corrected.view(reported),
+        groups_official={g: Rate(c[0], c[1]) for g, c in by_group.items()},
+        groups_corrected={g: Rate(c[2], c[3]) for g, c in by_group.items()},
     )
-
-
-def _evidence(record: QuestionRecord) -> list[str] | None:
-    return record.evidence
-
-
-def _corrected_evidence(record: QuestionRecord) -> list[str] | None:
-    return record.corrected_evidence if record.errata_type is not None else record.evidence
 
 
 def errata_view(records: list[QuestionRecord], arm_names: list[str]) -> ErrataView | None:
     """The errata view of a LoCoMo run; None when no record carries the audit."""
     if not any(r.errata_type is not None for r in records):
         return None
-    groups = sorted({str(r.category) for r in records if r.category in SCORED_CATEGORIES}, key=int)
-    sizes = {g: sum(str(r.category) == g for r in records) for g in groups}
-    affected = {
-        g: sum(str(r.category) == g and is_score_affected(r) for r in records) for g in groups
-    }
-    citation = {
-        g: sum(str(r.category) == g and r.errata_type == CITATION_ONLY for r in records)
-        for g in groups
-    }
+    sizes: dict[str, int] = {}
+    affected: dict[str, int] = {}
+    citation: dict[str, int] = {}
+    for r in records:
+        if r.category in SCORED_CATEGORIES:
+            g = str(r.category)
+            sizes[g] = sizes.get(g, 0) + 1
+            affected[g] = affected.get(g, 0) + is_score_affected(r)
+            citation[g] = citation.get(g, 0) + (r.errata_type == CITATION_ONLY)
+    groups = sorted(sizes, key=int)
+    sizes = {g: sizes[g] for g in groups}
+    affected = {g: affected[g] for g in groups}
+    citation = {g: citation[g] for g in groups}
     ceiling: dict[str, float | None] = {
         g: (sizes[g] - affected[g]) / sizes[g] if sizes[g] else None for g in groups
     }

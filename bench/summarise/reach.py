@@ -41,6 +41,16 @@ class Reach:
     """Mean share of gold-answer tokens in the context; None without any."""
 
 
+def evidence_recall(got: set[str], evidence: list[str] | None) -> float | None:
+    """|evidence ∩ retrieved| / |evidence|, evidence ids counted with repeats; None if none.
+
+    `got`: the result's retrieved ids as a set (built once per result by the caller).
+    """
+    if not evidence:
+        return None
+    return sum(e in got for e in evidence) / len(evidence)
+
+
 def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: bool) -> list[Reach]:
     """Accuracy, evidence recall and gold-token recall per arm (empty when nothing to show)."""
     scored = [
@@ -48,20 +58,25 @@ def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: boo
     ]
     rows = []
     for name in arms:
-        results = [(r, res) for r in scored if (res := r.arms.get(name)) and res.status == OK]
-        counted = [res.correct for _, res in results if res.correct is not None]
-        reported = any(res.retrieved_ids for _, res in results)
-        recalls = [
-            sum(e in set(res.retrieved_ids) for e in r.evidence) / len(r.evidence)
-            for r, res in results
-            if r.evidence and reported
-        ]
-        golds = [
-            float(v)
-            for _, res in results
-            if isinstance(v := res.scores.get("gold_token_recall"), int | float)
-        ]
-        rows.append(Reach(name, Rate(sum(counted), len(counted)), mean(recalls), mean(golds)))
+        k = n = 0
+        reported = False
+        recalls: list[float] = []
+        golds: list[float] = []
+        for r in scored:
+            res = r.arms.get(name)
+            if not res or res.status != OK:
+                continue
+            if res.correct is not None:
+                n += 1
+                k += bool(res.correct)
+            retrieved = res.retrieved_ids
+            reported = reported or bool(retrieved)
+            if r.evidence and (recall := evidence_recall(set(retrieved), r.evidence)) is not None:
+                recalls.append(recall)
+            value = res.scores.get("gold_token_recall")
+            if isinstance(value, int | float):
+                golds.append(float(value))
+        rows.append(Reach(name, Rate(k, n), mean(recalls if reported else []), mean(golds)))
     if all(r.evidence_recall is None and r.gold_token_recall is None for r in rows):
         return []
     return rows
