@@ -289,7 +289,9 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names)
     summary.reach = reach_rows(run.records, names, locomo_style)
-    summary.repeats = repeats_view(run.records, names, run.meta, layout.set_qids["scored"])
+    summary.repeats = repeats_view(
+        run.records, names, run.meta, layout.set_qids["scored"], seen=scan.draws
+    )
     if baseline is not None:
         _add_baseline(summary, run, baseline, layout, names)
     summary.notes.extend(_closing_notes(summary))

@@ -104,7 +104,7 @@ class _KeyTally:
         if outcome is not None:
             self.n += 1
             self.k += bool(outcome)
-        if isinstance(f1, int | float):
+        if isinstance(f1, (int, float)):
             self.f1s.append(float(f1))
         if recall is not None:
             self.recalls.append(recall)
@@ -127,14 +127,13 @@ def _arm(name: str, records: list[QuestionRecord], groups: list[str]) -> ErrataA
             continue
         retrieved = res.retrieved_ids
         reported = reported or bool(retrieved)
-        got = set(retrieved)
         affected = is_score_affected(r)
         scores = res.scores
         now = res.correct_corrected if affected else res.correct
-        recall = evidence_recall(got, r.evidence)
+        recall = evidence_recall(retrieved, r.evidence)
         official.add(res.correct, scores.get("f1"), recall)
         if r.errata_type is not None:
-            recall = evidence_recall(got, r.corrected_evidence)
+            recall = evidence_recall(retrieved, r.corrected_evidence)
         corrected.add(now, scores.get("f1_corrected" if affected else "f1"), recall)
         cell = by_group[str(r.category)]
         if res.correct is not None:

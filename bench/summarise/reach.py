@@ -41,14 +41,12 @@ class Reach:
     """Mean share of gold-answer tokens in the context; None without any."""
 
 
-def evidence_recall(got: set[str], evidence: list[str] | None) -> float | None:
-    """|evidence ∩ retrieved| / |evidence|, evidence ids counted with repeats; None if none.
-
-    `got`: the result's retrieved ids as a set (built once per result by the caller).
-    """
+def evidence_recall(retrieved: list[str], evidence: list[str] | None) -> float | None:
+    """|evidence ∩ retrieved| / |evidence|, evidence ids counted with repeats; None if none."""
     if not evidence:
         return None
-    return sum(e in got for e in evidence) / len(evidence)
+    got = set(retrieved) if len(evidence) > 1 else retrieved
+    return sum(map(got.__contains__, evidence)) / len(evidence)
 
 
 def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: bool) -> list[Reach]:
@@ -71,10 +69,10 @@ def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: boo
                 k += bool(res.correct)
             retrieved = res.retrieved_ids
             reported = reported or bool(retrieved)
-            if r.evidence and (recall := evidence_recall(set(retrieved), r.evidence)) is not None:
+            if r.evidence and (recall := evidence_recall(retrieved, r.evidence)) is not None:
                 recalls.append(recall)
             value = res.scores.get("gold_token_recall")
-            if isinstance(value, int | float):
+            if isinstance(value, (int, float)):
                 golds.append(float(value))
         rows.append(Reach(name, Rate(k, n), mean(recalls if reported else []), mean(golds)))
     if all(r.evidence_recall is None and r.gold_token_recall is None for r in rows):

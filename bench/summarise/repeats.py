@@ -99,10 +99,18 @@ class RepeatsView:
 
 
 def repeats_view(
-    records: list[QuestionRecord], names: list[str], meta: RunMeta | None, qids: frozenset[str]
+    records: list[QuestionRecord],
+    names: list[str],
+    meta: RunMeta | None,
+    qids: frozenset[str],
+    seen: int | None = None,
 ) -> RepeatsView | None:
-    """The view for a run with repeats (None for a single run)."""
-    seen = max((len(res.repeats) + 1 for r in records for res in r.arms.values()), default=1)
+    """The view for a run with repeats (None for a single run).
+
+    `seen`: the most draws of any result (1 + its repeats), when the caller counted them.
+    """
+    if seen is None:
+        seen = max((len(res.repeats) + 1 for r in records for res in r.arms.values()), default=1)
     requested = meta.repeats.requested if meta and meta.repeats.requested > 1 else seen
     if requested <= 1:
         return None

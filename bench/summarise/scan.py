@@ -107,6 +107,8 @@ class RunScan:
     """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
     judged: bool
     """True when any `ok` result carries a judge verdict."""
+    draws: int
+    """Most draws of any result: 1 + its repeats (1 for a single run)."""
 
 
 def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
@@ -120,12 +122,6 @@ def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
                     seen.add(name)
                     names.append(name)
     return names
-
-
-def _share(share: Share, value: object) -> None:
-    if value is not None:
-        share.n += 1
-        share.k += bool(value)
 
 
 def scan_records(
@@ -143,6 +139,7 @@ def scan_records(
     outcomes: Counter[str | None] = Counter()
     miss_rows: list[MissRow] = []
     judged = False
+    draws = 1
     n_names = len(names)
     for record in records:
         qid = record.question_id
@@ -154,6 +151,8 @@ def scan_records(
             scan = arms[name]
             tally = scan.groups[group]
             tally.questions += 1
+            if res.repeats:
+                draws = max(draws, len(res.repeats) + 1)
             if res.status != OK:
                 tally.excluded["error"] += 1
                 continue
@@ -171,7 +170,7 @@ def scan_records(
                 else:
                     scan.wrong.add(qid)
                 f1 = scores.get("f1")
-                if isinstance(f1, int | float) and not isinstance(f1, bool):
+                if isinstance(f1, (int, float)) and not isinstance(f1, bool):
                     tally.f1.append(float(f1))
             if res.latency_ms is not None:
                 scan.latencies.append(float(res.latency_ms))
@@ -179,12 +178,19 @@ def scan_records(
                 scan.tokens.append(float(res.context_tokens))
             if scores:
                 abstained = scores.get("abstained")
-                if not abstention_item:
-                    _share(scan.abstained_answerable, abstained)
-                if adversarial:
-                    _share(scan.abstained_adversarial, abstained)
-                    _share(scan.trap_hits, scores.get("trap_hit"))
-                _share(scan.stale, scores.get("stale_in_context"))
+                if abstained is not None:
+                    share = scan.abstained_adversarial if adversarial else None
+                    if not abstention_item:
+                        share = scan.abstained_answerable
+                    if share is not None:
+                        share.n += 1
+                        share.k += bool(abstained)
+                if adversarial and (trap := scores.get("trap_hit")) is not None:
+                    scan.trap_hits.n += 1
+                    scan.trap_hits.k += bool(trap)
+                if (stale := scores.get("stale_in_context")) is not None:
+                    scan.stale.n += 1
+                    scan.stale.k += bool(stale)
             scan.capped += res.truncated is True
             scan.cut += bool(res.context_cut_tokens)
             if res.judgements:
@@ -203,4 +209,4 @@ def scan_records(
                     tally = arms[name].groups[group]
                     tally.questions += 1
                     tally.excluded["missing"] += 1
-    return RunScan(arms, outcomes, count_misses(miss_rows), judged)
+    return RunScan(arms, outcomes, count_misses(miss_rows), judged, draws)
