@@ -69,9 +69,13 @@ def min_significant_gap(discordant: int, alpha: float = ALPHA) -> int | None:
         return None
     best: int | None = None
     total, term, scale = 0, 1, 2**discordant
+    # With b = total.bit_length(), p = 2·total / 2^d < 2^(b + 1 − d). While that bound is
+    # at most alpha / 2 (rounding cannot carry p to alpha) the big-integer division is
+    # skipped; the decisions are those of the plain loop.
+    below = discordant - 2 + math.floor(math.log2(alpha)) if 0 < alpha < 1 else -1
     for k in range(discordant // 2 + 1):
         total += term
-        if min(1.0, 2 * total / scale) >= alpha:
+        if total.bit_length() > below and min(1.0, 2 * total / scale) >= alpha:
             break
         best = k
         term = term * (discordant - k) // (k + 1)
