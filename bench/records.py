@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -334,6 +333,8 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
+    import tempfile  # writers only: the summariser reads records without it (issue 15)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -76,6 +77,7 @@ def test_wilson_matches_statsmodels(seed: int) -> None:
         assert wilson_interval(k, n) == pytest.approx((lo, hi), rel=1e-10, abs=1e-12)
     assert wilson_interval(0, 0) is None
     assert abs(Z_95 - 1.959963984540054) < 1e-12
+    assert NormalDist().inv_cdf(1 - 0.05 / 2) == Z_95  # the literal is the exact quantile
 
 
 def test_holm_matches_statsmodels() -> None:

@@ -69,8 +69,8 @@ def load_run(run_dir: Path) -> LoadedRun:
     """Read every record and `run.json`; raise SummaryError on a missing or bad record.
 
     The cyclic garbage collector is paused while the records are read: parsed JSON and
-    the records built from it hold no reference cycles, and each full collection would
-    rescan every record read so far.
+    the records built from it hold no reference cycles, and each collection would
+    rescan the records read so far. (`python -m bench.summarise` runs with it off.)
     """
     folder = run_dir / "questions"
     if not folder.is_dir():

@@ -17,7 +17,6 @@ count (R = the run's `repeats`, or the largest repeat seen when run.json does no
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -157,6 +156,8 @@ def _accuracies(outcomes: dict[str, list[bool]], count: int, keep: set[str]) -> 
 
 
 def _sd(values: list[float]) -> float | None:
+    import statistics  # only runs with repeats need it (start-up, issue 15)
+
     return statistics.stdev(values) if len(values) >= 2 else None
 
 
@@ -174,7 +175,7 @@ def _arm(
         arm=name,
         n=n,
         accuracies=accs,
-        mean=statistics.fmean(accs) if accs else None,
+        mean=_fmean(accs) if accs else None,
         sd=_sd(accs),
         flipped=flipped,
         flip_rate=flipped / n if n else None,
@@ -218,7 +219,7 @@ def _pair(
     ]
     if not diffs:
         return PairNoise(a, b, 0, None, None, None)
-    mean_diff, sd = statistics.fmean(diffs), _sd(diffs)
+    mean_diff, sd = _fmean(diffs), _sd(diffs)
     exceeds = None if sd is None else abs(mean_diff) > NOISE_SDS * sd
     return PairNoise(a, b, len(common), mean_diff, sd, exceeds)
 
@@ -258,6 +259,12 @@ def repeats_json(view: RepeatsView) -> dict[str, Any]:
     from dataclasses import asdict
 
     return asdict(view)
+
+
+def _fmean(values: list[float]) -> float:
+    import statistics  # only runs with repeats need it (start-up, issue 15)
+
+    return statistics.fmean(values)
 
 
 def _pct(value: float | None) -> str:
