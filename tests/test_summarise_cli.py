@@ -215,6 +215,7 @@ def test_perf_figures_shape() -> None:
         "render_text_4x1986_s",
         "bare_read_json_4x1986_s",
         "summarise_over_bare_read",
+        "summarise_over_bare_read_gc_on",
         "cpu_load_over_bare_read",
         "cpu_stats_over_bare_read",
         "cpu_summarise_over_bare_read",

@@ -7,11 +7,14 @@ and of the text rendering. Standard library only.
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import random
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.records import OK, ArmResult, QuestionRecord, write_record
@@ -69,49 +72,71 @@ def write_synthetic_run(run_dir: Path, seed: int = 0) -> int:
 
 
 def bare_read(run_dir: Path) -> int:
-    """The floor the summariser is measured against: read and `json.loads` every record."""
+    """The floor the summariser is measured against: read and `json.loads` every record.
+
+    Names listed and joined as strings, as the summariser's reader does (a `glob` of
+    Path objects would add its own cost to the floor).
+    """
+    folder = str(run_dir / "questions")
     count = 0
-    for path in sorted((run_dir / "questions").glob("*.json")):
-        json.loads(path.read_bytes())
-        count += 1
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name), "rb") as fh:
+                json.loads(fh.read())
+            count += 1
     return count
+
+
+def _timed_pair(run_dir: Path) -> tuple[float, float, float, float, float, float]:
+    """Wall and CPU seconds of `bare_read`, then of `load_run`, then of `summarise_records`."""
+    start, cpu = time.perf_counter(), time.process_time()
+    bare_read(run_dir)
+    bare_wall, bare_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start, cpu = time.perf_counter(), time.process_time()
+    run = load_run(run_dir)
+    mid, cpu_mid = time.perf_counter(), time.process_time()
+    summarise_records(run)
+    end, cpu_end = time.perf_counter(), time.process_time()
+    return bare_wall, bare_cpu, end - start, cpu_mid - cpu, cpu_end - cpu_mid, mid - start
 
 
 def figures(repeats: int = 5) -> dict[str, float]:
     """Median seconds to summarise (and to render) 4 arms × 1,986 questions.
 
-    `summarise_over_bare_read` = median summarise time / median time of `bare_read` over
-    the same files in the same process (target ≤ 1.5, issue 15). The `cpu_*` ratios use
-    process CPU time instead (steadier on a shared machine), split into loading the
-    records (`load_run`: read, parse, typed records) and the statistics.
+    `summarise_over_bare_read` = median summarise time (load + statistics) / median
+    time of `bare_read` over the same files in the same process (target ≤ 1.5, issue
+    15), both with the cyclic garbage collector off as `python -m bench.summarise` runs;
+    `..._gc_on` is the same ratio with it on (a caller inside a larger process). The
+    `cpu_*` ratios use process CPU time instead (steadier on a shared machine), split
+    into loading the records (`load_run`: read, parse, typed records) and the statistics.
     """
     with tempfile.TemporaryDirectory(prefix="armbench-perf-") as tmp:
         run_dir = Path(tmp)
         write_synthetic_run(run_dir)
-        summarise_s, render_s, bare_s = [], [], []
-        cpu_bare, cpu_load, cpu_stats = [], [], []
+        rows, rows_gc_on, render_s = [], [], []
         for _ in range(repeats):
-            start, cpu = time.perf_counter(), time.process_time()
-            bare_read(run_dir)
-            bare_s.append(time.perf_counter() - start)
-            cpu_bare.append(time.process_time() - cpu)
-            start, cpu = time.perf_counter(), time.process_time()
-            run = load_run(run_dir)
-            cpu_mid = time.process_time()
-            summary = summarise_records(run)
-            mid = time.perf_counter()
-            cpu_load.append(cpu_mid - cpu)
-            cpu_stats.append(time.process_time() - cpu_mid)
+            rows_gc_on.append(_timed_pair(run_dir))
+            gc.disable()
+            try:
+                rows.append(_timed_pair(run_dir))
+            finally:
+                gc.enable()
+            summary = summarise_records(load_run(run_dir))
+            start = time.perf_counter()
             render_text(summary)
-            summarise_s.append(mid - start)
-            render_s.append(time.perf_counter() - mid)
-    bare, bare_cpu = statistics.median(bare_s), statistics.median(cpu_bare)
-    load_cpu, stats_cpu = statistics.median(cpu_load), statistics.median(cpu_stats)
+            render_s.append(time.perf_counter() - start)
+
+    def med(table: Sequence[tuple[float, ...]], i: int) -> float:
+        return statistics.median(row[i] for row in table)
+
+    bare, bare_cpu = med(rows, 0), med(rows, 1)
+    load_cpu, stats_cpu = med(rows, 3), med(rows, 4)
     return {
-        "summarise_4x1986_s": round(statistics.median(summarise_s), 4),
+        "summarise_4x1986_s": round(med(rows, 2), 4),
         "render_text_4x1986_s": round(statistics.median(render_s), 5),
         "bare_read_json_4x1986_s": round(bare, 4),
-        "summarise_over_bare_read": round(statistics.median(summarise_s) / bare, 2),
+        "summarise_over_bare_read": round(med(rows, 2) / bare, 2),
+        "summarise_over_bare_read_gc_on": round(med(rows_gc_on, 2) / med(rows_gc_on, 0), 2),
         "cpu_load_over_bare_read": round(load_cpu / bare_cpu, 2),
         "cpu_stats_over_bare_read": round(stats_cpu / bare_cpu, 2),
         "cpu_summarise_over_bare_read": round((load_cpu + stats_cpu) / bare_cpu, 2),

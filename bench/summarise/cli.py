@@ -33,15 +33,14 @@ from bench.summarise.model import (
     PairedTest,
     PairRow,
     Summary,
-    arm_stats,
     group_label,
     kappa_rows,
     outcomes_of,
 )
-from bench.summarise.reach import OFFLINE_CAUTION, reach_rows
+from bench.summarise.reach import OFFLINE_CAUTION, reach_view
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from bench.summarise.repeats import repeats_view
-from bench.summarise.scan import RunScan, arm_names, scan_records
+from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
 __all__ = ["LoadedRun", "SummaryError", "load_run", "main", "summarise_records", "summarise_run"]
@@ -287,8 +286,8 @@ def summarise_records(
         f1_threshold=threshold,
     )
     if locomo_style:
-        summary.errata = errata_view(run.records, names)
-    summary.reach = reach_rows(run.records, names, locomo_style)
+        summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
+    summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
     summary.repeats = repeats_view(
         run.records, names, run.meta, layout.set_qids["scored"], seen=scan.draws
     )

@@ -114,45 +114,72 @@ class _KeyTally:
         return KeyView(Rate(self.k, self.n), mean(self.f1s), mean(self.recalls if reported else []))
 
 
-def _arm(name: str, records: list[QuestionRecord], groups: list[str]) -> ErrataArm:
-    """One pass over the arm's `ok` results on categories 1–4, both keys at once."""
-    official, corrected = _KeyTally(), _KeyTally()
-    by_group = {g: [0, 0, 0, 0] for g in groups}  # official k, n; corrected k, n
-    reported = False
-    for r in records:
-        if r.category not in SCORED_CATEGORIES:
-            continue
-        res = r.arms.get(name)
-        if res is None or res.status != OK:
-            continue
+class ErrataTally:
+    """One arm's running counts under both keys on categories 1–4 (`ok` results)."""
+
+    __slots__ = ("by_group", "corrected", "official", "reported")
+
+    def __init__(self) -> None:
+        self.official = _KeyTally()
+        self.corrected = _KeyTally()
+        self.by_group: dict[str, list[int]] = {}  # official k, n; corrected k, n
+        self.reported = False
+
+    def add(self, r: QuestionRecord, res: ArmResult) -> None:
+        """Count one `ok` result on a question of categories 1–4."""
         retrieved = res.retrieved_ids
-        reported = reported or bool(retrieved)
+        if retrieved:
+            self.reported = True
         affected = is_score_affected(r)
         scores = res.scores
         now = res.correct_corrected if affected else res.correct
         recall = evidence_recall(retrieved, r.evidence)
-        official.add(res.correct, scores.get("f1"), recall)
+        self.official.add(res.correct, scores.get("f1"), recall)
         if r.errata_type is not None:
             recall = evidence_recall(retrieved, r.corrected_evidence)
-        corrected.add(now, scores.get("f1_corrected" if affected else "f1"), recall)
-        cell = by_group[str(r.category)]
+        self.corrected.add(now, scores.get("f1_corrected" if affected else "f1"), recall)
+        cell = self.by_group.get(str(r.category))
+        if cell is None:
+            cell = self.by_group[str(r.category)] = [0, 0, 0, 0]
         if res.correct is not None:
             cell[0] += bool(res.correct)
             cell[1] += 1
         if now is not None:
             cell[2] += bool(now)
             cell[3] += 1
-    return ErrataArm(
-        name=name,
-        official=official.view(reported),
-        corrected=corrected.view(reported),
-        groups_official={g: Rate(c[0], c[1]) for g, c in by_group.items()},
-        groups_corrected={g: Rate(c[2], c[3]) for g, c in by_group.items()},
-    )
+
+    def arm(self, name: str, groups: list[str]) -> ErrataArm:
+        """The arm's official vs corrected view, per category of `groups`."""
+        cells = [self.by_group.get(g, [0, 0, 0, 0]) for g in groups]
+        return ErrataArm(
+            name=name,
+            official=self.official.view(self.reported),
+            corrected=self.corrected.view(self.reported),
+            groups_official={g: Rate(c[0], c[1]) for g, c in zip(groups, cells, strict=True)},
+            groups_corrected={g: Rate(c[2], c[3]) for g, c in zip(groups, cells, strict=True)},
+        )
 
 
-def errata_view(records: list[QuestionRecord], arm_names: list[str]) -> ErrataView | None:
-    """The errata view of a LoCoMo run; None when no record carries the audit."""
+def _tally(name: str, records: list[QuestionRecord]) -> ErrataTally:
+    """The arm's tally from the records (when no one pass counted it)."""
+    tally = ErrataTally()
+    for r in records:
+        if r.category in SCORED_CATEGORIES:
+            res = r.arms.get(name)
+            if res is not None and res.status == OK:
+                tally.add(r, res)
+    return tally
+
+
+def errata_view(
+    records: list[QuestionRecord],
+    arm_names: list[str],
+    tallies: dict[str, ErrataTally] | None = None,
+) -> ErrataView | None:
+    """The errata view of a LoCoMo run; None when no record carries the audit.
+
+    `tallies`: arm -> its counts when the caller's one pass made them (`scan.py`).
+    """
     if not any(r.errata_type is not None for r in records):
         return None
     sizes: dict[str, int] = {}
@@ -179,7 +206,7 @@ def errata_view(records: list[QuestionRecord], arm_names: list[str]) -> ErrataVi
         citation_only=citation,
         group_sizes=sizes,
         ceiling=ceiling,
-        arms={n: _arm(n, records, groups) for n in arm_names},
+        arms={n: (tallies[n] if tallies else _tally(n, records)).arm(n, groups) for n in arm_names},
     )
 
 

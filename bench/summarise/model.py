@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
-from bench.summarise.scan import ArmScan, Share, Tally
-from bench.summarise.stats import cohen_kappa, mean, percentile, wilson_interval
+from bench.summarise.stats import cohen_kappa, wilson_interval
 
 if TYPE_CHECKING:
     from bench.summarise.errata import ErrataView
@@ -258,52 +257,6 @@ def outcomes_of(records: list[QuestionRecord], arm: str) -> tuple[frozenset[str]
         if res is not None and res.status == OK and res.correct is not None:
             (right if res.correct else wrong).add(r.question_id)
     return frozenset(right), frozenset(wrong)
-
-
-def _rate(share: Share) -> Rate | None:
-    """The share as a Rate; None when no result carried the score."""
-    return Rate(share.k, share.n) if share.n else None
-
-
-def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
-    out = {f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES}
-    out["mean"] = mean(latencies)
-    return out
-
-
-def arm_stats(
-    name: str, scan: ArmScan, set_groups: dict[str, list[str]], group_labels: dict[str, str]
-) -> ArmStats:
-    """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm.
-
-    Groups partition the questions and each set is a union of whole groups, so set
-    tallies are merged from the group tallies of the one pass (`scan.scan_records`).
-    """
-    groups = scan.groups
-    sets = {s: Tally.merged([groups[g] for g in set_groups[s]]) for s in SETS}
-    return ArmStats(
-        name=name,
-        accuracy={s: Rate(t.k, t.n) for s, t in sets.items()},
-        f1={s: mean(t.f1) for s, t in sets.items()},
-        excluded={s: dict(t.excluded) for s, t in sets.items()},
-        groups={
-            g: GroupStats(
-                g,
-                group_labels[g],
-                t.questions,
-                Rate(t.k, t.n),
-                mean(t.f1),
-                sum(t.excluded.values()),
-            )
-            for g, t in groups.items()
-        },
-        context_tokens_mean=mean(scan.tokens),
-        latency_ms=_latency_summary(scan.latencies),
-        abstention_answerable=_rate(scan.abstained_answerable) or Rate(0, 0),
-        adversarial_abstention=_rate(scan.abstained_adversarial),
-        trap_hits=_rate(scan.trap_hits),
-        stale=_rate(scan.stale),
-    )
 
 
 def kappa_rows(

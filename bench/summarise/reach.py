@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.records import OK, QuestionRecord
+from bench.records import OK, ArmResult, QuestionRecord
 from bench.summarise.model import SCORED_CATEGORIES, Rate
 from bench.summarise.stats import mean
 
@@ -49,35 +49,62 @@ def evidence_recall(retrieved: list[str], evidence: list[str] | None) -> float |
     return sum(map(got.__contains__, evidence)) / len(evidence)
 
 
-def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: bool) -> list[Reach]:
-    """Accuracy, evidence recall and gold-token recall per arm (empty when nothing to show)."""
-    scored = [
-        r for r in records if r.gold and (not locomo_style or r.category in SCORED_CATEGORIES)
-    ]
-    rows = []
-    for name in arms:
-        k = n = 0
-        reported = False
-        recalls: list[float] = []
-        golds: list[float] = []
-        for r in scored:
-            res = r.arms.get(name)
-            if not res or res.status != OK:
-                continue
-            if res.correct is not None:
-                n += 1
-                k += bool(res.correct)
-            retrieved = res.retrieved_ids
-            reported = reported or bool(retrieved)
-            if r.evidence and (recall := evidence_recall(retrieved, r.evidence)) is not None:
-                recalls.append(recall)
-            value = res.scores.get("gold_token_recall")
-            if isinstance(value, (int, float)):
-                golds.append(float(value))
-        rows.append(Reach(name, Rate(k, n), mean(recalls if reported else []), mean(golds)))
+class ReachTally:
+    """One arm's running counts on the questions with a gold answer."""
+
+    __slots__ = ("golds", "k", "n", "recalls", "reported")
+
+    def __init__(self) -> None:
+        self.k = 0
+        self.n = 0
+        self.reported = False
+        self.recalls: list[float] = []
+        self.golds: list[float] = []
+
+    def add(self, res: ArmResult, evidence: list[str]) -> None:
+        """Count one `ok` result on a question with a gold answer and `evidence` ids."""
+        if res.correct is not None:
+            self.n += 1
+            self.k += bool(res.correct)
+        retrieved = res.retrieved_ids
+        if retrieved:
+            self.reported = True
+        if evidence and (recall := evidence_recall(retrieved, evidence)) is not None:
+            self.recalls.append(recall)
+        value = res.scores.get("gold_token_recall")
+        if isinstance(value, (int, float)):
+            self.golds.append(float(value))
+
+    def row(self, name: str) -> Reach:
+        """The arm's Reach (evidence recall unknown unless some result listed source ids)."""
+        recalls = self.recalls if self.reported else []
+        return Reach(name, Rate(self.k, self.n), mean(recalls), mean(self.golds))
+
+
+def has_gold(record: QuestionRecord, locomo_style: bool) -> bool:
+    """The question counts for reachability: a gold answer (and LoCoMo category 1–4)."""
+    return bool(record.gold) and (not locomo_style or record.category in SCORED_CATEGORIES)
+
+
+def reach_view(rows: list[Reach]) -> list[Reach]:
+    """The rows, or none when no arm has an evidence or gold-token recall to show."""
     if all(r.evidence_recall is None and r.gold_token_recall is None for r in rows):
         return []
     return rows
+
+
+def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: bool) -> list[Reach]:
+    """Accuracy, evidence recall and gold-token recall per arm (empty when nothing to show)."""
+    scored = [r for r in records if has_gold(r, locomo_style)]
+    rows = []
+    for name in arms:
+        tally = ReachTally()
+        for r in scored:
+            res = r.arms.get(name)
+            if res is not None and res.status == OK:
+                tally.add(res, r.evidence)
+        rows.append(tally.row(name))
+    return reach_view(rows)
 
 
 def render_reach(rows: list[Reach]) -> list[str]:

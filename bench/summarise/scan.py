@@ -23,6 +23,17 @@ from dataclasses import dataclass, field
 
 from bench.records import OK, UNPARSEABLE, QuestionRecord
 from bench.suite.miss import MissRow, count_misses, result_miss
+from bench.summarise.errata import ErrataTally
+from bench.summarise.model import (
+    LATENCY_QUANTILES,
+    SCORED_CATEGORIES,
+    SETS,
+    ArmStats,
+    GroupStats,
+    Rate,
+)
+from bench.summarise.reach import ReachTally
+from bench.summarise.stats import mean, percentile
 
 
 @dataclass
@@ -93,6 +104,10 @@ class ArmScan:
     """`ok` results whose context was cut to fit the server."""
     unparseable: int = 0
     """Unparseable verdicts on `ok` results."""
+    reach: ReachTally = field(default_factory=ReachTally)
+    """Accuracy and recalls on the questions with a gold answer (`reach.reach_rows`)."""
+    errata: ErrataTally = field(default_factory=ErrataTally)
+    """Both answer keys on categories 1–4, when the records carry the audit."""
 
 
 @dataclass
@@ -141,10 +156,15 @@ def scan_records(
     judged = False
     draws = 1
     n_names = len(names)
+    audited = locomo_style and any(r.errata_type is not None for r in records)
     for record in records:
         qid = record.question_id
         group = group_of[qid]
         adversarial = locomo_style and record.category == 5
+        scored = record.category in SCORED_CATEGORIES
+        reachable = bool(record.gold) and (scored or not locomo_style)
+        audit = audited and scored
+        evidence = record.evidence
         abstention_item = adversarial if locomo_style else qid.endswith("_abs")
         results = record.arms
         for name, res in results.items():
@@ -198,8 +218,12 @@ def scan_records(
                 judged = judged or any(
                     j.status == OK and j.verdict is not None for j in res.judgements.values()
                 )
+            if reachable:
+                scan.reach.add(res, evidence)
+            if audit:
+                scan.errata.add(record, res)
             kind = result_miss(
-                record.evidence, res.retrieved_ids, correct, res.evidence_retrieved, res.miss
+                evidence, res.retrieved_ids, correct, res.evidence_retrieved, res.miss
             )
             if kind is not None:
                 miss_rows.append((name, group, kind))
@@ -210,3 +234,49 @@ def scan_records(
                     tally.questions += 1
                     tally.excluded["missing"] += 1
     return RunScan(arms, outcomes, count_misses(miss_rows), judged, draws)
+
+
+def _rate(share: Share) -> Rate | None:
+    """The share as a Rate; None when no result carried the score."""
+    return Rate(share.k, share.n) if share.n else None
+
+
+def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
+    out = {f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES}
+    out["mean"] = mean(latencies)
+    return out
+
+
+def arm_stats(
+    name: str, scan: ArmScan, set_groups: dict[str, list[str]], group_labels: dict[str, str]
+) -> ArmStats:
+    """Accuracy, F1, exclusions, per-group stats, latency and abstention rates of one arm.
+
+    Groups partition the questions and each set is a union of whole groups, so set
+    tallies are merged from the group tallies of the one pass (`scan.scan_records`).
+    """
+    groups = scan.groups
+    sets = {s: Tally.merged([groups[g] for g in set_groups[s]]) for s in SETS}
+    return ArmStats(
+        name=name,
+        accuracy={s: Rate(t.k, t.n) for s, t in sets.items()},
+        f1={s: mean(t.f1) for s, t in sets.items()},
+        excluded={s: dict(t.excluded) for s, t in sets.items()},
+        groups={
+            g: GroupStats(
+                g,
+                group_labels[g],
+                t.questions,
+                Rate(t.k, t.n),
+                mean(t.f1),
+                sum(t.excluded.values()),
+            )
+            for g, t in groups.items()
+        },
+        context_tokens_mean=mean(scan.tokens),
+        latency_ms=_latency_summary(scan.latencies),
+        abstention_answerable=_rate(scan.abstained_answerable) or Rate(0, 0),
+        adversarial_abstention=_rate(scan.abstained_adversarial),
+        trap_hits=_rate(scan.trap_hits),
+        stale=_rate(scan.stale),
+    )
