@@ -39,7 +39,6 @@ from bench.summarise.model import (
 )
 from bench.summarise.reach import OFFLINE_CAUTION, reach_view
 from bench.summarise.render import render_markdown, render_text, summary_to_json
-from bench.summarise.repeats import repeats_view
 from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
 
@@ -288,9 +287,12 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
-    summary.repeats = repeats_view(
-        run.records, names, run.meta, layout.set_qids["scored"], seen=scan.draws
-    )
+    if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
+        from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
+
+        summary.repeats = repeats_view(
+            run.records, names, run.meta, layout.set_qids["scored"], seen=scan.draws
+        )
     if baseline is not None:
         _add_baseline(summary, run, baseline, layout, names)
     summary.notes.extend(_closing_notes(summary))

@@ -20,7 +20,6 @@ from bench.summarise.model import (
     Summary,
 )
 from bench.summarise.reach import render_reach
-from bench.summarise.repeats import render_repeats, repeats_json
 
 _DASH = "—"
 
@@ -206,7 +205,10 @@ def _sections(s: Summary) -> list[str]:
         out += ["", _pair_table(s, s.baseline, baseline=True)]
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
-    out += render_repeats(s.repeats)
+    if s.repeats is not None:  # the repeats module is imported only for runs with repeats
+        from bench.summarise.repeats import render_repeats
+
+        out += render_repeats(s.repeats)
     kappa = _kappa_table(s)
     if kappa:
         out += ["", "## Judge agreement", "", kappa]
@@ -351,6 +353,8 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
             for r in s.reach
         }
     if s.repeats is not None:
+        from bench.summarise.repeats import repeats_json
+
         out["repeats"] = repeats_json(s.repeats)
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
