@@ -6,14 +6,16 @@ arm order (the order `misses` and the exclusion counts are first seen in). Per a
 
 - group tallies: questions, results that count (status `ok`, `correct` not None), correct,
   official F1 of those, and exclusions (`error`, `missing`, `no_outcome`) in first-seen
-  order; sets are unions of whole groups (`model.arm_stats` merges them);
+  order; sets are unions of whole groups (`arm_stats` merges them);
 - latency and context-token lists, and the score rates (`abstained` on answerable items,
   `abstained` and `trap_hit` on LoCoMo category 5, `stale_in_context`): true of present;
 - the question ids right and wrong (paired tests), capped answers, contexts cut to fit
-  and unparseable verdicts (`cli` notes), retrieval/reader misses (`bench.suite.miss`).
+  and unparseable verdicts (`cli` notes), retrieval/reader misses (`bench.suite.miss`);
+- reachability (`reach.ReachTally`) and, when the records carry the answer-key audit,
+  both keys (`errata.ErrataTally`): the rules stay in those modules, the pass is here.
 
 Run-wide: arm names in first-seen order, the outcome rules used, whether any result
-carries a judge verdict (Cohen's κ is computed only then).
+carries a judge verdict (Cohen's κ is computed only then), the most draws of a result.
 """
 
 from __future__ import annotations
