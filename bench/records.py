@@ -210,9 +210,9 @@ class QuestionRecord:
                 f"{source}: schema_version {version!r} is not readable by this armbench "
                 f"(reads {list(READABLE_VERSIONS)}); upgrade armbench"
             )
-        values = _RECORD_SHAPE.values(data)
-        values["arms"] = {name: _arm_from_json(res) for name, res in data["arms"].items()}
-        return _RECORD_SHAPE.adopt(values)
+        made = _RECORD_SHAPE.build(data)
+        made.arms = {name: _arm_from_json(res) for name, res in data["arms"].items()}
+        return made
 
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
@@ -269,8 +269,8 @@ class _Shape(Generic[_T]):
             ),
         )
 
-    def values(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A fresh field dict: the fields in `data` over the defaults (unknown keys dropped).
+    def build(self, data: dict[str, Any]) -> _T:
+        """The instance of the fields in `data` over the defaults (unknown keys dropped).
 
         The subset test and the merge run in C; the filtering copy only when a newer
         writer added keys. Raises TypeError when a required field is missing.
@@ -285,10 +285,6 @@ class _Shape(Generic[_T]):
         for name, factory in self.factories:
             if name not in data:
                 values[name] = factory()
-        return values
-
-    def adopt(self, values: dict[str, Any]) -> _T:
-        """The instance whose fields are `values` (every field, as `values()` gives)."""
         made = object.__new__(self.cls)
         made.__dict__ = values
         return made
@@ -304,31 +300,29 @@ def _judgements(given: Any) -> dict[str, Judgement]:
     """Judge id -> Judgement of a result's (or repeat's) `judgements` value."""
     if not given:
         return {}
-    shape = _JUDGEMENT_SHAPE
-    return {jid: shape.adopt(shape.values(j)) for jid, j in given.items()}
-
-
-def _typed_judgements(values: dict[str, Any], key: str) -> None:
-    """Type `values[key]` in place; an empty dict from the JSON is kept as it is."""
-    given = values[key]
-    if given or not isinstance(given, dict):
-        values[key] = _judgements(given)
+    build = _JUDGEMENT_SHAPE.build
+    return {jid: build(j) for jid, j in given.items()}
 
 
 def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
-    values = _REPEAT_SHAPE.values(data)
-    _typed_judgements(values, "judgements")
-    return _REPEAT_SHAPE.adopt(values)
+    made = _REPEAT_SHAPE.build(data)
+    made.judgements = _judgements(made.judgements)
+    return made
 
 
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
-    values = _RESULT_SHAPE.values(data)
-    _typed_judgements(values, "judgements")
-    _typed_judgements(values, "corrected_judgements")
-    given = values["repeats"]
-    if given or not isinstance(given, list):
-        values["repeats"] = [_repeat_from_json(r) for r in given] if given else []
-    return _RESULT_SHAPE.adopt(values)
+    """The typed result; its judgements and repeats typed too (an empty `{}` kept as is)."""
+    made = _RESULT_SHAPE.build(data)
+    given: Any = made.judgements
+    if given or given.__class__ is not dict:
+        made.judgements = _judgements(given)
+    given = made.corrected_judgements
+    if given or given.__class__ is not dict:
+        made.corrected_judgements = _judgements(given)
+    given = made.repeats
+    if given or given.__class__ is not list:
+        made.repeats = [_repeat_from_json(r) for r in given] if given else []
+    return made
 
 
 def write_text_atomic(path: Path, text: str) -> None:
