@@ -49,6 +49,8 @@ class ArchiveIndex:
         self.facts: dict[int, FactRow] = {}
         self.order: list[int] = []
         self._emb = np.zeros((64, dim), dtype=np.float32)
+        self._ids = np.zeros(64, dtype=np.int64)
+        """`order` as an array: the tie-break keys of dense search, never rebuilt per query."""
         self._superseded_mask = np.zeros(64, dtype=bool)
         self.pos: dict[int, int] = {}
         self.superseded: dict[int, int] = {}
@@ -71,10 +73,12 @@ class ArchiveIndex:
         i = len(self.order)
         if i == len(self._emb):
             self._emb = np.concatenate([self._emb, np.zeros_like(self._emb)])
+            self._ids = np.concatenate([self._ids, np.zeros_like(self._ids)])
             self._superseded_mask = np.concatenate(
                 [self._superseded_mask, np.zeros_like(self._superseded_mask)]
             )
         self._emb[i] = fact.embedding
+        self._ids[i] = fact.id
         self.facts[fact.id] = fact
         self.order.append(fact.id)
         self.pos[fact.id] = i
@@ -114,7 +118,7 @@ class ArchiveIndex:
         scores = cosine_scores(self._emb, n, qvec)
         scores[self._superseded_mask[:n]] = -np.inf
         k = min(k, n)
-        top = top_k(scores, k, keys=np.asarray(self.order[:n]))  # exact ties by fact id
+        top = top_k(scores, k, keys=self._ids[:n])  # exact ties by fact id
         return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
     def cosine(self, fid: int, qvec: np.ndarray) -> float:

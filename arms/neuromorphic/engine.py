@@ -175,6 +175,15 @@ class MemoryEngine:
         self.archive.write(self._pending, self._pending_facts)
         self._pending, self._pending_facts = [], []
 
+    def _write_facts(self) -> None:
+        """Write the pending facts only: keyword search must see them from the next read on.
+
+        Events are read only on open and rewind, so they wait for the commit and go to
+        SQLite in one batch per flush interval (the same transaction either way).
+        """
+        self.archive.write([], self._pending_facts)
+        self._pending_facts = []
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         start = time.perf_counter()
         vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
@@ -212,7 +221,7 @@ class MemoryEngine:
         if cfg.ltp and retrieved:
             self._reinforce([r.fact.id for r in retrieved], t)
         self.counters["exchanges"] += 1
-        self._write_pending()
+        self._write_facts()
         flushed = t % cfg.flush_every == 0
         if flushed:
             self._commit(hot=(t // cfg.flush_every) % cfg.hot_sync_every == 0)
@@ -357,6 +366,7 @@ class MemoryEngine:
 
     def restore(self, seq: int) -> None:
         """Return to the state right after archive event `seq` (later events stay logged)."""
+        self._write_pending()
         if not 0 <= seq <= self.archive.last_seq():
             raise ValueError(f"restore: seq must be within 0..{self.archive.last_seq()}")
         self._rewind({"to_seq": seq})
