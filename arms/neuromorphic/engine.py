@@ -72,8 +72,9 @@ class MemoryEngine:
         self._lambdas = decay.tier_lambdas(self.config)
         self._pending: list[tuple[int, str, dict[str, Any]]] = []
         self._pending_facts: list[FactRow] = []
-        self.timings = {"extract": 0.0, "embed": 0.0}
-        """Seconds spent in the extractor and embedder (engine time excludes both)."""
+        self.timings = {"extract": 0.0, "embed": 0.0, "recall": 0.0}
+        """Wall seconds in the extractor and embedder (engine time excludes both) and in
+        ingest-time retrieval (engine time includes it: this shows the read path's share)."""
         self._open()
 
     # ---- opening and persistence ----------------------------------------------------
@@ -211,7 +212,10 @@ class MemoryEngine:
         weights = self.weights(t)
         if cfg.retrieve_during_ingest:
             text = exchange.text()
-            retrieved = recall(self.state, self.archive, cfg, text, self._embed([text])[0], weights)
+            qvec = self._embed([text])[0]
+            start = time.perf_counter()
+            retrieved = recall(self.state, self.archive, cfg, text, qvec, weights)
+            self.timings["recall"] += time.perf_counter() - start
         extraction = self._extract(exchange, [r.fact for r in retrieved])
         self._store(extraction.facts, exchange, t)
         if cfg.prune:
@@ -290,12 +294,10 @@ class MemoryEngine:
 
         `before` holds this turn's weights taken before the new facts; rows inserted
         since weigh w·exp(−λ·0) = 1.0, and supersession at `t` freezes a weight at its
-        value at `t`, so `before` extended by 1.0 equals a fresh evaluation.
+        value at `t`, so `before` (extended by 1.0, see `prune_plan`) equals a fresh
+        evaluation.
         """
-        ws = self.state.ws
-        weights = np.ones(ws.n, dtype=np.float64)
-        weights[: len(before)] = before
-        delete, archive = pruning.prune_plan(ws, weights, self.config.w_prune)
+        delete, archive = pruning.prune_plan(self.state.ws, before, self.config.w_prune)
         if archive:
             self._emit(t, "archive", {"ids": archive})
             self.counters["pruned_archived"] += len(archive)
@@ -309,8 +311,8 @@ class MemoryEngine:
         if elevate:
             self._emit(t, "elevate", {"ids": elevate})
             self.counters["elevated"] += len(elevate)
-        window = ws.alive[: ws.n] & (ws.created[: ws.n] > t - self.config.consolidate_every)
-        recent = [ws.ids[r] for r in np.flatnonzero(window)]
+        window = np.flatnonzero(ws.created[: ws.n] > t - self.config.consolidate_every)
+        recent = [ws.ids[r] for r in window[ws.alive[window]].tolist()]
         links = consolidation.dead_links(ws, self.state.index, recent)
         if links:
             before = sum(len(ws.related[ws.row_of[int(i)]]) for i in links)
