@@ -8,11 +8,13 @@
 Per exchange (`process_exchange`): advance the clock; retrieve against the exchange
 (and remember what came back); extract facts; archive each one, supersede the facts it
 overrides and insert it at w = 1; prune by the decayed weights; consolidate every
-`consolidate_every` turns; reinforce what was retrieved (LTP, one batch); every
-`flush_every` exchanges commit the archive, and every `hot_sync_every` such flushes
-(and on `flush()`/`close()`) append the hot set's changed records to LanceDB in one
-batch. Every state change is an event in the append-only archive, so reopening,
-resuming after a crash and rollback all rebuild the same state.
+`consolidate_every` turns; reinforce what was retrieved (LTP, one batch). New facts go
+to SQLite (and FTS5) at once, since the next retrieval searches them; the exchange's
+events wait, and every `flush_every` exchanges they are written in one batch and the
+archive is committed; every `hot_sync_every` such flushes (and on `flush()`/`close()`)
+the hot set's changed records are appended to LanceDB in one batch. Every state change
+is an event in the append-only archive, so reopening, resuming after a crash and
+rollback all rebuild the same state.
 """
 
 from __future__ import annotations
