@@ -48,6 +48,7 @@ class ArchiveIndex:
         self.dim = dim
         self.facts: dict[int, FactRow] = {}
         self.order: list[int] = []
+        self._order_np = np.zeros(0, dtype=np.int64)
         self._emb = np.zeros((64, dim), dtype=np.float32)
         self._superseded_mask = np.zeros(64, dtype=bool)
         self.pos: dict[int, int] = {}
@@ -114,8 +115,14 @@ class ArchiveIndex:
         scores = cosine_scores(self._emb, n, qvec)
         scores[self._superseded_mask[:n]] = -np.inf
         k = min(k, n)
-        top = top_k(scores, k, keys=np.asarray(self.order[:n]))  # exact ties by fact id
+        top = top_k(scores, k, keys=self._order_array())  # exact ties by fact id
         return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def _order_array(self) -> np.ndarray:
+        """`order` as an array, rebuilt only when facts were added (it only grows)."""
+        if len(self._order_np) != len(self.order):
+            self._order_np = np.asarray(self.order, dtype=np.int64)
+        return self._order_np
 
     def cosine(self, fid: int, qvec: np.ndarray) -> float:
         """Cosine between a fact's vector and a unit query vector."""

@@ -87,9 +87,10 @@ def recall(
     lists = list(named.values())
     fused = rrf(lists, config.rrf_k) if config.rrf else concatenate(lists)
 
+    hot_ids = {fid for fid, _ in fused if _is_hot(ws, fid)}
+
     def is_hot(fid: int) -> bool:
-        row = ws.row_of.get(fid)
-        return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
+        return fid in hot_ids
 
     def entity_of(fid: int) -> str:
         return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
@@ -105,6 +106,12 @@ def recall(
         found_by = tuple(name for name, ids in members.items() if fid in ids)
         out.append(Recalled(fact, score, found_by))
     return out
+
+
+def _is_hot(ws: WorkingSet, fid: int) -> bool:
+    """The record is in the hot set, alive and valid."""
+    row = ws.row_of.get(fid)
+    return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:
