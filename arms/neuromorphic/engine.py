@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from arms.neuromorphic.archive_index import day_of
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
-from arms.neuromorphic.hotstore import HotStore
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
 from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
@@ -43,6 +42,9 @@ from arms.neuromorphic.rollback import live_events, replay, tally
 from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
 from bench.types import Conversation, Turn
+
+if TYPE_CHECKING:
+    from arms.neuromorphic.hotstore import HotStore
 
 COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
             "reinforced", "elevated", "links_dropped", "extraction_errors",
@@ -63,6 +65,7 @@ class MemoryEngine:
         agent_id: str | None = None,
         conversation_id: str = "default",
         hot_uri: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self.config = config or NeuromorphicConfig()
@@ -70,26 +73,42 @@ class MemoryEngine:
         self.extractor = extractor or make_extractor(None)
         self.scope = (agent_id or self.config.agent_id, conversation_id)
         self.archive = ColdArchive(self.path / "archive.sqlite", *self.scope)
-        self.hot = HotStore(hot_uri or str(self.path / "hot.lance"), embedder.dim)
+        self._hot_uri = hot_uri or str(self.path / "hot.lance")
+        self._hot: HotStore | None = None
+        self._hot_trusted = not read_only
         self._lambdas = decay.tier_lambdas(self.config)
         self._pending: list[tuple[int, str, dict[str, Any]]] = []
         self._pending_facts: list[FactRow] = []
         self.timings = {"extract": 0.0, "embed": 0.0, "recall": 0.0}
         """Wall seconds in the extractor and embedder (engine time excludes both) and in
         ingest-time retrieval (engine time includes it: this shows the read path's share)."""
-        self._open()
+        self._open(read_only)
 
     # ---- opening and persistence ----------------------------------------------------
-    def _open(self) -> None:
+    @property
+    def hot(self) -> HotStore:
+        """The LanceDB hot store, opened on first use (importing lancedb costs ~2 s of CPU)."""
+        if self._hot is None:
+            from arms.neuromorphic.hotstore import HotStore
+
+            self._hot = HotStore(self._hot_uri, self.embedder.dim)
+        return self._hot
+
+    def _open(self, read_only: bool) -> None:
         """Load the hot set from LanceDB when in sync, else replay the archive.
 
         From LanceDB only the events the archive index needs are read and replayed
         (`INDEX_KINDS`); otherwise every event is, and the hot table is rewritten.
+        `read_only` (a complete store opened to be read) replays every event and never
+        touches LanceDB: the archive is the source of truth, and replaying it costs less
+        than importing lancedb. Should such an engine write after all, its first hot
+        sync rewrites the scope (`_hot_trusted`), so an unchecked table is never appended to.
         """
         facts, meta = self.archive.facts(), self.archive.meta()
         self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
         last_seq = self.archive.last_seq()
-        loaded = self.hot.load(*self.scope) if last_seq else None
+        hot = None if read_only else self.hot  # a writer creates the table up front
+        loaded = hot.load(*self.scope) if hot is not None and last_seq else None
         if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
             events = self.archive.events(INDEX_KINDS)
             self.state = replay(events, facts, self.embedder.dim, hot=False)
@@ -99,8 +118,9 @@ class MemoryEngine:
             events = self.archive.events()
             self.state = replay(events, facts, self.embedder.dim)
             self.loaded_from = "archive"
-            if events:
+            if events and not read_only:
                 self._sync_hot(replace=True)
+            self.state.ws.dirty.clear()
         live = live_events(events)
         self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
 
@@ -113,6 +133,8 @@ class MemoryEngine:
         """
         ws, seq = self.state.ws, self.archive.last_seq()
         written = {}
+        replace = replace or not self._hot_trusted
+        self._hot_trusted = True
         if replace:
             self.hot.replace(*self.scope, ws, seq)
             written = {"hot_seq": seq if ws.alive[: ws.n].any() else 0}

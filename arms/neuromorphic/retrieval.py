@@ -1,8 +1,9 @@
 """The full retrieval path (methodology §4 step 9): hot, cold and graph lists, fused.
 
 1. hot: top_k valid records of the working set by cosine;
-2. cold: archive keyword search (FTS5 on the rarest query terms) interleaved with dense
-   search, cold_top_k in total, superseded facts excluded;
+2. cold: archive keyword search (FTS5's BM25 on the rarest query terms; in memory for a
+   store being read: keyword_index.py) interleaved with dense search, cold_top_k
+   in total, superseded facts excluded;
 3. graph: spreading activation from the hot hits (max_hops) and one hop from cold hits;
 4. Reciprocal Rank Fusion of [hot, graph, cold], one record per entity (hot beats
    archive), the best rerank_top_k kept.
@@ -16,6 +17,7 @@ import numpy as np
 from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
+from arms.neuromorphic.keyword_index import keyword_search
 from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
@@ -46,7 +48,7 @@ def cold_search(
     """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped."""
     index = state.index
     terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
-    keyword = [f for f in archive.keyword_search(terms, 3 * limit) if index.is_live(f)]
+    keyword = [f for f in keyword_search(archive, terms, 3 * limit) if index.is_live(f)]
     vectors = [f for f, _ in index.dense_search(qvec, limit)] if dense else []
     merged: list[int] = []
     for i in range(max(len(keyword), len(vectors))):
@@ -85,9 +87,10 @@ def recall(
     lists = list(named.values())
     fused = rrf(lists, config.rrf_k) if config.rrf else concatenate(lists)
 
+    hot_ids = {fid for fid, _ in fused if _is_hot(ws, fid)}
+
     def is_hot(fid: int) -> bool:
-        row = ws.row_of.get(fid)
-        return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
+        return fid in hot_ids
 
     def entity_of(fid: int) -> str:
         return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
@@ -103,6 +106,12 @@ def recall(
         found_by = tuple(name for name, ids in members.items() if fid in ids)
         out.append(Recalled(fact, score, found_by))
     return out
+
+
+def _is_hot(ws: WorkingSet, fid: int) -> bool:
+    """The record is in the hot set, alive and valid."""
+    row = ws.row_of.get(fid)
+    return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:
