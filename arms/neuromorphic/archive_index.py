@@ -110,13 +110,23 @@ class ArchiveIndex:
         """True when any archived fact (live or superseded) has entity key `key`."""
         return bool(self.by_entity.get(key))
 
-    def dense_search(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k live facts by cosine (vectors are unit length), best first, ties by id."""
+    def scores(self, qvec: np.ndarray) -> np.ndarray:
+        """Cosine of every archived fact (superseded ones too), by position."""
+        return cosine_scores(self._emb, len(self.order), qvec)
+
+    def dense_search(
+        self, qvec: np.ndarray, k: int, scores: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k live facts by cosine (vectors are unit length), best first, ties by id.
+
+        `scores`: this query's `scores(qvec)`, when the caller has them already.
+        """
         n = len(self.order)
         if n == 0 or k <= 0:
             return []
-        scores = cosine_scores(self._emb, n, qvec)
-        scores[self._superseded_mask[:n]] = -np.inf
+        if scores is None:
+            scores = self.scores(qvec)
+        scores = np.where(self._superseded_mask[:n], -np.inf, scores)
         k = min(k, n)
         top = top_k(scores, k, keys=self._ids[:n])  # exact ties by fact id
         return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]

@@ -112,7 +112,7 @@ class MemoryEngine:
         if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
             events = self.archive.events(INDEX_KINDS)
             self.state = replay(events, facts, self.embedder.dim, hot=False)
-            self.state.ws = loaded[0]
+            self.state.adopt(loaded[0])
             self.loaded_from = "lancedb"
         else:
             events = self.archive.events()

@@ -21,7 +21,7 @@ from arms.neuromorphic.keyword_index import keyword_search
 from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
-from arms.neuromorphic.vectors import cosine_scores
+from arms.neuromorphic.vectors import cosine_scores, gather_scores
 from arms.neuromorphic.workingset import WorkingSet
 from bench.topk import top_k
 
@@ -29,13 +29,23 @@ MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
 
 
-def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order."""
+def hot_search(
+    ws: WorkingSet, qvec: np.ndarray, k: int, archived: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order.
+
+    `archived`: the archive index's `scores(qvec)`; the hot scores are then read from
+    them (`gather_scores`, bitwise the same) rather than computed in a second pass.
+    """
     n = ws.n
     valid = ws.valid_mask()
     if k <= 0 or not valid.any():
         return []
-    scores = cosine_scores(ws.emb, n, qvec)
+    pos = ws.archive_pos[:n]
+    if archived is not None and not (pos[valid] < 0).any():
+        scores = gather_scores(archived, pos, ws.emb, n, qvec)
+    else:
+        scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
     k = min(k, int(valid.sum()))
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
@@ -43,13 +53,21 @@ def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, floa
 
 
 def cold_search(
-    archive: ColdArchive, state: MemoryState, query: str, qvec: np.ndarray, limit: int, dense: bool
+    archive: ColdArchive,
+    state: MemoryState,
+    query: str,
+    qvec: np.ndarray,
+    limit: int,
+    archived: np.ndarray | None,
 ) -> list[int]:
-    """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped."""
+    """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped.
+
+    `archived`: the archive's cosine scores for dense search (None: keyword only).
+    """
     index = state.index
     terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
     keyword = [f for f in keyword_search(archive, terms, 3 * limit) if index.is_live(f)]
-    vectors = [f for f, _ in index.dense_search(qvec, limit)] if dense else []
+    vectors = [] if archived is None else [f for f, _ in index.dense_search(qvec, limit, archived)]
     merged: list[int] = []
     for i in range(max(len(keyword), len(vectors))):
         for hits in (keyword, vectors):
@@ -68,10 +86,12 @@ def recall(
 ) -> list[Recalled]:
     """Retrieve, fuse and rerank facts for `query` (no state change)."""
     ws, index = state.ws, state.index
-    hot = hot_search(ws, qvec, config.top_k)
+    dense = config.cold_search and config.cold_dense
+    archived = index.scores(qvec) if dense else None  # one pass serves hot and dense search
+    hot = hot_search(ws, qvec, config.top_k, archived)
     cold: list[int] = []
     if config.cold_search:
-        cold = cold_search(archive, state, query, qvec, config.cold_top_k, config.cold_dense)
+        cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
     graph: list[tuple[int, float]] = []
     if config.spreading:
         seeds = [(index.facts[f], index.cosine(f, qvec)) for f in cold]
