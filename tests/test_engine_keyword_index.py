@@ -61,3 +61,49 @@ def test_index_is_built_on_the_second_search_at_one_version(tmp_path: Path) -> N
     assert keyword_search(archive, ["lake"], 1) == [999] == archive.keyword_search(["lake"], 1)
     assert keyword_index._seen[archive].index is None
     archive.close()
+
+
+def test_index_kept_current_by_reported_writes_ranks_as_sqlite(tmp_path: Path) -> None:
+    """Facts reported with `written` are added as FTS5 tokenises them (punctuation, case,
+    digits, non-ASCII), and the index is never rebuilt while only this connection writes."""
+    archive = _archive(tmp_path / "archive.sqlite", "mine", 30)
+    other = _archive(tmp_path / "archive.sqlite", "other", 0, start=10_000)
+    keyword_search(archive, ["lake"], 5)
+    keyword_search(archive, ["lake"], 5)
+    index = keyword_index._seen[archive].index
+    assert index is not None
+    texts = ["Painted the LAKE at sunrise, twice!", "kids' beach-camping in 2022 (w12)",
+             "adoption agencies: caroline's café visit", "a b cd hoping hopes topic77",
+             "Melanie paints; Caroline supports — über lake"]  # fmt: skip
+    embed, fid = HashEmbedder(), 100
+    for step, text in enumerate(texts * 3):
+        rows = []
+        for j in range(1 + step % 3):
+            fid += 1
+            name = WORDS[(step + j) % len(WORDS)].title()
+            rows.append(FactRow(fid, 2, name, f"{text} {WORDS[fid % len(WORDS)]}", Tier.ACTIVE,
+                                (), "9 May 2023", ("D2:1",), embed.embed([text])[0]))  # fmt: skip
+        archive.write([], rows)
+        keyword_index.written(archive, rows)
+        queries = [["lake"], ["painting", "kids"], ["cafe", "caroline", "2022"],
+                   ["hope", "topic77", "cd"], ["uber", "sunrise"], list(WORDS)]  # fmt: skip
+        for terms in queries:
+            want = archive.keyword_search(terms, 60)
+            assert keyword_search(archive, terms, 60) == want, (step, terms)
+        assert keyword_index._seen[archive].index is index
+    archive.commit()
+    other.write([(1, "insert", {"ids": []})], [])
+    other.commit()  # another connection committed: the index is dropped
+    assert keyword_search(archive, ["lake"], 60) == archive.keyword_search(["lake"], 60)
+    assert keyword_index._seen[archive].index is None
+    other.close()
+    archive.close()
+
+
+def test_words_ending_in_a_digit_or_short_are_their_own_stem() -> None:
+    words = ["a", "is", "ss", "ies", "w12", "topic55", "2022", "hoping123", "caresses1", "ed"]
+    words += ["hoping", "caresses", "relational", "happy", "sses"]
+    keyword_index.stem_words(words)
+    assert {w: keyword_index._stems[w] for w in words} == {
+        w: keyword_index._tokenize(w)[0] for w in words
+    }

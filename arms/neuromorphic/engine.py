@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, ltp, pruning
+from arms.neuromorphic import consolidation, decay, keyword_index, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
@@ -197,8 +197,13 @@ class MemoryEngine:
         self.state.apply(Event(0, t, kind, payload), {f.id: f for f in facts})
 
     def _write_pending(self) -> None:
-        self.archive.write(self._pending, self._pending_facts)
+        self._write(self._pending, self._pending_facts)
         self._pending, self._pending_facts = [], []
+
+    def _write(self, events: list[tuple[int, str, dict[str, Any]]], facts: list[FactRow]) -> None:
+        """Append to the archive; facts are reported to the in-memory keyword index."""
+        self.archive.write(events, facts)
+        keyword_index.written(self.archive, facts)
 
     def _write_facts(self) -> None:
         """Write the pending facts only: keyword search must see them from the next read on.
@@ -206,7 +211,7 @@ class MemoryEngine:
         Events are read only on open and rewind, so they wait for the commit and go to
         SQLite in one batch per flush interval (the same transaction either way).
         """
-        self.archive.write([], self._pending_facts)
+        self._write([], self._pending_facts)
         self._pending_facts = []
 
     def _embed(self, texts: list[str]) -> np.ndarray:
