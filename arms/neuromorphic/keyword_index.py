@@ -34,7 +34,7 @@ import re
 import sqlite3
 import threading
 import weakref
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -169,21 +169,25 @@ class KeywordIndex:
 
     def add(self, facts: Sequence[FactRow]) -> None:
         """Index facts of this scope just written to the file (ids above every row's)."""
-        texts = [text for f in facts for text in (f.entity_name, f.fact_content)]
-        tokenised = doc_tokens(texts)
-        for i, fact in enumerate(facts):
-            tokens = tokenised[2 * i] + tokenised[2 * i + 1]
-            if self.n == len(self.ids):
-                self.ids, self.in_scope, self.size = (
-                    np.concatenate([a, np.zeros_like(a)])
-                    for a in (self.ids, self.in_scope, self.size)
-                )
-            row = self.n
-            self.n += 1
-            self.ids[row], self.in_scope[row], self.size[row] = fact.id, True, len(tokens)
-            self.tokens += len(tokens)
-            for token, count in Counter(tokens).items():
-                self._pending[token].append((row, count))
+        tokenised = doc_tokens([text for f in facts for text in (f.entity_name, f.fact_content)])
+        start, end = self.n, self.n + len(facts)
+        while end > len(self.ids):
+            self.ids, self.in_scope, self.size = (
+                np.concatenate([a, np.zeros_like(a)]) for a in (self.ids, self.in_scope, self.size)
+            )
+        docs = [tokenised[i] + tokenised[i + 1] for i in range(0, len(tokenised), 2)]
+        self.ids[start:end] = [f.id for f in facts]
+        self.in_scope[start:end] = True
+        self.size[start:end] = [len(doc) for doc in docs]
+        self.tokens += sum(len(doc) for doc in docs)
+        self.n = end
+        pending = self._pending
+        for row, doc in enumerate(docs, start):
+            counts: dict[str, int] = {}
+            for token in doc:
+                counts[token] = counts.get(token, 0) + 1
+            for token, count in counts.items():
+                pending[token].append((row, count))
 
     def _posting(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The token's (rows, frequencies), with the rows added since it was last read."""
