@@ -1,10 +1,10 @@
-"""The archive's keyword search, ranked in memory exactly as FTS5 ranks it, for stores being read.
+"""The archive's keyword search, ranked in memory exactly as FTS5 ranks it.
 
 `ColdArchive.keyword_search` asks SQLite for `facts_fts MATCH '"t1" OR "t2" ...'` ordered
 by `bm25(facts_fts)`, then id. An OR of a question's terms matches most of a LoCoMo
 archive, and FTS5 scores every matching row (~2 µs a row, ~1.7 ms a question). Here the
-same ranking is computed with numpy from FTS5's own postings, read once per store
-version. FTS5's formula (sqlite fts5_aux.c `fts5Bm25Function`; k1 = 1.2, b = 0.75,
+same ranking is computed with numpy from FTS5's own postings, read once and then
+kept current. FTS5's formula (sqlite fts5_aux.c `fts5Bm25Function`; k1 = 1.2, b = 0.75,
 column weights 1):
 
     IDF(t)  = ln((N − n(t) + 0.5) / (n(t) + 0.5)), or 1e-6 where that is ≤ 0
@@ -16,8 +16,8 @@ The operations are FTS5's, in its order, in IEEE double (a term a row lacks adds
 which changes nothing), so scores are bitwise equal and the order (ties by id) is too.
 Postings come from FTS5 itself (an `fts5vocab` table in the temp schema: the file is
 never written), and query terms are tokenised by a scratch in-memory FTS5 table with
-the same `porter unicode61` tokenizer, so stems are FTS5's own; a term that is not
-exactly one token leaves the query to SQLite.
+the same `porter unicode61` tokenizer (facts added later likewise: `doc_tokens`), so
+stems are FTS5's own; a term that is not exactly one token leaves the query to SQLite.
 
 When: the first keyword search at a state of the file's facts (`_state`: no other
 connection has committed, and the same newest fact id) goes to SQLite; a second at the

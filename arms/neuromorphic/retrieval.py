@@ -1,9 +1,10 @@
 """The full retrieval path (methodology §4 step 9): hot, cold and graph lists, fused.
 
-1. hot: top_k valid records of the working set by cosine;
-2. cold: archive keyword search (FTS5's BM25 on the rarest query terms; in memory for a
-   store being read: keyword_index.py) interleaved with dense search, cold_top_k
-   in total, superseded facts excluded;
+1. hot: top_k valid records of the working set by cosine (read from the archive's
+   cosine pass when dense search makes one: `vectors.gather_scores`);
+2. cold: archive keyword search (FTS5's BM25 on the rarest query terms, ranked in
+   memory once the index is built: keyword_index.py) interleaved with dense search,
+   cold_top_k in total, superseded facts excluded;
 3. graph: spreading activation from the hot hits (max_hops) and one hop from cold hits;
 4. Reciprocal Rank Fusion of [hot, graph, cold], one record per entity (hot beats
    archive), the best rerank_top_k kept.
