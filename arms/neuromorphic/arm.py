@@ -204,9 +204,10 @@ class NeuromorphicArm:
             ContextItem(r.fact.fact_content, r.score, r.fact.source_ids, kind="fact")
             for r in recalled
         )
-        found_by = {
-            name: sum(name in r.found_by for r in recalled) for name in ("hot", "graph", "cold")
-        }
+        found_by = dict.fromkeys(("hot", "graph", "cold"), 0)
+        for r in recalled:
+            for name in r.found_by:
+                found_by[name] += 1
         kind = answer_type(question.question) if self.config.answer_type_gate else None
         meta = {
             "facts": len(recalled),

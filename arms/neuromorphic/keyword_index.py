@@ -152,18 +152,21 @@ class KeywordIndex:
         row_of = {int(fid): i for i, (fid, _) in enumerate(facts)}
         archive.read(_VOCAB)
         counts = archive.read(
-            "SELECT term, doc, COUNT(*) FROM temp.armbench_facts_vocab GROUP BY term, doc"
+            "SELECT term, doc, COUNT(*) FROM temp.armbench_facts_vocab"
+            " GROUP BY term, doc ORDER BY term, doc"
         )
-        size = np.zeros(self.n, dtype=np.int64)
+        rows = np.fromiter((row_of[doc] for _, doc, _ in counts), np.int64, len(counts))
+        freq = np.fromiter((n for _, _, n in counts), np.float64, len(counts))
+        size = np.zeros(self.n, dtype=np.float64)
+        np.add.at(size, rows, freq)  # tokens per row (whole numbers: exact)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """Token → (rows, f(t,d) as float)."""
         self._pending: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        start = 0
         for term, group in groupby(counts, key=lambda r: r[0]):
-            rows = list(group)
-            pos = np.array([row_of[doc] for _, doc, _ in rows], dtype=np.int64)
-            freq = np.array([n for _, _, n in rows], dtype=np.int64)
-            np.add.at(size, pos, freq)
-            self.postings[term] = (pos, freq.astype(np.float64))
+            end = start + sum(1 for _ in group)
+            self.postings[term] = (rows[start:end], freq[start:end])
+            start = end
         self.size[: self.n] = size
         self.tokens = int(size.sum())
 

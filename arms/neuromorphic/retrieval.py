@@ -117,15 +117,19 @@ def recall(
         return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
 
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
-    members = {name: set(ids) for name, ids in named.items()}
+    found_by: dict[int, tuple[str, ...]] = {}
+    for name, ids in named.items():  # the lists that found each id, in list order
+        for fid in ids:
+            seen = found_by.get(fid, ())
+            if name not in seen:
+                found_by[fid] = (*seen, name)
     out = []
     for fid, score in kept:
         if is_hot(fid):
             fact = ws.fact(ws.row_of[fid], weights[ws.row_of[fid]])
         else:
             fact = archived_fact(state, fid)
-        found_by = tuple(name for name, ids in members.items() if fid in ids)
-        out.append(Recalled(fact, score, found_by))
+        out.append(Recalled(fact, score, found_by[fid]))
     return out
 
 
