@@ -34,7 +34,7 @@ import re
 import sqlite3
 import threading
 import weakref
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -106,8 +106,9 @@ def doc_tokens(texts: Sequence[str]) -> list[list[str]]:
     """
     words = [_WORD.findall(text.lower()) if text.isascii() else None for text in texts]
     stem_words(w for ws in words if ws is not None for w in ws)
+    stem = _stems.__getitem__
     return [
-        list(_tokenize(text)) if ws is None else [_stems[w] for w in ws]
+        list(_tokenize(text)) if ws is None else list(map(stem, ws))
         for text, ws in zip(texts, words, strict=True)
     ]
 
@@ -161,7 +162,8 @@ class KeywordIndex:
         np.add.at(size, rows, freq)  # tokens per row (whole numbers: exact)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """Token → (rows, f(t,d) as float)."""
-        self._pending: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._pending: defaultdict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
+        """Token → (rows, f(t,d)) of facts added since a search last read the token."""
         start = 0
         for term, group in groupby(counts, key=lambda r: r[0]):
             end = start + sum(1 for _ in group)
@@ -171,14 +173,16 @@ class KeywordIndex:
         self.tokens = int(size.sum())
 
     def add(self, facts: Sequence[FactRow]) -> None:
-        """Index facts of this scope just written to the file (ids above every row's)."""
-        tokenised = doc_tokens([text for f in facts for text in (f.entity_name, f.fact_content)])
+        """Index facts of this scope just written to the file (ids above every row's).
+
+        The two columns are tokenised as one text joined by a space: no token spans it.
+        """
+        docs = doc_tokens([f"{f.entity_name} {f.fact_content}" for f in facts])
         start, end = self.n, self.n + len(facts)
         while end > len(self.ids):
             self.ids, self.in_scope, self.size = (
                 np.concatenate([a, np.zeros_like(a)]) for a in (self.ids, self.in_scope, self.size)
             )
-        docs = [tokenised[i] + tokenised[i + 1] for i in range(0, len(tokenised), 2)]
         self.ids[start:end] = [f.id for f in facts]
         self.in_scope[start:end] = True
         self.size[start:end] = [len(doc) for doc in docs]
@@ -186,19 +190,18 @@ class KeywordIndex:
         self.n = end
         pending = self._pending
         for row, doc in enumerate(docs, start):
-            counts: dict[str, int] = {}
-            for token in doc:
-                counts[token] = counts.get(token, 0) + 1
-            for token, count in counts.items():
-                pending[token].append((row, count))
+            for token, count in Counter(doc).items():
+                rows, counts = pending[token]
+                rows.append(row)
+                counts.append(count)
 
     def _posting(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The token's (rows, frequencies), with the rows added since it was last read."""
         hit = self.postings.get(token)
         extra = self._pending.pop(token, None)
         if extra:
-            pos = np.array([row for row, _ in extra], dtype=np.int64)
-            freq = np.array([count for _, count in extra], dtype=np.float64)
+            pos = np.array(extra[0], dtype=np.int64)
+            freq = np.array(extra[1], dtype=np.float64)
             hit = (pos, freq) if hit is None else (np.concatenate([hit[0], pos]),
                                                     np.concatenate([hit[1], freq]))  # fmt: skip
             self.postings[token] = hit
