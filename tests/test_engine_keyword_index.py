@@ -107,3 +107,10 @@ def test_words_ending_in_a_digit_or_short_are_their_own_stem() -> None:
     assert {w: keyword_index._stems[w] for w in words} == {
         w: keyword_index._tokenize(w)[0] for w in words
     }
+
+
+def test_a_large_file_builds_the_index_at_the_first_search(tmp_path: Path) -> None:
+    archive = _archive(tmp_path / "archive.sqlite", "mine", 20, start=keyword_index.LIVE_FROM)
+    assert keyword_search(archive, ["lake"], 5) == archive.keyword_search(["lake"], 5)
+    assert keyword_index._seen[archive].index is not None
+    archive.close()

@@ -20,10 +20,11 @@ the same `porter unicode61` tokenizer (facts added later likewise: `doc_tokens`)
 stems are FTS5's own; a term that is not exactly one token leaves the query to SQLite.
 
 When: the first keyword search at a state of the file's facts (`_state`: no other
-connection has committed, and the same newest fact id) goes to SQLite; a second at the
-same state builds the index. The engine then reports every fact it writes (`written`),
-which the index adds as FTS5 would (`doc_tokens`), so ingestion, which writes between
-any two searches, builds once and searches in memory from then on. A commit by another
+connection has committed, and the same newest fact id) goes to SQLite, unless the file
+holds `LIVE_FROM` facts; a second at the same state builds the index. The engine then
+reports every fact it writes (`written`), which the index adds as FTS5 would
+(`doc_tokens`), so ingestion, which writes between any two searches, builds once the
+archive is that large and searches in memory from then on. A commit by another
 connection, or a fact written without the report, drops the index.
 """
 
@@ -259,6 +260,11 @@ def _state(archive: ColdArchive) -> tuple[int, int]:
     return int(version), -1 if newest is None else int(newest)
 
 
+LIVE_FROM = 2_000
+"""Facts in the file (newest id) from which a search at a new state builds the index at
+once. Keeping it current costs ~0.1 ms per exchange (tokenising 4 facts); FTS5 costs
+~0.3 ms a search at 1,400 facts and ~1.5 ms at 14,000, the in-memory ranking ~0.2 ms."""
+
 _STATE = "SELECT (SELECT data_version FROM pragma_data_version), (SELECT MAX(id) FROM facts)"
 
 
@@ -269,8 +275,9 @@ def keyword_search(archive: ColdArchive, terms: list[str], limit: int) -> list[i
     state = _state(archive)
     seen = _seen.get(archive)
     if seen is None or seen.state != state:
-        _seen[archive] = _Seen(state)
-        return archive.keyword_search(terms, limit)
+        seen = _seen[archive] = _Seen(state)
+        if state[1] < LIVE_FROM:
+            return archive.keyword_search(terms, limit)
     if seen.index is None:
         seen.index = KeywordIndex(archive)
     found = seen.index.search(terms, limit)
