@@ -78,7 +78,7 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     specs = [_read_only(spec) for spec in arm_specs(cfg)]
     load_answer_prompt(cfg.answer.prompt)  # fail early on a bad prompt path, like a run
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
-    providers = build_providers(cfg.provider, Path(cfg.out))
+    providers = build_providers(cfg.provider, Path(cfg.out), answerer=False)  # nothing answers
     tokens = TokenCounter()
     rows: dict[str, list[ScreenRow]] = {s.name: [] for s in specs}
     arms = {}

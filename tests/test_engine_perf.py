@@ -24,6 +24,7 @@ def test_engine_time_reports_per_exchange_figures(tmp_path: Path) -> None:
     assert got["flush_ms"] > got["median_ms"]  # a flushing exchange costs more than typical
     assert 0 < got["cpu_median_ms"] <= got["cpu_p99_ms"]
     assert got["cpu_amortised_ms"] > 0
+    assert got["recall_median_ms"] > 0 and 0 < got["recall_share"] < 1  # the read path's part
 
 
 def test_random_embedder_is_fixed_per_text() -> None:

@@ -175,3 +175,23 @@ def test_answer_type_gate(question: str, kind: str | None) -> None:
     assert (note is None) == (kind is None)
     if kind == "state":
         assert note and "town or city" in note
+
+
+def test_hot_scores_gathered_from_the_archive_equal_their_own_pass() -> None:
+    """`gather_scores` is bitwise `cosine_scores` for any subset and order of rows,
+    across block boundaries and whatever the kernel tails of either matrix."""
+    from arms.neuromorphic.vectors import cosine_scores, gather_scores
+
+    rng = np.random.default_rng(3)
+    for total in (1, 3, 4, 7, 1023, 1025, 1030, 2051, 2600):  # ends of blocks and groups
+        archive = rng.standard_normal((total + 5, 32)).astype(np.float32)
+        qvec = rng.standard_normal(32).astype(np.float32)
+        full = cosine_scores(archive, total, qvec)
+        for size in {1, 2, 5, total // 2, total}:
+            pos = np.sort(rng.choice(total, size=min(max(size, 1), total), replace=False))
+            pos = pos if size % 2 else rng.permutation(pos)
+            hot = np.zeros((len(pos) + 3, 32), dtype=np.float32)
+            hot[: len(pos)] = archive[pos]
+            want = cosine_scores(hot, len(pos), qvec)
+            got = gather_scores(full, pos.astype(np.int64), hot, len(pos), qvec)
+            assert got.tobytes() == want.tobytes(), (total, size)

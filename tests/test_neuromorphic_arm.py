@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 
 from arms.neuromorphic.arm import NeuromorphicArm
 from arms.neuromorphic.config import NeuromorphicConfig
+from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extract_rules import RuleExtractor
 from arms.neuromorphic.extraction import Extraction
@@ -118,11 +119,16 @@ def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
     second = _arm(tmp_path)
     second.extractor = _Exploding(at_call=1)  # any extraction would fail the test
     stats = second.ingest(conv)
-    assert stats["reopened"] and stats["resumed_from"] == 16 and stats["store"] == "lancedb"
+    # A complete store is opened read-only: the hot set replayed from the archive.
+    assert stats["reopened"] and stats["resumed_from"] == 16 and stats["store"] == "archive"
     assert stats["pruned_deleted"] > 0  # deleted records must stay deleted in LanceDB
     assert _snapshot(second, "conv-x") == built
     assert _answers(second, conv) == expected
     second.close()
+    with MemoryEngine(tmp_path / "conv-x", HashEmbedder(), NeuromorphicConfig(flush_every=4),
+                      conversation_id="conv-x") as writer:  # fmt: skip
+        assert writer.loaded_from == "lancedb"  # reading left the hot table in sync
+        assert writer.state.ws.snapshot() == built["ws"]
 
 
 class _Exploding(RuleExtractor):

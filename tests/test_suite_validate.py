@@ -75,3 +75,46 @@ def test_cli_reports_a_bad_suite_in_one_line(tmp_path: Path) -> None:
         "fix the file (format in docs/suites.md)"
     ]
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_conforms_agrees_with_jsonschema_on_single_faults() -> None:
+    """`conforms` is True only for what jsonschema accepts (then jsonschema is skipped)."""
+    from jsonschema import Draft202012Validator
+
+    from bench.suite.validate import conforms, suite_schema
+
+    validator = Draft202012Validator(suite_schema())
+    good = _smoke()
+    assert conforms(good, suite_schema()) and not list(validator.iter_errors(good))
+    faults: list[tuple[str, Any]] = [
+        ("version", 2), ("version", True), ("name", ""), ("kind", 3), ("extra", 1),
+        ("memories", {}), ("queries", None),
+    ]  # fmt: skip
+    memory_faults: list[tuple[str, Any]] = [
+        ("id", "has space"), ("id", 7), ("text", None), ("date", 5), ("metadata", {"k": 1}),
+        ("metadata", []), ("other", "x"),
+    ]  # fmt: skip
+    query_faults: list[tuple[str, Any]] = [
+        ("relevanceGrades", {"m1": -1}), ("relevanceGrades", {"m1": True}),
+        ("relevanceGrades", {"m1": 1.5}), ("relevantMemoryIds", "m1"),
+        ("abstention", 1), ("forbiddenMemoryIds", [1]), ("queryId", ""),
+    ]  # fmt: skip
+    cases = []
+    for key, value in faults:
+        cases.append({**copy.deepcopy(good), key: value})
+    for key, value in memory_faults:
+        data = copy.deepcopy(good)
+        data["memories"][3][key] = value
+        cases.append(data)
+    for key, value in query_faults:
+        data = copy.deepcopy(good)
+        data["queries"][2][key] = value
+        cases.append(data)
+    missing = copy.deepcopy(good)
+    del missing["queries"][0]["relevantMemoryIds"]
+    cases.append(missing)
+    for data in cases:
+        if conforms(data, suite_schema()):
+            assert not list(validator.iter_errors(data)), data
+        else:
+            assert suite_problems(data)  # jsonschema words what is wrong

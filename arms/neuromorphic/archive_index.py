@@ -49,6 +49,8 @@ class ArchiveIndex:
         self.facts: dict[int, FactRow] = {}
         self.order: list[int] = []
         self._emb = np.zeros((64, dim), dtype=np.float32)
+        self._ids = np.zeros(64, dtype=np.int64)
+        """`order` as an array: the tie-break keys of dense search, never rebuilt per query."""
         self._superseded_mask = np.zeros(64, dtype=bool)
         self.pos: dict[int, int] = {}
         self.superseded: dict[int, int] = {}
@@ -71,10 +73,12 @@ class ArchiveIndex:
         i = len(self.order)
         if i == len(self._emb):
             self._emb = np.concatenate([self._emb, np.zeros_like(self._emb)])
+            self._ids = np.concatenate([self._ids, np.zeros_like(self._ids)])
             self._superseded_mask = np.concatenate(
                 [self._superseded_mask, np.zeros_like(self._superseded_mask)]
             )
         self._emb[i] = fact.embedding
+        self._ids[i] = fact.id
         self.facts[fact.id] = fact
         self.order.append(fact.id)
         self.pos[fact.id] = i
@@ -106,15 +110,25 @@ class ArchiveIndex:
         """True when any archived fact (live or superseded) has entity key `key`."""
         return bool(self.by_entity.get(key))
 
-    def dense_search(self, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k live facts by cosine (vectors are unit length), best first, ties by id."""
+    def scores(self, qvec: np.ndarray) -> np.ndarray:
+        """Cosine of every archived fact (superseded ones too), by position."""
+        return cosine_scores(self._emb, len(self.order), qvec)
+
+    def dense_search(
+        self, qvec: np.ndarray, k: int, scores: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k live facts by cosine (vectors are unit length), best first, ties by id.
+
+        `scores`: this query's `scores(qvec)`, when the caller has them already.
+        """
         n = len(self.order)
         if n == 0 or k <= 0:
             return []
-        scores = cosine_scores(self._emb, n, qvec)
-        scores[self._superseded_mask[:n]] = -np.inf
+        if scores is None:
+            scores = self.scores(qvec)
+        scores = np.where(self._superseded_mask[:n], -np.inf, scores)
         k = min(k, n)
-        top = top_k(scores, k, keys=np.asarray(self.order[:n]))  # exact ties by fact id
+        top = top_k(scores, k, keys=self._ids[:n])  # exact ties by fact id
         return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
     def cosine(self, fid: int, qvec: np.ndarray) -> float:

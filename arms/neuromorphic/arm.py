@@ -43,7 +43,7 @@ from bench.types import Context, ContextItem, Conversation, Question
 ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
     "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "fusion",
-    "hotstore", "hydration", "invalidation", "ltp", "pruning", "records", "render",
+    "hotstore", "hydration", "invalidation", "keyword_index", "ltp", "pruning", "records", "render",
     "retrieval", "rollback", "spreading", "state", "store_check", "vectors", "workingset",
 )  # fmt: skip
 SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
@@ -99,10 +99,16 @@ class NeuromorphicArm:
         root = self.services.store_dir
         return contained(root / safe_name(conversation_id), root)
 
-    def _open(self, conversation_id: str, folder: Path) -> MemoryEngine:
+    def _open(self, conversation_id: str, folder: Path, *, complete: bool = False) -> MemoryEngine:
+        """Open a store; a complete one that questions never reinforce opens read-only.
+
+        Read-only (MemoryEngine `read_only`) rebuilds the hot set from the archive
+        without importing lancedb; retrieval is the same either way.
+        """
         engine = MemoryEngine(
             folder, self.services.embedder, self.config,
             extractor=self.extractor, conversation_id=conversation_id,
+            read_only=complete and not self.config.reinforce_on_query,
         )  # fmt: skip
         self._engines[conversation_id] = engine
         while len(self._engines) > MAX_OPEN:
@@ -155,7 +161,7 @@ class NeuromorphicArm:
         """Open the store; one that disagrees with its checkpoint is rebuilt from zero."""
         problem = file_problem(folder, saved) if saved else None
         if problem is None:
-            engine = self._open(cid, folder)
+            engine = self._open(cid, folder, complete=bool(saved and saved.get("complete")))
             problem = counter_problem(engine.stats(), saved) if saved else None
             if problem is None:
                 return saved, engine
@@ -185,7 +191,7 @@ class NeuromorphicArm:
                 f"arm {self.name}: conversation {conversation_id} was not ingested; "
                 "call ingest(conversation) before retrieve"
             )
-        return self._open(conversation_id, self._folders[conversation_id])
+        return self._open(conversation_id, self._folders[conversation_id], complete=True)
 
     def retrieve(self, question: Question) -> Context:
         """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""
@@ -198,9 +204,10 @@ class NeuromorphicArm:
             ContextItem(r.fact.fact_content, r.score, r.fact.source_ids, kind="fact")
             for r in recalled
         )
-        found_by = {
-            name: sum(name in r.found_by for r in recalled) for name in ("hot", "graph", "cold")
-        }
+        found_by = dict.fromkeys(("hot", "graph", "cold"), 0)
+        for r in recalled:
+            for name in r.found_by:
+                found_by[name] += 1
         kind = answer_type(question.question) if self.config.answer_type_gate else None
         meta = {
             "facts": len(recalled),

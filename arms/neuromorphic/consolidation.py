@@ -17,10 +17,13 @@ from arms.neuromorphic.workingset import WorkingSet
 
 
 def elevation_targets(ws: WorkingSet, elevate_k: int) -> list[int]:
-    """Ids of valid ActiveContext records reinforced at least `elevate_k` times."""
-    n = ws.n
-    mask = ws.valid_mask() & (ws.tier[:n] == Tier.ACTIVE) & (ws.k[:n] >= elevate_k)
-    return [ws.ids[r] for r in np.flatnonzero(mask)]
+    """Ids of valid ActiveContext records reinforced at least `elevate_k` times, in row order.
+
+    One comparison over `k` finds the few candidates; the rest is read for those only.
+    """
+    rows = np.flatnonzero(ws.k[: ws.n] >= elevate_k)
+    keep = ws.alive[rows] & (ws.invalid_at[rows] < 0) & (ws.tier[rows] == Tier.ACTIVE)
+    return [ws.ids[r] for r in rows[keep].tolist()]
 
 
 def dead_links(ws: WorkingSet, index: ArchiveIndex, ids: Iterable[int]) -> dict[str, list[str]]:

@@ -8,11 +8,13 @@
 Per exchange (`process_exchange`): advance the clock; retrieve against the exchange
 (and remember what came back); extract facts; archive each one, supersede the facts it
 overrides and insert it at w = 1; prune by the decayed weights; consolidate every
-`consolidate_every` turns; reinforce what was retrieved (LTP, one batch); every
-`flush_every` exchanges commit the archive, and every `hot_sync_every` such flushes
-(and on `flush()`/`close()`) append the hot set's changed records to LanceDB in one
-batch. Every state change is an event in the append-only archive, so reopening,
-resuming after a crash and rollback all rebuild the same state.
+`consolidate_every` turns; reinforce what was retrieved (LTP, one batch). New facts go
+to SQLite (and FTS5) at once, since the next retrieval searches them; the exchange's
+events wait, and every `flush_every` exchanges they are written in one batch and the
+archive is committed; every `hot_sync_every` such flushes (and on `flush()`/`close()`)
+the hot set's changed records are appended to LanceDB in one batch. Every state change
+is an event in the append-only archive, so reopening, resuming after a crash and
+rollback all rebuild the same state.
 """
 
 from __future__ import annotations
@@ -20,18 +22,17 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, ltp, pruning
+from arms.neuromorphic import consolidation, decay, keyword_index, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
-from arms.neuromorphic.hotstore import HotStore
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
 from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
@@ -41,6 +42,9 @@ from arms.neuromorphic.rollback import live_events, replay, tally
 from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
 from bench.types import Conversation, Turn
+
+if TYPE_CHECKING:
+    from arms.neuromorphic.hotstore import HotStore
 
 COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
             "reinforced", "elevated", "links_dropped", "extraction_errors",
@@ -61,6 +65,7 @@ class MemoryEngine:
         agent_id: str | None = None,
         conversation_id: str = "default",
         hot_uri: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self.config = config or NeuromorphicConfig()
@@ -68,36 +73,54 @@ class MemoryEngine:
         self.extractor = extractor or make_extractor(None)
         self.scope = (agent_id or self.config.agent_id, conversation_id)
         self.archive = ColdArchive(self.path / "archive.sqlite", *self.scope)
-        self.hot = HotStore(hot_uri or str(self.path / "hot.lance"), embedder.dim)
+        self._hot_uri = hot_uri or str(self.path / "hot.lance")
+        self._hot: HotStore | None = None
+        self._hot_trusted = not read_only
         self._lambdas = decay.tier_lambdas(self.config)
         self._pending: list[tuple[int, str, dict[str, Any]]] = []
         self._pending_facts: list[FactRow] = []
-        self.timings = {"extract": 0.0, "embed": 0.0}
-        """Seconds spent in the extractor and embedder (engine time excludes both)."""
-        self._open()
+        self.timings = {"extract": 0.0, "embed": 0.0, "recall": 0.0}
+        """Wall seconds in the extractor and embedder (engine time excludes both) and in
+        ingest-time retrieval (engine time includes it: this shows the read path's share)."""
+        self._open(read_only)
 
     # ---- opening and persistence ----------------------------------------------------
-    def _open(self) -> None:
+    @property
+    def hot(self) -> HotStore:
+        """The LanceDB hot store, opened on first use (importing lancedb costs ~2 s of CPU)."""
+        if self._hot is None:
+            from arms.neuromorphic.hotstore import HotStore
+
+            self._hot = HotStore(self._hot_uri, self.embedder.dim)
+        return self._hot
+
+    def _open(self, read_only: bool) -> None:
         """Load the hot set from LanceDB when in sync, else replay the archive.
 
         From LanceDB only the events the archive index needs are read and replayed
         (`INDEX_KINDS`); otherwise every event is, and the hot table is rewritten.
+        `read_only` (a complete store opened to be read) replays every event and never
+        touches LanceDB: the archive is the source of truth, and replaying it costs less
+        than importing lancedb. Should such an engine write after all, its first hot
+        sync rewrites the scope (`_hot_trusted`), so an unchecked table is never appended to.
         """
         facts, meta = self.archive.facts(), self.archive.meta()
         self.counters: dict[str, int] = {c: 0 for c in COUNTERS} | meta.get("counters", {})
         last_seq = self.archive.last_seq()
-        loaded = self.hot.load(*self.scope) if last_seq else None
+        hot = None if read_only else self.hot  # a writer creates the table up front
+        loaded = hot.load(*self.scope) if hot is not None and last_seq else None
         if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
             events = self.archive.events(INDEX_KINDS)
             self.state = replay(events, facts, self.embedder.dim, hot=False)
-            self.state.ws = loaded[0]
+            self.state.adopt(loaded[0])
             self.loaded_from = "lancedb"
         else:
             events = self.archive.events()
             self.state = replay(events, facts, self.embedder.dim)
             self.loaded_from = "archive"
-            if events:
+            if events and not read_only:
                 self._sync_hot(replace=True)
+            self.state.ws.dirty.clear()
         live = live_events(events)
         self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
 
@@ -110,6 +133,8 @@ class MemoryEngine:
         """
         ws, seq = self.state.ws, self.archive.last_seq()
         written = {}
+        replace = replace or not self._hot_trusted
+        self._hot_trusted = True
         if replace:
             self.hot.replace(*self.scope, ws, seq)
             written = {"hot_seq": seq if ws.alive[: ws.n].any() else 0}
@@ -172,8 +197,22 @@ class MemoryEngine:
         self.state.apply(Event(0, t, kind, payload), {f.id: f for f in facts})
 
     def _write_pending(self) -> None:
-        self.archive.write(self._pending, self._pending_facts)
+        self._write(self._pending, self._pending_facts)
         self._pending, self._pending_facts = [], []
+
+    def _write(self, events: list[tuple[int, str, dict[str, Any]]], facts: list[FactRow]) -> None:
+        """Append to the archive; facts are reported to the in-memory keyword index."""
+        self.archive.write(events, facts)
+        keyword_index.written(self.archive, facts)
+
+    def _write_facts(self) -> None:
+        """Write the pending facts only: keyword search must see them from the next read on.
+
+        Events are read only on open and rewind, so they wait for the commit and go to
+        SQLite in one batch per flush interval (the same transaction either way).
+        """
+        self._write([], self._pending_facts)
+        self._pending_facts = []
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         start = time.perf_counter()
@@ -202,7 +241,10 @@ class MemoryEngine:
         weights = self.weights(t)
         if cfg.retrieve_during_ingest:
             text = exchange.text()
-            retrieved = recall(self.state, self.archive, cfg, text, self._embed([text])[0], weights)
+            qvec = self._embed([text])[0]
+            start = time.perf_counter()
+            retrieved = recall(self.state, self.archive, cfg, text, qvec, weights)
+            self.timings["recall"] += time.perf_counter() - start
         extraction = self._extract(exchange, [r.fact for r in retrieved])
         self._store(extraction.facts, exchange, t)
         if cfg.prune:
@@ -212,7 +254,7 @@ class MemoryEngine:
         if cfg.ltp and retrieved:
             self._reinforce([r.fact.id for r in retrieved], t)
         self.counters["exchanges"] += 1
-        self._write_pending()
+        self._write_facts()
         flushed = t % cfg.flush_every == 0
         if flushed:
             self._commit(hot=(t // cfg.flush_every) % cfg.hot_sync_every == 0)
@@ -281,12 +323,10 @@ class MemoryEngine:
 
         `before` holds this turn's weights taken before the new facts; rows inserted
         since weigh w·exp(−λ·0) = 1.0, and supersession at `t` freezes a weight at its
-        value at `t`, so `before` extended by 1.0 equals a fresh evaluation.
+        value at `t`, so `before` (extended by 1.0, see `prune_plan`) equals a fresh
+        evaluation.
         """
-        ws = self.state.ws
-        weights = np.ones(ws.n, dtype=np.float64)
-        weights[: len(before)] = before
-        delete, archive = pruning.prune_plan(ws, weights, self.config.w_prune)
+        delete, archive = pruning.prune_plan(self.state.ws, before, self.config.w_prune)
         if archive:
             self._emit(t, "archive", {"ids": archive})
             self.counters["pruned_archived"] += len(archive)
@@ -300,8 +340,8 @@ class MemoryEngine:
         if elevate:
             self._emit(t, "elevate", {"ids": elevate})
             self.counters["elevated"] += len(elevate)
-        window = ws.alive[: ws.n] & (ws.created[: ws.n] > t - self.config.consolidate_every)
-        recent = [ws.ids[r] for r in np.flatnonzero(window)]
+        window = np.flatnonzero(ws.created[: ws.n] > t - self.config.consolidate_every)
+        recent = [ws.ids[r] for r in window[ws.alive[window]].tolist()]
         links = consolidation.dead_links(ws, self.state.index, recent)
         if links:
             before = sum(len(ws.related[ws.row_of[int(i)]]) for i in links)
@@ -357,6 +397,7 @@ class MemoryEngine:
 
     def restore(self, seq: int) -> None:
         """Return to the state right after archive event `seq` (later events stay logged)."""
+        self._write_pending()
         if not 0 <= seq <= self.archive.last_seq():
             raise ValueError(f"restore: seq must be within 0..{self.archive.last_seq()}")
         self._rewind({"to_seq": seq})

@@ -16,11 +16,18 @@ from arms.neuromorphic.workingset import WorkingSet
 
 
 def prune_plan(ws: WorkingSet, weights: np.ndarray, w_prune: float) -> tuple[list[int], list[int]]:
-    """Record ids to (delete, archive) given the current weights of all rows."""
-    n = ws.n
-    low = ws.alive[:n] & (weights[:n] < w_prune)
-    valid = ws.invalid_at[:n] < 0
-    tier = ws.tier[:n]
-    delete = low & (~valid | (tier == Tier.EPHEMERAL))
-    archive = low & valid & (tier == Tier.ACTIVE)
-    return [ws.ids[r] for r in np.flatnonzero(delete)], [ws.ids[r] for r in np.flatnonzero(archive)]
+    """Record ids to (delete, archive), in row order, given the weights of the first rows.
+
+    Rows past `len(weights)` were inserted at this turn and weigh w·exp(−λ·0) = 1. One
+    comparison over the weights finds the few rows below `w_prune`; alive, validity and
+    tier are then read for those rows only, not for the whole hot set.
+    """
+    rows = np.flatnonzero(weights[: ws.n] < w_prune)
+    if w_prune > 1.0:
+        rows = np.concatenate([rows, np.arange(len(weights), ws.n)])
+    rows = rows[ws.alive[rows]]
+    valid = ws.invalid_at[rows] < 0
+    tier = ws.tier[rows]
+    delete = rows[~valid | (tier == Tier.EPHEMERAL)]
+    archive = rows[valid & (tier == Tier.ACTIVE)]
+    return [ws.ids[r] for r in delete.tolist()], [ws.ids[r] for r in archive.tolist()]

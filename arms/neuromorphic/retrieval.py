@@ -1,8 +1,10 @@
 """The full retrieval path (methodology §4 step 9): hot, cold and graph lists, fused.
 
-1. hot: top_k valid records of the working set by cosine;
-2. cold: archive keyword search (FTS5 on the rarest query terms) interleaved with dense
-   search, cold_top_k in total, superseded facts excluded;
+1. hot: top_k valid records of the working set by cosine (read from the archive's
+   cosine pass when dense search makes one: `vectors.gather_scores`);
+2. cold: archive keyword search (FTS5's BM25 on the rarest query terms, ranked in
+   memory once the index is built: keyword_index.py) interleaved with dense search,
+   cold_top_k in total, superseded facts excluded;
 3. graph: spreading activation from the hot hits (max_hops) and one hop from cold hits;
 4. Reciprocal Rank Fusion of [hot, graph, cold], one record per entity (hot beats
    archive), the best rerank_top_k kept.
@@ -16,10 +18,11 @@ import numpy as np
 from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
+from arms.neuromorphic.keyword_index import keyword_search
 from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
-from arms.neuromorphic.vectors import cosine_scores
+from arms.neuromorphic.vectors import cosine_scores, gather_scores
 from arms.neuromorphic.workingset import WorkingSet
 from bench.topk import top_k
 
@@ -27,13 +30,23 @@ MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
 
 
-def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order."""
+def hot_search(
+    ws: WorkingSet, qvec: np.ndarray, k: int, archived: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order.
+
+    `archived`: the archive index's `scores(qvec)`; the hot scores are then read from
+    them (`gather_scores`, bitwise the same) rather than computed in a second pass.
+    """
     n = ws.n
     valid = ws.valid_mask()
     if k <= 0 or not valid.any():
         return []
-    scores = cosine_scores(ws.emb, n, qvec)
+    pos = ws.archive_pos[:n]
+    if archived is not None and not (pos[valid] < 0).any():
+        scores = gather_scores(archived, pos, ws.emb, n, qvec)
+    else:
+        scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
     k = min(k, int(valid.sum()))
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
@@ -41,13 +54,21 @@ def hot_search(ws: WorkingSet, qvec: np.ndarray, k: int) -> list[tuple[int, floa
 
 
 def cold_search(
-    archive: ColdArchive, state: MemoryState, query: str, qvec: np.ndarray, limit: int, dense: bool
+    archive: ColdArchive,
+    state: MemoryState,
+    query: str,
+    qvec: np.ndarray,
+    limit: int,
+    archived: np.ndarray | None,
 ) -> list[int]:
-    """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped."""
+    """Live archived fact ids: keyword and dense hits interleaved, deduplicated, capped.
+
+    `archived`: the archive's cosine scores for dense search (None: keyword only).
+    """
     index = state.index
     terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
-    keyword = [f for f in archive.keyword_search(terms, 3 * limit) if index.is_live(f)]
-    vectors = [f for f, _ in index.dense_search(qvec, limit)] if dense else []
+    keyword = [f for f in keyword_search(archive, terms, 3 * limit) if index.is_live(f)]
+    vectors = [] if archived is None else [f for f, _ in index.dense_search(qvec, limit, archived)]
     merged: list[int] = []
     for i in range(max(len(keyword), len(vectors))):
         for hits in (keyword, vectors):
@@ -66,10 +87,12 @@ def recall(
 ) -> list[Recalled]:
     """Retrieve, fuse and rerank facts for `query` (no state change)."""
     ws, index = state.ws, state.index
-    hot = hot_search(ws, qvec, config.top_k)
+    dense = config.cold_search and config.cold_dense
+    archived = index.scores(qvec) if dense else None  # one pass serves hot and dense search
+    hot = hot_search(ws, qvec, config.top_k, archived)
     cold: list[int] = []
     if config.cold_search:
-        cold = cold_search(archive, state, query, qvec, config.cold_top_k, config.cold_dense)
+        cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
     graph: list[tuple[int, float]] = []
     if config.spreading:
         seeds = [(index.facts[f], index.cosine(f, qvec)) for f in cold]
@@ -85,24 +108,35 @@ def recall(
     lists = list(named.values())
     fused = rrf(lists, config.rrf_k) if config.rrf else concatenate(lists)
 
+    hot_ids = {fid for fid, _ in fused if _is_hot(ws, fid)}
+
     def is_hot(fid: int) -> bool:
-        row = ws.row_of.get(fid)
-        return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
+        return fid in hot_ids
 
     def entity_of(fid: int) -> str:
         return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
 
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
-    members = {name: set(ids) for name, ids in named.items()}
+    found_by: dict[int, tuple[str, ...]] = {}
+    for name, ids in named.items():  # the lists that found each id, in list order
+        for fid in ids:
+            seen = found_by.get(fid, ())
+            if name not in seen:
+                found_by[fid] = (*seen, name)
     out = []
     for fid, score in kept:
         if is_hot(fid):
             fact = ws.fact(ws.row_of[fid], weights[ws.row_of[fid]])
         else:
             fact = archived_fact(state, fid)
-        found_by = tuple(name for name, ids in members.items() if fid in ids)
-        out.append(Recalled(fact, score, found_by))
+        out.append(Recalled(fact, score, found_by[fid]))
     return out
+
+
+def _is_hot(ws: WorkingSet, fid: int) -> bool:
+    """The record is in the hot set, alive and valid."""
+    row = ws.row_of.get(fid)
+    return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:

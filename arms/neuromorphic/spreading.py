@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from functools import lru_cache
 
 import numpy as np
 
@@ -17,7 +18,15 @@ from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
 
 
-def _grouped(links: Iterable[tuple[Iterable[str], str, float]]) -> dict[tuple[bool, str], float]:
+@lru_cache(maxsize=65_536)
+def _link_keys(related: tuple[str, ...], own: str) -> tuple[tuple[bool, str], ...]:
+    """The row sets a source reaches: (True, key) per entity it names, (False, its own key)."""
+    return (*((True, entity_key(name)) for name in related), (False, own))
+
+
+def _grouped(
+    links: Iterable[tuple[tuple[str, ...], str, float]],
+) -> dict[tuple[bool, str], float]:
     """The best parent activation per linked row set, from (related names, own key, parent).
 
     A source reaches the rows of every entity it names (`by_entity`) and the rows that
@@ -26,9 +35,11 @@ def _grouped(links: Iterable[tuple[Iterable[str], str, float]]) -> dict[tuple[bo
     with its best parent gives exactly the activations of visiting it per parent.
     """
     out: dict[tuple[bool, str], float] = {}
+    get = out.get
     for related, own, parent in links:
-        for key in [(True, entity_key(name)) for name in related] + [(False, own)]:
-            if key not in out or parent > out[key]:
+        for key in _link_keys(related, own):
+            prev = get(key)
+            if prev is None or parent > prev:
                 out[key] = parent
     return out
 

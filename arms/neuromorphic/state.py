@@ -39,6 +39,12 @@ class MemoryState:
         self.ws = WorkingSet(dim)
         self.index = ArchiveIndex(dim)
 
+    def adopt(self, ws: WorkingSet) -> None:
+        """Use a working set loaded from elsewhere (LanceDB), linking its rows to the index."""
+        pos = self.index.pos
+        ws.archive_pos[: ws.n] = [pos.get(fid, -1) for fid in ws.ids]
+        self.ws = ws
+
     def apply(self, event: Event, facts: Mapping[int, FactRow], *, hot: bool = True) -> None:
         """Apply one event; with `hot=False` only the archive index is updated."""
         kind, t, payload = event.kind, event.turn, event.payload
@@ -48,7 +54,8 @@ class MemoryState:
             for fid in payload["ids"]:
                 self.index.add_fact(facts[fid])
                 if hot:
-                    self.ws.add(facts[fid], t)
+                    row = self.ws.add(facts[fid], t)
+                    self.ws.archive_pos[row] = self.index.pos[fid]
         elif kind == "supersede":
             self.index.supersede(payload["ids"], t)
             if hot:

@@ -42,6 +42,8 @@ class WorkingSet:
         self.reinforced = np.zeros(capacity, dtype=np.int64)
         self.valid_at = np.zeros(capacity, dtype=np.int64)
         self.invalid_at = np.full(capacity, -1, dtype=np.int64)
+        self.archive_pos = np.full(capacity, -1, dtype=np.int64)
+        """Each row's position in the archive index (-1: not known); set by `MemoryState`."""
         self.ids: list[int] = []
         self.entity: list[str] = []
         self.content: list[str] = []
@@ -64,6 +66,8 @@ class WorkingSet:
         emb[: self.n] = self.emb[: self.n]
         self.emb = emb
         self.alive = np.concatenate([self.alive, np.zeros(cap - len(self.alive), dtype=bool)])
+        extra_pos = np.full(cap - len(self.archive_pos), -1, dtype=np.int64)
+        self.archive_pos = np.concatenate([self.archive_pos, extra_pos])
         for name in NUMERIC:
             old = getattr(self, name)
             fill = -1 if name == "invalid_at" else 0
@@ -86,6 +90,7 @@ class WorkingSet:
         self.n += 1
         self.emb[row] = fact.embedding
         self.alive[row] = True
+        self.archive_pos[row] = -1
         for name in ("w", "k", "tier", "created", "reinforced"):
             getattr(self, name)[row] = nums[name]
         self.valid_at[row] = validity["valid_at"]
@@ -195,6 +200,7 @@ class WorkingSet:
         for name in NUMERIC:
             arr = getattr(self, name)
             arr[: len(keep)] = arr[keep]
+        self.archive_pos[: len(keep)] = self.archive_pos[keep]
         self.alive[: len(keep)] = True
         self.alive[len(keep) :] = False
         for name in TEXT:

@@ -8,7 +8,10 @@ fresh run and its resume in a temporary folder; overrides after `--`, default
 `dataset=locomo`), `startup` (`python -X importtime` totals of bench, bench.summarise,
 bench.run; Hydra compose; wall and CPU seconds of the summarise CLI and of resuming a
 finished full run), `ray` (`executor=ray` with 2 CPUs over a local run, default
-`dataset=locomo`, and Ray's per-task scheduling overhead; the `ray` extra). Default:
+`dataset=locomo`, and Ray's per-task scheduling overhead; the `ray` extra), `suite` (full
+LoCoMo as suites and as screens, every default arm, stores present: wall and CPU s per
+configuration against the 10 s target, ingestion apart, and a 6-configuration sweep
+that ingests once; needs `$BENCH_DATA_DIR/locomo10.json`). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
@@ -142,6 +145,10 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
             from bench.perf.ray_scale import ray_figures
 
             out[name] = ray_figures(overrides)
+        elif name == "suite":
+            from bench.perf.suite_speed import figures as suite_figures
+
+            out[name] = suite_figures()
         elif name == "startup":
             from bench.perf.startup import figures as startup_figures
 
@@ -149,7 +156,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.registry import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray"]
+            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 
