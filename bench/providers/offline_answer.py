@@ -40,16 +40,17 @@ from bench.providers.offline_reader.index import (
     rank,
     sentences,
 )
-from bench.providers.offline_reader.question import Kind, kind_of
+from bench.providers.offline_reader.question import Kind, asks_about_photo, kind_of
 from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import content_terms, stem
 from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
 MIN_COVERAGE = 0.25
-LIST_SHARE = 0.5
+LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
-LIST_MAX = 5
+LIST_MAX = 8
+QUESTION_SENTENCE_HANDICAP = 0.5
 LIST_ITEM_WORDS = 5
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
@@ -102,7 +103,22 @@ def _by_kind(
         found = spans.place_span(sentence, question)
     elif kind is Kind.WHY:
         found = spans.reason_span(sentence, q_terms)
-    return found or spans.content_span(sentence, q_terms) or spans.content_span(line.body, q_terms)
+    return found or _plain_span(question, q_terms, line, sentence)
+
+
+def _plain_span(question: str, q_terms: frozenset[str], line: Line, sentence: str) -> str:
+    """The answer when no typed rule fits: the new words of the chosen sentence.
+
+    A question about a shared photo ("What did Nate share a photo of…?") reads the
+    photo's caption instead, when the chosen line has one: the caption says what the
+    photo shows, the speaker's words around it rarely do.
+    """
+    if asks_about_photo(question):
+        parts = sentences(line.body)
+        caption = next((c for p in parts if (c := spans.caption_text(p))), None)
+        if caption:
+            return spans.content_span(caption, q_terms)
+    return spans.content_span(sentence, q_terms) or spans.content_span(line.body, q_terms)
 
 
 def _first(pick: object, texts: list[str]) -> str | None:
@@ -114,11 +130,18 @@ def _first(pick: object, texts: list[str]) -> str | None:
 
 
 def best_sentence(line: Line, q_terms: frozenset[str]) -> str:
-    """The sentence of the line holding the most question words (first on ties)."""
+    """The sentence of the line holding the most question words (first on ties).
+
+    A sentence that asks a question counts QUESTION_SENTENCE_HANDICAP words fewer: a
+    statement that shares words with the question is likelier to answer it than a
+    question back (which `_reply_to` follows to the reply when nothing else fits).
+    """
     parts = sentences(line.body)
-    best, best_n = parts[0], -1
+    best, best_n = parts[0], -1.0
     for sentence in parts:
-        n = len(q_terms & set(content_terms(sentence)))
+        n = float(len(q_terms & set(content_terms(sentence))))
+        if n and sentence.endswith("?"):
+            n -= QUESTION_SENTENCE_HANDICAP
         if n > best_n:
             best, best_n = sentence, n
     return best

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from bench.providers.offline_reader.when_asked import asked_date
 from bench.text import content_terms
 
 NEIGHBOUR = 0.5
@@ -139,11 +140,29 @@ class Ranked:
     """score / total question weight, in [0, 1]."""
 
 
-def question_weights(idx: Index, question: str) -> dict[str, float]:
-    """IDF weight of each distinct content term of the question (unseen terms: max IDF)."""
+def question_weights(
+    idx: Index, question: str, skip: frozenset[str] = frozenset()
+) -> dict[str, float]:
+    """IDF weight of each distinct content term of the question but `skip` (unseen: max IDF).
+
+    `rank` skips the words of a date the question is pinned to when some line was said
+    on it: `date_matches` scores that date against the lines' anchors instead.
+    """
     default_idf = math.log(1 + max(len(idx.lines), 1))
     # Sorted: float sums must not depend on set order, which changes with the hash seed.
-    return {t: idx.idf.get(t, default_idf) for t in sorted(set(content_terms(question)))}
+    terms = sorted(set(content_terms(question)) - skip)
+    return {t: idx.idf.get(t, default_idf) for t in terms}
+
+
+def date_matches(idx: Index, question: str) -> tuple[float, tuple[int, ...]]:
+    """The IDF weight of the question's date and the lines said on it (none: 0, ())."""
+    asked = asked_date(question)
+    if asked is None:
+        return 0.0, ()
+    hits = tuple(line.position for line in idx.lines if asked.holds(line.anchor))
+    if not hits:
+        return 0.0, ()
+    return math.log(1 + len(idx.lines) / len(hits)), hits
 
 
 def named_speakers(idx: Index, question: str) -> set[str]:
@@ -154,8 +173,10 @@ def named_speakers(idx: Index, question: str) -> set[str]:
 
 def rank(idx: Index, question: str) -> list[Ranked]:
     """Lines with a positive score, best first; exact ties keep context order."""
-    weight = question_weights(idx, question)
-    total = sum(weight.values())
+    date_weight, dated = date_matches(idx, question)
+    asked = asked_date(question)
+    weight = question_weights(idx, question, asked.terms if asked and dated else frozenset())
+    total = sum(weight.values()) + date_weight
     if not weight or not idx.lines:
         return []
     named = named_speakers(idx, question)
@@ -167,6 +188,8 @@ def rank(idx: Index, question: str) -> list[Ranked]:
             overlap[i] = overlap.get(i, 0.0) + w
             if t not in names:
                 topical.add(i)
+    for i in dated:
+        overlap[i] = overlap.get(i, 0.0) + date_weight
     out = []
     for i in sorted(topical):
         line, cover = idx.lines[i], overlap[i]

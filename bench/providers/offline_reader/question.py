@@ -39,6 +39,7 @@ _WHERE = re.compile(
     r"location|park|restaurant|store|shop|school|beach|island|region|area)s?)\b"
 )
 _WHY = re.compile(r"^\s*(?:why|what (?:made|motivated|inspired|led|caused|prompted))\b")
+_PHOTO = re.compile(r"\b(?:photos?|pictures?|pics?|images?|photographs?)\b")
 _HEAD = re.compile(r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?) of\s+)?(?P<rest>.*)")
 _PLURAL = re.compile(r"^[a-z-]+(?:ies|[^s'u]s)$")
 _VERBS_TEXT = "is are was were do does did has have had will would can could"
@@ -80,3 +81,8 @@ def asks_for_list(low: str) -> bool:
             if any(_PLURAL.match(w) and w not in _NOT_NOUNS for w in word.split("/")):
                 return True
     return bool(_LIST_WORDS.search(low)) and low.startswith(("what", "which"))
+
+
+def asks_about_photo(question: str) -> bool:
+    """The question is about a photo someone shared ("What did Nate share a photo of?")."""
+    return bool(_PHOTO.search(question.lower()))

@@ -42,6 +42,7 @@ _NAME = re.compile(r"(?<![.!?]\s)\b([A-Z][a-z'’-]+(?:\s+(?:[A-Z][a-z'’-]+|of
 _PLACE = re.compile(
     r"\b(?:in|at|to|from|near|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
 )
+_CAPTION = re.compile(r"^an? (?:photo|photograph|photography|picture|image)(?: of)?\s+", re.I)
 _REASON = re.compile(r"\b(?:because|since|so that|as|to)\b\s+(.*)", re.IGNORECASE)
 
 
@@ -140,3 +141,13 @@ def reason_span(sentence: str, q_terms: frozenset[str]) -> str | None:
     """The clause after because/since/so that/to, if the sentence gives a reason."""
     match = _REASON.search(sentence)
     return _clause(tokens(match.group(1)), q_terms, MAX_SPAN_WORDS + 2) if match else None
+
+
+def caption_text(sentence: str) -> str | None:
+    """What a shared photo shows (`a photo of a red kite` → `a red kite`); None if no caption.
+
+    `index.sentences` splits `[shares a photo: …]` off as its own sentence, which then
+    opens with `a photo of`.
+    """
+    match = _CAPTION.match(sentence)
+    return sentence[match.end() :] if match else None
