@@ -40,6 +40,7 @@ from bench.providers.offline_reader.index import (
     rank,
     sentences,
 )
+from bench.providers.offline_reader.nouns import person_noun, place_noun
 from bench.providers.offline_reader.question import Kind, asks_about_photo, kind_of
 from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import content_terms, stem
@@ -47,6 +48,7 @@ from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
 MIN_COVERAGE = 0.25
+MIN_COVERAGE_YES_NO = 0.1
 LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
@@ -58,17 +60,27 @@ _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 def answer(question: str, context: str) -> str:
     """The offline answer to `question` from `context` (see the module docstring)."""
     ranked = rank(index(context), question)
-    if not ranked or ranked[0].coverage < MIN_COVERAGE:
+    kind = kind_of(question)
+    if not ranked or ranked[0].coverage < min_coverage(kind):
         return ABSTAIN
     idx = index(context)
     if about_someone_else(ranked[0].line, named_speakers(idx, question), idx.speakers):
         return ABSTAIN  # the question attributes to one speaker what the other said
-    kind = kind_of(question)
     q_terms = frozenset(content_terms(question))
     best = _reply_to(idx, ranked[0].line, q_terms)
     sentence = best_sentence(best, q_terms)
     found = _by_kind(kind, question, q_terms, best, sentence, ranked)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
+
+
+def min_coverage(kind: Kind) -> float:
+    """The least share of the question's weight the best line must cover to be answered from.
+
+    A yes/no question (MIN_COVERAGE_YES_NO) restates its whole premise ("Would Caroline
+    likely have Dr. Seuss books on her bookshelf?"), so its best line covers less of it
+    than the best line of a wh-question does, while still bearing on the answer.
+    """
+    return MIN_COVERAGE_YES_NO if kind is Kind.YES_NO else MIN_COVERAGE
 
 
 def _reply_to(idx: Index, line: Line, q_terms: frozenset[str]) -> Line:
@@ -98,9 +110,9 @@ def _by_kind(
         found = _first(spans.number_span, texts)
     elif kind is Kind.WHO:
         exclude = {line.speaker} if line.speaker else set()
-        found = spans.name_span(sentence, question, exclude)
+        found = spans.name_span(sentence, question, exclude) or person_noun(sentence, q_terms)
     elif kind is Kind.WHERE:
-        found = spans.place_span(sentence, question)
+        found = spans.place_span(sentence, question) or place_noun(sentence, q_terms)
     elif kind is Kind.WHY:
         found = spans.reason_span(sentence, q_terms)
     return found or _plain_span(question, q_terms, line, sentence)
