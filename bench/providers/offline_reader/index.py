@@ -207,8 +207,7 @@ def spoken_by_someone_else(line: Line, named: set[str]) -> bool:
     """The question names a speaker; this line is by another and does not mention them."""
     if not named or not line.speaker or line.speaker in named:
         return False
-    low = line.text.lower()
-    return not any(n.lower() in low for n in named)
+    return not mentions(line.body, named)
 
 
 def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) -> bool:
@@ -222,5 +221,29 @@ def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) ->
     first = re.split(r"['’\s]", line.text, maxsplit=1)[0]
     if not named or first not in speakers or first in named:
         return False
-    low = line.text.lower()
-    return not any(n.lower() in low for n in named)
+    return not mentions(line.text, named)
+
+
+_VOCATIVE = re.compile(
+    r"\b(?:hey|hi|hello|thanks|thank you|congrats|congratulations|wow|oh|yeah|sorry|bye|"
+    r"dear|so|aw+|ha+)\W{0,3}$",
+    re.IGNORECASE,
+)
+
+
+def mentions(text: str, named: set[str]) -> bool:
+    """`text` speaks about one of the named speakers, not merely to them.
+
+    A name used as a form of address ("Hey Jon!", "Thanks, Jon.", "Jon, look") does
+    not make another speaker's line about Jon: Gina telling Jon about her store is
+    still about Gina's store. A mention followed by , ! ? or opening the text after a
+    greeting word is taken as address.
+    """
+    for name in named:
+        for match in re.finditer(rf"\b{re.escape(name)}\b", text, re.IGNORECASE):
+            after = text[match.end() : match.end() + 1]
+            before = text[: match.start()]
+            if after in {"!", "?", ","} or _VOCATIVE.search(before):
+                continue
+            return True
+    return False
