@@ -47,7 +47,7 @@ from bench.text import content_terms, stem
 from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
-MIN_COVERAGE = 0.25
+MIN_COVERAGE = 0.2
 MIN_COVERAGE_YES_NO = 0.1
 LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
