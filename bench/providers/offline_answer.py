@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 
 from bench.providers.base import CallOptions, Message
 from bench.providers.offline_reader import spans
@@ -37,6 +38,7 @@ from bench.providers.offline_reader.index import (
     about_someone_else,
     index,
     named_speakers,
+    question_weights,
     rank,
     sentences,
 )
@@ -52,7 +54,6 @@ MIN_COVERAGE_YES_NO = 0.1
 LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
-QUESTION_SENTENCE_HANDICAP = 0.5
 LIST_ITEM_WORDS = 5
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
@@ -67,9 +68,10 @@ def answer(question: str, context: str) -> str:
     if about_someone_else(ranked[0].line, named_speakers(idx, question), idx.speakers):
         return ABSTAIN  # the question attributes to one speaker what the other said
     q_terms = frozenset(content_terms(question))
-    best = _reply_to(idx, ranked[0].line, q_terms)
-    sentence = best_sentence(best, q_terms)
-    found = _by_kind(kind, question, q_terms, best, sentence, ranked)
+    weights = question_weights(idx, question)
+    best = _reply_to(idx, ranked[0].line, weights)
+    sentence = best_sentence(best, weights)
+    found = _by_kind(kind, question, q_terms, best, sentence, ranked, weights)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
 
 
@@ -83,9 +85,9 @@ def min_coverage(kind: Kind) -> float:
     return MIN_COVERAGE_YES_NO if kind is Kind.YES_NO else MIN_COVERAGE
 
 
-def _reply_to(idx: Index, line: Line, q_terms: frozenset[str]) -> Line:
+def _reply_to(idx: Index, line: Line, weights: Mapping[str, float]) -> Line:
     """The next speaker's line when the best line only asks the question (else the line)."""
-    if not best_sentence(line, q_terms).endswith("?") or line.position + 1 >= len(idx.lines):
+    if not best_sentence(line, weights).endswith("?") or line.position + 1 >= len(idx.lines):
         return line
     reply = idx.lines[line.position + 1]
     return reply if reply.speaker != line.speaker else line
@@ -93,7 +95,7 @@ def _reply_to(idx: Index, line: Line, q_terms: frozenset[str]) -> Line:
 
 def _by_kind(
     kind: Kind, question: str, q_terms: frozenset[str], line: Line, sentence: str,
-    ranked: list[Ranked],
+    ranked: list[Ranked], weights: Mapping[str, float],
 ) -> str | None:  # fmt: skip
     """The answer of the given type from the best line and sentence (None: nothing fits)."""
     texts = [sentence, line.body]
@@ -102,7 +104,7 @@ def _by_kind(
     if kind is Kind.YES_NO:
         return "No" if _NEGATION.search(sentence) else "Yes"
     if kind is Kind.LIST:
-        return _list_answer(ranked, q_terms)
+        return _list_answer(ranked, q_terms, weights)
     found = None
     if kind is Kind.DURATION:
         found = _first(spans.duration_span, texts)
@@ -141,32 +143,35 @@ def _first(pick: object, texts: list[str]) -> str | None:
     return None
 
 
-def best_sentence(line: Line, q_terms: frozenset[str]) -> str:
-    """The sentence of the line holding the most question words (first on ties).
+def best_sentence(line: Line, weights: Mapping[str, float]) -> str:
+    """The sentence of the line holding the most question weight (first on ties).
 
-    A sentence that asks a question counts QUESTION_SENTENCE_HANDICAP words fewer: a
-    statement that shares words with the question is likelier to answer it than a
-    question back (which `_reply_to` follows to the reply when nothing else fits).
+    `weights` are the question terms' IDF weights (`index.question_weights`): a rare
+    question word ("clarinet") places the answer better than a common one ("love").
+    A statement holding any question word is preferred to a sentence that asks a
+    question: a question back rarely answers (`_reply_to` follows it to the reply when
+    the line has nothing else).
     """
     parts = sentences(line.body)
-    best, best_n = parts[0], -1.0
+    best, best_key = parts[0], (False, -1.0)
     for sentence in parts:
-        n = float(len(q_terms & set(content_terms(sentence))))
-        if n and sentence.endswith("?"):
-            n -= QUESTION_SENTENCE_HANDICAP
-        if n > best_n:
-            best, best_n = sentence, n
+        weight = sum(weights.get(t, 0.0) for t in set(content_terms(sentence)))
+        key = (weight > 0 and not sentence.endswith("?"), weight)
+        if key > best_key:
+            best, best_key = sentence, key
     return best
 
 
-def _list_answer(ranked: list[Ranked], q_terms: frozenset[str]) -> str | None:
+def _list_answer(
+    ranked: list[Ranked], q_terms: frozenset[str], weights: Mapping[str, float]
+) -> str | None:
     """Spans of the best lines (score ≥ LIST_SHARE of the best), comma-joined, deduplicated."""
     floor = ranked[0].score * LIST_SHARE
     items: list[str] = []
     for r in ranked[:LIST_MAX]:
         if r.score < floor:
             break
-        item = spans.content_span(best_sentence(r.line, q_terms), q_terms, LIST_ITEM_WORDS)
+        item = spans.content_span(best_sentence(r.line, weights), q_terms, LIST_ITEM_WORDS)
         if item and item.lower() not in (i.lower() for i in items):
             items.append(item)
     return ", ".join(items) or None
