@@ -55,6 +55,10 @@ LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
 LIST_ITEM_WORDS = 5
+COUNT_SHARE = 0.6
+"""A line counts as another occurrence when it scores this share of the best line."""
+_COUNTS_EVENTS = re.compile(r"^\s*how many (?:times|\w+s)\b(?! (?:old|passed|lapsed))")
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 
@@ -109,7 +113,7 @@ def _by_kind(
     if kind is Kind.DURATION:
         found = _first(spans.duration_span, texts)
     elif kind is Kind.COUNT:
-        found = _first(spans.number_span, texts)
+        found = _first(spans.number_span, texts) or _occurrences(question, ranked)
     elif kind is Kind.WHO:
         exclude = {line.speaker} if line.speaker else set()
         found = spans.name_span(sentence, question, exclude) or person_noun(sentence, q_terms)
@@ -160,6 +164,20 @@ def best_sentence(line: Line, weights: Mapping[str, float]) -> str:
         if key > best_key:
             best, best_key = sentence, key
     return best
+
+
+def _occurrences(question: str, ranked: list[Ranked]) -> str | None:
+    """For "how many times/things …" with no number said: the sessions that mention it.
+
+    Something done several times is told once per session it happened in, so the count
+    is the number of distinct session dates among the lines scoring at least
+    COUNT_SHARE of the best line (as a word, "two"), when the question counts events.
+    """
+    if not _COUNTS_EVENTS.match(question.lower()):
+        return None
+    floor = ranked[0].score * COUNT_SHARE
+    days = {r.line.anchor for r in ranked if r.score >= floor and r.line.anchor}
+    return _NUMBER_WORDS[len(days)] if 0 < len(days) < len(_NUMBER_WORDS) else None
 
 
 def _list_answer(
