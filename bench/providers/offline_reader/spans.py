@@ -27,6 +27,10 @@ _LEADING_TEXT = """to a an the is was are were be been being that it it's its i 
 _LEADING = frozenset(_LEADING_TEXT.split())
 _FILLER_TEXT = "wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol"
 _FILLER = frozenset(_FILLER_TEXT.split())
+_WHEN_SAID_TEXT = """last yesterday today tonight tomorrow lately recently ago week weeks weekend
+    weekends month months year years monday tuesday wednesday thursday friday saturday sunday
+    morning evening night"""
+_WHEN_SAID = frozenset(_WHEN_SAID_TEXT.split())
 _NUMBER = re.compile(
     r"\b(\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"fifteen|twenty|thirty|forty|fifty|hundred|a couple|a few|several)\b",
@@ -90,11 +94,16 @@ def _clause(toks: list[str], q_terms: frozenset[str], limit: int) -> str:
 
 
 def content_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WORDS) -> str:
-    """The sentence's content words that the question does not contain, in order."""
+    """The sentence's content words that the question does not contain, in order.
+
+    Words that only place the telling in time ("last week", "yesterday") are left out:
+    the anchor dates the line, and a question that is not a "when" question never asks
+    for them (date answers come from `dates`, not from here).
+    """
     kept = []
     for tok in tokens(sentence):
         low = re.split("['’]", tok.lower())[0]
-        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER:
+        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER or low in _WHEN_SAID:
             continue
         if not _is_question_word(tok, q_terms):
             kept.append(tok)
