@@ -25,7 +25,9 @@ _LEADING_TEXT = """to a an the is was are were be been being that it it's its i 
     he she his her they them their he's she's they're got get going gonna would could
     will can yes yeah oh well then"""
 _LEADING = frozenset(_LEADING_TEXT.split())
-_FILLER_TEXT = "wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol"
+_FILLER_TEXT = """wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol
+    definitely actually pretty super glad guess congrats oops oof woohoo woah whoa yay yep yup
+    nope ok okay hmm phew ah aw aww omg gosh btw anyway anyways plus"""
 _FILLER = frozenset(_FILLER_TEXT.split())
 _WHEN_SAID_TEXT = """last yesterday today tonight tomorrow lately recently ago week weeks weekend
     weekends month months year years monday tuesday wednesday thursday friday saturday sunday
