@@ -27,7 +27,9 @@ _LEADING_TEXT = """to a an the is was are were be been being that it it's its i 
 _LEADING = frozenset(_LEADING_TEXT.split())
 _FILLER_TEXT = """wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol
     definitely actually pretty super glad guess congrats oops oof woohoo woah whoa yay yep yup
-    nope ok okay hmm phew ah aw aww omg gosh btw anyway anyways plus"""
+    nope ok okay hmm phew ah aw aww omg gosh btw anyway anyways plus
+    photo photos pic pics picture pictures know think thought mean tell told say said hear heard
+    talk talked chat chatting"""
 _FILLER = frozenset(_FILLER_TEXT.split())
 _WHEN_SAID_TEXT = """last yesterday today tonight tomorrow lately recently ago week weeks weekend
     weekends month months year years monday tuesday wednesday thursday friday saturday sunday
