@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 from bench.providers.base import CallOptions, Message
 from bench.providers.offline_reader import spans
-from bench.providers.offline_reader.dates import date_answer
+from bench.providers.offline_reader.dates import date_answer, says_when
 from bench.providers.offline_reader.index import (
     Index,
     Line,
@@ -55,6 +55,7 @@ LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
 LIST_ITEM_WORDS = 5
+TIME_BONUS = 0.3
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
 _COUNTS_EVENTS = re.compile(r"^\s*how many (?:times|\w+s)\b(?! (?:old|passed|lapsed))")
@@ -64,8 +65,10 @@ _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 def answer(question: str, context: str) -> str:
     """The offline answer to `question` from `context` (see the module docstring)."""
-    ranked = rank(index(context), question)
     kind = kind_of(question)
+    ranked = rank(index(context), question)
+    if kind is Kind.WHEN:
+        ranked = timed_first(ranked)
     if not ranked or ranked[0].coverage < min_coverage(kind):
         return ABSTAIN
     idx = index(context)
@@ -77,6 +80,19 @@ def answer(question: str, context: str) -> str:
     sentence = best_sentence(best, weights)
     found = _by_kind(kind, question, q_terms, best, sentence, ranked, weights)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
+
+
+def timed_first(ranked: list[Ranked]) -> list[Ranked]:
+    """For a "when" question, lines that say when something happened score TIME_BONUS more.
+
+    "I went to a support group yesterday" dates the event; a later "the support group
+    was great" only mentions it, and its session date would be the wrong answer.
+    """
+    bonus = [
+        Ranked(r.line, r.score * (1 + TIME_BONUS), r.coverage) if says_when(r.line.body) else r
+        for r in ranked
+    ]
+    return sorted(bonus, key=lambda r: (-r.score, r.line.position))
 
 
 def min_coverage(kind: Kind) -> float:

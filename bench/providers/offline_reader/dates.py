@@ -71,3 +71,15 @@ def _explicit(text: str) -> str | None:
     if not match:
         return None
     return re.sub(r"(\d)(?:st|nd|rd|th)\b", r"\1", match.group(1)).replace(",", "")
+
+
+_TIME_PHRASE = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this (?:week|weekend|month|year|"
+    rf"morning|summer|winter|spring|fall)|since|(?:19|20)\d{{2}}|{_MONTHS})\b",
+    re.IGNORECASE,
+)
+
+
+def says_when(text: str) -> bool:
+    """The text places something in time (a relative phrase, a month or a year)."""
+    return bool(_TIME_PHRASE.search(text))
