@@ -205,9 +205,9 @@ def _list_answer(
     for r in ranked[:LIST_MAX]:
         if r.score < floor:
             break
-        item = spans.content_span(best_sentence(r.line, weights), q_terms, LIST_ITEM_WORDS)
-        if item and item.lower() not in (i.lower() for i in items):
-            items.append(item)
+        for item in spans.list_items(best_sentence(r.line, weights), q_terms, LIST_ITEM_WORDS):
+            if item.lower() not in (i.lower() for i in items):
+                items.append(item)
     return ", ".join(items) or None
 
 

@@ -164,3 +164,16 @@ def caption_text(sentence: str) -> str | None:
     """
     match = _CAPTION.match(sentence)
     return sentence[match.end() :] if match else None
+
+
+_ENUMERATION = re.compile(r",|;|\s+(?:and|or|as well as)\s+", re.IGNORECASE)
+
+
+def list_items(sentence: str, q_terms: frozenset[str], limit: int) -> list[str]:
+    """The items a sentence enumerates, each cut to its new content words.
+
+    "I play the clarinet and the violin" lists two things; as one span they would match
+    only one item of a list answer. A sentence without commas or "and"/"or" gives one item.
+    """
+    parts = [content_span(p, q_terms, limit) for p in _ENUMERATION.split(sentence)]
+    return [p for p in parts if p]
