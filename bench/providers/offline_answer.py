@@ -143,6 +143,10 @@ def _by_kind(
 def _plain_span(question: str, q_terms: frozenset[str], line: Line, sentence: str) -> str:
     """The answer when no typed rule fits: the new words of the chosen sentence.
 
+    Where the sentence enumerates ("kids' books- classics, stories from different
+    cultures, educational books") its items stay apart, comma-separated, as a list
+    answer's would (`spans.enumerated_span`).
+
     A question about a shared photo ("What did Nate share a photo of…?") reads the
     photo's caption instead, when the chosen line has one: the caption says what the
     photo shows, the speaker's words around it rarely do.
@@ -152,7 +156,7 @@ def _plain_span(question: str, q_terms: frozenset[str], line: Line, sentence: st
         caption = next((c for p in parts if (c := spans.caption_text(p))), None)
         if caption:
             return spans.content_span(caption, q_terms)
-    return spans.content_span(sentence, q_terms) or spans.content_span(line.body, q_terms)
+    return spans.enumerated_span(sentence, q_terms) or spans.content_span(line.body, q_terms)
 
 
 def _first(pick: object, texts: list[str]) -> str | None:

@@ -177,3 +177,20 @@ def list_items(sentence: str, q_terms: frozenset[str], limit: int) -> list[str]:
     """
     parts = [content_span(p, q_terms, limit) for p in _ENUMERATION.split(sentence)]
     return [p for p in parts if p]
+
+
+def enumerated_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WORDS) -> str:
+    """`content_span` with the sentence's own enumeration kept: items joined by commas.
+
+    The same words as `content_span` (at most `limit` in all), so a single answer reads
+    the same; a list the sentence makes stays a list.
+    """
+    out: list[str] = []
+    left = limit
+    for item in list_items(sentence, q_terms, limit):
+        words = item.split()[:left]
+        if not words:
+            break
+        out.append(" ".join(words))
+        left -= len(words)
+    return ", ".join(out)
