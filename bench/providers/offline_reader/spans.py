@@ -131,8 +131,8 @@ def name_span(sentence: str, question: str, exclude: set[str]) -> str | None:
     q_terms = frozenset(content_terms(question))
     for match in _NAME.finditer(sentence):
         name = match.group(1)
-        first = name.split()[0].lower()
-        if first in STOPWORDS or first in _FILLER or name in exclude:
+        first = re.split("['’]", name.split()[0].lower())[0]
+        if first in STOPWORDS or first in _FILLER or first in _LEADING or name in exclude:
             continue
         if all(stem(w.lower()) in q_terms for w in name.split()):
             continue
