@@ -3,7 +3,9 @@
 Lines are dated by the nearest `[Session n — date]` header above them, a leading
 `(8 May 2023)` or a `(valid 8 May 2023 – …)` window (memory arms' fact markup). Lines
 that open with a tag (`<FACTS>`, `<ANSWER_TYPE>…`) are wrappers or instructions to the
-reader, never evidence, so they are dropped here and can never be answered from.
+reader, never evidence, so they are dropped here and can never be answered from. A turn
+repeated under the same session date (rag's overlapping windows) is kept once, so it
+neither lowers its own terms' IDF nor fills two places of a list answer.
 
 Ranking: a line's score is the IDF-weighted sum of the question's stemmed content terms
 it contains,
@@ -78,6 +80,7 @@ def index(context: str) -> Index:
     """Parse and index a context block once; raw contexts repeat for every question."""
     lines: list[Line] = []
     anchor: str | None = None
+    seen: set[tuple[str, str | None]] = set()
     for raw in context.splitlines():
         header = _HEADER.match(raw)
         if header:
@@ -86,8 +89,9 @@ def index(context: str) -> Index:
         if _TAG_LINE.match(raw):
             continue
         text, own_date = strip_markup(raw)
-        if not text:
-            continue
+        if not text or (own_date is None and (text, anchor) in seen):
+            continue  # overlapping transcript windows repeat turns; count each turn once
+        seen.add((text, anchor))
         speaker = _SPEAKER.match(text)
         name = speaker.group("name") if speaker else None
         body = text[speaker.end() :] if speaker else text
