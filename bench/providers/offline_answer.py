@@ -74,12 +74,22 @@ def answer(question: str, context: str) -> str:
     idx = index(context)
     if about_someone_else(ranked[0].line, named_speakers(idx, question), idx.speakers):
         return ABSTAIN  # the question attributes to one speaker what the other said
-    q_terms = frozenset(content_terms(question))
+    q_terms = frozenset(content_terms(question)) | speaker_terms(idx)
     weights = question_weights(idx, question)
     best = _reply_to(idx, ranked[0].line, weights)
     sentence = best_sentence(best, weights)
     found = _by_kind(kind, question, q_terms, best, sentence, ranked, weights)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
+
+
+def speaker_terms(idx: Index) -> frozenset[str]:
+    """The speakers' names as terms: spans leave them out like the question's own words.
+
+    The two speakers are who every line is by or about ("Caroline is creating a library
+    for when Caroline has kids"); their names are never the new part of an answer (a
+    "who" answer is cut by `spans.name_span`, which reads the sentence itself).
+    """
+    return frozenset(t for s in idx.speakers for t in content_terms(s))
 
 
 def timed_first(ranked: list[Ranked]) -> list[Ranked]:
