@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 from bench.providers.base import CallOptions, Message
 from bench.providers.offline_reader import spans
-from bench.providers.offline_reader.dates import date_answer, says_when
+from bench.providers.offline_reader.dates import coarsen, date_answer, says_when
 from bench.providers.offline_reader.index import (
     Index,
     Line,
@@ -130,7 +130,8 @@ def _by_kind(
     """The answer of the given type from the best line and sentence (None: nothing fits)."""
     texts = [sentence, line.body]
     if kind is Kind.WHEN:
-        return date_answer(texts, line.anchor)
+        day = date_answer(texts, line.anchor)
+        return coarsen(day, question) if day else None
     if kind is Kind.YES_NO:
         return "No" if _NEGATION.search(sentence) else "Yes"
     if kind is Kind.LIST:

@@ -83,3 +83,23 @@ _TIME_PHRASE = re.compile(
 def says_when(text: str) -> bool:
     """The text places something in time (a relative phrase, a month or a year)."""
     return bool(_TIME_PHRASE.search(text))
+
+
+_MONTH_YEAR = re.compile(rf"\b({_MONTHS}) (\d{{4}})\b")
+_GRAIN = re.compile(r"\b(?:what|which) (?P<grain>month|year)\b|\bin which month's\b")
+
+
+def coarsen(answer: str, question: str) -> str:
+    """The date answer cut to the grain the question asks for.
+
+    "Which month …?" → `May 2023`, "Which year …?" → `2023`; other questions keep the
+    answer as it is.
+    """
+    asked = _GRAIN.search(question.lower())
+    if not asked:
+        return answer
+    if asked.group("grain") == "year":
+        year = _YEAR.findall(answer)
+        return year[-1] if year else answer
+    month = _MONTH_YEAR.search(answer)
+    return f"{month.group(1)} {month.group(2)}" if month else answer
