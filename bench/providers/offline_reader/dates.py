@@ -63,7 +63,31 @@ def _relative(text: str, anchor: date | None) -> str | None:
         lead = "the" if count in ("a", "one") else count
         plural = "" if lead == "the" else "s"
         return f"{lead} {unit}{plural} before {format_date(anchor)}"
-    return first_relative(text, anchor)
+    return first_relative(text, anchor) or _season(text, anchor)
+
+
+_SEASON = re.compile(r"\b(last|this|next) (summer|winter)\b", re.IGNORECASE)
+_SEASON_LAST_MONTH = {"summer": 8, "winter": 2}
+
+
+def _season(text: str, anchor: date) -> str | None:
+    """`last summer` said in May 2023 → `summer 2022` (in October 2023 → `summer 2023`).
+
+    A season is named by the year it falls in (winter by the year of its January), the
+    form LoCoMo's gold answers use; `last` is the latest one that has ended by the anchor
+    date, `this` the one of the anchor's year, `next` the first one not yet begun.
+    """
+    match = _SEASON.search(text)
+    if not match:
+        return None
+    which, season = match.group(1).lower(), match.group(2).lower()
+    ended = anchor.month > _SEASON_LAST_MONTH[season]
+    year = anchor.year
+    if which == "last":
+        year -= 0 if ended else 1
+    elif which == "next":
+        year += 1 if ended or season == "winter" else 0
+    return f"{season} {year}"
 
 
 def _explicit(text: str) -> str | None:
