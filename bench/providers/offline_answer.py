@@ -55,6 +55,8 @@ LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
 LIST_ITEM_WORDS = 5
+TYPED_LINES = 5
+"""A duration not in the best line is looked for in this many best-ranked lines."""
 TIME_BONUS = 0.3
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
@@ -138,7 +140,7 @@ def _by_kind(
         return _list_answer(ranked, q_terms, weights)
     found = None
     if kind is Kind.DURATION:
-        found = _first(spans.duration_span, texts)
+        found = _first(spans.duration_span, texts + [r.line.body for r in ranked[:TYPED_LINES]])
     elif kind is Kind.COUNT:
         found = _first(spans.number_span, texts) or _occurrences(question, ranked)
     elif kind is Kind.WHO:
