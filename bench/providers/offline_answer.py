@@ -146,8 +146,10 @@ def _by_kind(
     elif kind is Kind.WHO:
         exclude = {line.speaker} if line.speaker else set()
         found = spans.name_span(sentence, question, exclude) or person_noun(sentence, q_terms)
+        found = found or spans.name_span(line.body, question, exclude)
     elif kind is Kind.WHERE:
         found = spans.place_span(sentence, question) or place_noun(sentence, q_terms)
+        found = found or spans.place_span(line.body, question)
     elif kind is Kind.WHY:
         found = spans.reason_span(sentence, q_terms)
     return found or _plain_span(question, q_terms, line, sentence)
