@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from bench.providers.base import CallOptions, Message
 from bench.providers.offline_reader import spans
@@ -55,8 +55,8 @@ LIST_SHARE = 0.3
 """A list answer takes every line scoring at least this share of the best line's score."""
 LIST_MAX = 8
 LIST_ITEM_WORDS = 5
-TYPED_LINES = 5
-"""A duration not in the best line is looked for in this many best-ranked lines."""
+FURTHER_LINES = 6
+"""A typed span not in the best line is looked for in this many next-ranked lines."""
 TIME_BONUS = 0.3
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
@@ -129,7 +129,13 @@ def _by_kind(
     kind: Kind, question: str, q_terms: frozenset[str], line: Line, sentence: str,
     ranked: list[Ranked], weights: Mapping[str, float],
 ) -> str | None:  # fmt: skip
-    """The answer of the given type from the best line and sentence (None: nothing fits)."""
+    """The answer of the given type from the best line and sentence (None: nothing fits).
+
+    A typed span (duration, name, place) missing from the chosen sentence is looked for
+    in the rest of its line, then in the best sentences of the next-ranked lines
+    (`_further`): the answer of the asked type is often one line away from the line
+    that shares the question's words.
+    """
     texts = [sentence, line.body]
     if kind is Kind.WHEN:
         day = date_answer(texts, line.anchor)
@@ -139,20 +145,26 @@ def _by_kind(
     if kind is Kind.LIST:
         return _list_answer(ranked, q_terms, weights)
     found = None
+    further = _further(ranked, weights)
     if kind is Kind.DURATION:
-        found = _first(spans.duration_span, texts + [r.line.body for r in ranked[:TYPED_LINES]])
+        found = _first(spans.duration_span, [*texts, *further])
     elif kind is Kind.COUNT:
         found = _first(spans.number_span, texts) or _occurrences(question, ranked)
     elif kind is Kind.WHO:
         exclude = {line.speaker} if line.speaker else set()
         found = spans.name_span(sentence, question, exclude) or person_noun(sentence, q_terms)
-        found = found or spans.name_span(line.body, question, exclude)
+        found = found or _first(lambda t: spans.name_span(t, question, exclude), [*texts, *further])
     elif kind is Kind.WHERE:
         found = spans.place_span(sentence, question) or place_noun(sentence, q_terms)
-        found = found or spans.place_span(line.body, question)
+        found = found or _first(lambda t: spans.place_span(t, question), [*texts, *further])
     elif kind is Kind.WHY:
         found = spans.reason_span(sentence, q_terms)
     return found or _plain_span(question, q_terms, line, sentence)
+
+
+def _further(ranked: list[Ranked], weights: Mapping[str, float]) -> list[str]:
+    """The best sentences of the FURTHER_LINES lines ranked after the best one."""
+    return [best_sentence(r.line, weights) for r in ranked[1 : 1 + FURTHER_LINES]]
 
 
 def _plain_span(question: str, q_terms: frozenset[str], line: Line, sentence: str) -> str:
@@ -174,11 +186,12 @@ def _plain_span(question: str, q_terms: frozenset[str], line: Line, sentence: st
     return spans.enumerated_span(sentence, q_terms) or spans.content_span(line.body, q_terms)
 
 
-def _first(pick: object, texts: list[str]) -> str | None:
+def _first(pick: Callable[[str], str | None], texts: list[str]) -> str | None:
+    """The first span `pick` finds in `texts`, in order (None: none)."""
     for text in texts:
-        found = pick(text)  # type: ignore[operator]
+        found = pick(text)
         if found:
-            return str(found)
+            return found
     return None
 
 
