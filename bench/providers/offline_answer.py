@@ -51,9 +51,9 @@ from bench.types import ChatResult
 MODEL_ID = "offline-extractive"
 MIN_COVERAGE = 0.2
 MIN_COVERAGE_YES_NO = 0.1
-LIST_SHARE = 0.3
+LIST_SHARE = 0.45
 """A list answer takes every line scoring at least this share of the best line's score."""
-LIST_MAX = 8
+LIST_MAX = 12
 LIST_ITEM_WORDS = 5
 FURTHER_LINES = 6
 """A typed span not in the best line is looked for in this many next-ranked lines."""
