@@ -157,6 +157,8 @@ def _by_kind(
     elif kind is Kind.WHERE:
         found = spans.place_span(sentence, question) or place_noun(sentence, q_terms)
         found = found or _first(lambda t: spans.place_span(t, question), [*texts, *further])
+    elif kind is Kind.TITLE:
+        found = _first(lambda t: spans.title_span(t, question), [*texts, *further])
     elif kind is Kind.WHY:
         found = spans.reason_span(sentence, q_terms)
     return found or _plain_span(question, q_terms, line, sentence)

@@ -1,7 +1,8 @@
 """What kind of answer a question asks for, read from its wording alone.
 
 The type picks the extraction rule (see `bench.providers.offline_answer`): a date, a
-duration, a number, yes/no, a person, a place, a reason, a list of things, or a span.
+duration, a number, yes/no, a person, a place, a reason, a title (of a book, film, song
+or game, when quoted), a list of things, or a span.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class Kind(Enum):
     WHO = "who"
     WHERE = "where"
     WHY = "why"
+    TITLE = "title"
     LIST = "list"
     SPAN = "span"
 
@@ -37,6 +39,10 @@ _WHO = re.compile(r"^\s*(?:who|whom|whose)\b")
 _WHERE = re.compile(
     r"^\s*(?:where|(?:what|which|in what|in which) (?:city|country|state|place|town|"
     r"location|park|restaurant|store|shop|school|beach|island|region|area)s?)\b"
+)
+_TITLE = re.compile(
+    r"^\s*(?:what|which)(?: \w+)? (?:book|novel|movie|film|song|game|video game|show|"
+    r"series|album|band|play|painting)s?\b"
 )
 _WHY = re.compile(r"^\s*(?:why|what (?:made|motivated|inspired|led|caused|prompted))\b")
 _PHOTO = re.compile(r"\b(?:photos?|pictures?|pics?|images?|photographs?)\b")
@@ -66,6 +72,8 @@ def kind_of(question: str) -> Kind:
         return Kind.WHERE
     if _WHY.match(low):
         return Kind.WHY
+    if _TITLE.match(low):
+        return Kind.TITLE
     if asks_for_list(low):
         return Kind.LIST
     return Kind.SPAN
