@@ -42,7 +42,7 @@ from bench.providers.offline_reader.index import (
     rank,
     sentences,
 )
-from bench.providers.offline_reader.nouns import person_noun, place_noun
+from bench.providers.offline_reader.nouns import feelings, person_noun, place_noun
 from bench.providers.offline_reader.question import Kind, asks_about_photo, kind_of
 from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import content_terms, stem
@@ -157,6 +157,8 @@ def _by_kind(
     elif kind is Kind.WHERE:
         found = spans.place_span(sentence, question) or place_noun(sentence, q_terms)
         found = found or _first(lambda t: spans.place_span(t, question), [*texts, *further])
+    elif kind is Kind.FEELING:
+        found = _first(lambda t: feelings(t, q_terms), [*texts, *further])
     elif kind is Kind.TITLE:
         found = _first(lambda t: spans.title_span(t, question), [*texts, *further])
     elif kind is Kind.WHY:

@@ -1,4 +1,7 @@
-"""Entity-type matching for "who" and "where" questions without a proper name to cut.
+"""Entity-type matching by word lists: people, places and feelings named by common words.
+
+"How did Joanna feel …?" is answered by the feeling words of the sentence ("touched",
+"grateful and thankful"), found the same way (`feelings`).
 
 Many people and places in a conversation are named by common nouns, not by capitalised
 names: "my aunt", "her mother", "the teammates", "a gorgeous forest", "the beach". When
@@ -31,6 +34,17 @@ _PLACE_TEXT = """beach beaches park parks mountain mountains forest forests lake
     desert canyon valley field fields meadow cabin hotel resort venue stadium arena center
     centre club bar pool backyard"""
 PLACE_NOUNS = frozenset(_PLACE_TEXT.split())
+_FEELING_TEXT = """happy happier glad joyful thrilled excited exciting stoked pumped eager proud
+    grateful thankful blessed relieved relief calm peaceful serene content satisfied
+    fulfilled fulfilling rewarding inspired inspiring motivated hopeful hope optimistic
+    confident empowered free light loved cozy comfortable safe touched moved humbled
+    awestruck awe amazed amazing surprised surreal magical heartwarming heartwarmed
+    overwhelmed nervous anxious anxiety worried worry scared afraid frightened stressed
+    sad upset heartbroken devastated lonely frustrated disappointed angry tired exhausted
+    bittersweet nostalgic curious determined appreciative appreciated supported accepted
+    connected alive energized refreshed accomplished"""
+FEELING_WORDS = frozenset(_FEELING_TEXT.split())
+FEELING_MAX = 4
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 
 
@@ -60,3 +74,13 @@ def _typed_noun(sentence: str, q_terms: frozenset[str], lexicon: frozenset[str])
         )
         return f"{before} {word}" if modifier else word
     return None
+
+
+def feelings(sentence: str, q_terms: frozenset[str]) -> str | None:
+    """The feeling words of the sentence not in the question, comma-joined (at most FEELING_MAX)."""
+    found: list[str] = []
+    for word in _WORD.findall(sentence):
+        low = word.lower()
+        if low in FEELING_WORDS and stem(low) not in q_terms and low not in found:
+            found.append(low)
+    return ", ".join(found[:FEELING_MAX]) or None

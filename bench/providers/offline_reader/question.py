@@ -2,7 +2,7 @@
 
 The type picks the extraction rule (see `bench.providers.offline_answer`): a date, a
 duration, a number, yes/no, a person, a place, a reason, a title (of a book, film, song
-or game, when quoted), a list of things, or a span.
+or game, when quoted), a feeling, a list of things, or a span.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class Kind(Enum):
     WHERE = "where"
     WHY = "why"
     TITLE = "title"
+    FEELING = "feeling"
     LIST = "list"
     SPAN = "span"
 
@@ -43,6 +44,10 @@ _WHERE = re.compile(
 _TITLE = re.compile(
     r"^\s*(?:what|which)(?: \w+)? (?:book|novel|movie|film|song|game|video game|show|"
     r"series|album|band|play|painting)s?\b"
+)
+_FEELING = re.compile(
+    r"^\s*(?:how (?:did|does|do|is|was|were) .*\bfeel(?:s|ing)?\b|(?:what|which) (?:emotions?|"
+    r"feelings?)\b|(?:what|how) .*\breact(?:ion|ed)?\b)"
 )
 _WHY = re.compile(r"^\s*(?:why|what (?:made|motivated|inspired|led|caused|prompted))\b")
 _PHOTO = re.compile(r"\b(?:photos?|pictures?|pics?|images?|photographs?)\b")
@@ -74,6 +79,8 @@ def kind_of(question: str) -> Kind:
         return Kind.WHY
     if _TITLE.match(low):
         return Kind.TITLE
+    if _FEELING.match(low):
+        return Kind.FEELING
     if asks_for_list(low):
         return Kind.LIST
     return Kind.SPAN
