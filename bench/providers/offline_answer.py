@@ -57,7 +57,7 @@ LIST_MAX = 12
 LIST_ITEM_WORDS = 5
 FURTHER_LINES = 6
 """A typed span not in the best line is looked for in this many next-ranked lines."""
-TIME_BONUS = 0.3
+TIME_BONUS = 0.5
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
 _COUNTS_EVENTS = re.compile(r"^\s*how many (?:times|\w+s)\b(?! (?:old|passed|lapsed))")
