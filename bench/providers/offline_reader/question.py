@@ -43,7 +43,7 @@ _WHERE = re.compile(
 )
 _TITLE = re.compile(
     r"^\s*(?:what|which)(?: \w+)? (?:book|novel|movie|film|song|game|video game|show|"
-    r"series|album|band|play|painting)s?\b"
+    r"series|album|band|play|painting)\b"
 )
 _FEELING = re.compile(
     r"^\s*(?:how (?:did|does|do|is|was|were) .*\bfeel(?:s|ing)?\b|(?:what|which) (?:emotions?|"
