@@ -4,19 +4,26 @@ It reads the same messages an LLM would get (rules + context block + question) a
 answers from the context alone (parts in `bench.providers.offline_reader`):
 
 1. parse the context into dated, speaker-tagged lines and sentences; lines opening with
-   a tag (`<FACTS>`, `<ANSWER_TYPE>…`) are wrappers or instructions, never answers
-   (`index`);
+   a tag (`<FACTS>`, `<ANSWER_TYPE>…`) are wrappers or instructions, never answers, and a
+   turn repeated by overlapping windows counts once (`index`);
 2. rank lines by IDF-weighted overlap of stemmed content words with the question,
-   down-weighting lines by another speaker than the one the question names and lines
-   that only ask a question (`index.rank`);
-3. if the best line covers too little of the question, answer `not mentioned`;
+   a date the question names matched against the lines' session dates
+   (`when_asked`), down-weighting lines by another speaker than the one the question
+   names (a name used only to address someone does not count as naming them) and lines
+   that only ask a question (`index.rank`); for "when" questions lines that say when
+   score more (`timed_first`);
+3. if the best line covers too little of the question (`min_coverage`), or the question
+   attributes to one speaker what the other said, answer `not mentioned`;
 4. read the answer type from the question's wording (`question.kind_of`) and cut the
-   answer from the best sentence of the best line (or of the reply to it, when that
-   sentence only asks the question): a date in LoCoMo's gold form for
-   "when", `<n> <unit>` for "how long", a number for "how many", "Yes"/"No", a name
-   for "who", a place for "where", a reason for "why", the spans of the several
-   best lines joined by commas for list questions, else the clause that follows the
-   question's own words (`dates`, `spans`).
+   answer from the sentence holding the most question weight (statements before
+   questions; the reply when the line only asks): a date in LoCoMo's gold form for
+   "when" (a month or a year when asked for one), `<n> <unit>` for "how long", a number
+   (or the count of sessions that tell it) for "how many", "Yes"/"No", a name or person
+   noun for "who", a place or place noun for "where", a reason for "why", feeling words
+   for "how did … feel", a quoted title for "what book/film/song", the items of the
+   several best lines for list questions, else the sentence's new words with its own
+   enumeration kept as items (`dates`, `spans`, `nouns`). A typed span missing from the
+   best line is looked for in the next-ranked lines.
 
 Its numbers measure what each arm's context makes reachable to a simple reader;
 they are labelled offline and never presented as LLM-judged results.
