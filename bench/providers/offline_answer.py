@@ -57,6 +57,7 @@ from bench.types import ChatResult
 
 MODEL_ID = "offline-extractive"
 MIN_COVERAGE = 0.2
+"""Below this coverage of the question's weight the best line is no evidence: abstain."""
 MIN_COVERAGE_YES_NO = 0.1
 LIST_SHARE = 0.45
 """A list answer takes every line scoring at least this share of the best line's score."""
@@ -65,6 +66,7 @@ LIST_ITEM_WORDS = 5
 FURTHER_LINES = 6
 """A typed span not in the best line is looked for in this many next-ranked lines."""
 TIME_BONUS = 0.5
+"""Share more score a line that says when (`dates.says_when`) gets for a "when" question."""
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
 _COUNTS_EVENTS = re.compile(r"^\s*how many (?:times|\w+s)\b(?! (?:old|passed|lapsed))")
