@@ -1,14 +1,14 @@
 """Entity-type matching by word lists: people, places and feelings named by common words.
 
-"How did Joanna feel …?" is answered by the feeling words of the sentence ("touched",
-"grateful and thankful"), found the same way (`feelings`).
-
 Many people and places in a conversation are named by common nouns, not by capitalised
 names: "my aunt", "her mother", "the teammates", "a gorgeous forest", "the beach". When
 the chosen sentence has no capitalised name (`spans.name_span`, `spans.place_span`), the
 answer is the first noun of the asked type that the question does not already contain,
 with the word before it when that word is a modifier rather than a function word
 ("gorgeous forest", "local organization").
+
+"How did Joanna feel …?" is answered the same way, by the feeling words of the sentence
+("touched", "grateful, thankful"; `feelings`).
 """
 
 from __future__ import annotations
