@@ -26,9 +26,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 
-from bench.providers.offline_reader.when_asked import asked_date
+from bench.providers.offline_reader.when_asked import anchor_day, asked_date
 from bench.text import content_terms
 
 NEIGHBOUR = 0.5
@@ -36,6 +37,10 @@ NEIGHBOUR = 0.5
 OTHER_SPEAKER_PENALTY = 0.6
 QUESTION_PENALTY = 0.85
 """A turn that asks a question rarely holds the answer; the reply after it does."""
+PASSAGE_PRIOR = 0.2
+"""Passages in order of relevance (`relevance_ordered`): the line of the k-th passage
+(0-based) scores PASSAGE_PRIOR / (1 + k) more, so the retriever's ranking breaks
+near-ties in overlap."""
 
 _HEADER = re.compile(r"^\s*\[Session \d+ — (?P<date>[^\]]+)\]")
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*:\s*")
@@ -62,6 +67,8 @@ class Line:
     """Stemmed content terms of `text`."""
     position: int
     """0-based order of the line in the context (stable tie-break)."""
+    passage: int = 0
+    """0-based order of the passage (block between blank lines) the line is in."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,9 @@ class Index:
     """Every `Name:` speaker seen."""
     postings: dict[str, tuple[int, ...]]
     """Positions of the lines holding each term (scoring touches only matching lines)."""
+    by_relevance: bool = False
+    """The passages are not in date order, so they were put in order of relevance
+    (`relevance_ordered`): `rank` then gives earlier passages PASSAGE_PRIOR."""
 
 
 @lru_cache(maxsize=32)
@@ -84,7 +94,11 @@ def index(context: str) -> Index:
     lines: list[Line] = []
     anchor: str | None = None
     seen: set[tuple[str, str | None]] = set()
+    passage = 0
     for raw in context.splitlines():
+        if not raw.strip():
+            passage += 1 if lines and lines[-1].passage == passage else 0
+            continue
         header = _HEADER.match(raw)
         if header:
             anchor = header.group("date")
@@ -99,7 +113,7 @@ def index(context: str) -> Index:
         name = speaker.group("name") if speaker else None
         body = text[speaker.end() :] if speaker else text
         terms = frozenset(content_terms(text))
-        lines.append(Line(text, body, own_date or anchor, name, terms, len(lines)))
+        lines.append(Line(text, body, own_date or anchor, name, terms, len(lines), passage))
     postings: dict[str, list[int]] = {}
     for line in lines:
         for t in line.terms:
@@ -107,7 +121,24 @@ def index(context: str) -> Index:
     n = max(len(lines), 1)
     idf = {t: math.log(1 + n / len(ids)) for t, ids in postings.items()}
     speakers = frozenset(line.speaker for line in lines if line.speaker)
-    return Index(tuple(lines), idf, speakers, {t: tuple(ids) for t, ids in postings.items()})
+    posted = {t: tuple(ids) for t, ids in postings.items()}
+    return Index(tuple(lines), idf, speakers, posted, relevance_ordered(lines))
+
+
+def relevance_ordered(lines: list[Line]) -> bool:
+    """Some passage opens on a date earlier than the passage before it.
+
+    A transcript or a session list runs forward in time; passages that go back in time
+    were put in order by something else: a retriever's score (rag's top-k windows), so
+    the first passages are the ones the retriever judged most relevant.
+    """
+    opening: dict[int, date] = {}
+    for line in lines:
+        day = anchor_day(line.anchor) if line.anchor else None
+        if day is not None and line.passage not in opening:
+            opening[line.passage] = day
+    days = [opening[p] for p in sorted(opening)]
+    return any(later < earlier for earlier, later in zip(days, days[1:], strict=False))
 
 
 @lru_cache(maxsize=4096)
@@ -205,6 +236,8 @@ def rank(idx: Index, question: str) -> list[Ranked]:
             score *= OTHER_SPEAKER_PENALTY
         if line.body.rstrip().endswith("?"):
             score *= QUESTION_PENALTY
+        if idx.by_relevance:
+            score *= 1 + PASSAGE_PRIOR / (1 + line.passage)
         out.append(Ranked(line, score, cover / total))
     out.sort(key=lambda r: (-r.score, r.line.position))
     return out
