@@ -80,9 +80,11 @@ def answer(question: str, context: str) -> str:
     ranked = rank(index(context), question)
     if kind is Kind.WHEN:
         ranked = timed_first(ranked)
-    if not ranked or ranked[0].coverage < min_coverage(kind):
-        return ABSTAIN
     idx = index(context)
+    if not ranked and kind is Kind.WHEN and idx.by_relevance:
+        ranked = first_passage(idx)  # a date can be read without shared words
+    elif not ranked or ranked[0].coverage < min_coverage(kind):
+        return ABSTAIN
     if about_someone_else(ranked[0].line, named_speakers(idx, question), idx.speakers):
         return ABSTAIN  # the question attributes to one speaker what the other said
     q_terms = frozenset(content_terms(question)) | speaker_terms(idx)
@@ -91,6 +93,17 @@ def answer(question: str, context: str) -> str:
     sentence = best_sentence(best, weights)
     found = _by_kind(kind, question, q_terms, best, sentence, ranked, weights)
     return found if found and any(ch.isalnum() for ch in found) else ABSTAIN
+
+
+def first_passage(idx: Index) -> list[Ranked]:
+    """The lines of the first passage of a context in order of relevance, in order.
+
+    When no line shares a word with a "when" question, the retriever (which matched on
+    meaning, not words) still put the passage it judged closest first; its date is the
+    best one the context offers. Other kinds still abstain: their answer is a span of
+    the line, and a line sharing no word with the question gives no span to trust.
+    """
+    return [Ranked(line, 1.0, 0.0) for line in idx.lines if line.passage == 0]
 
 
 def speaker_terms(idx: Index) -> frozenset[str]:
