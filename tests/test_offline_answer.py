@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.providers.offline_answer import OfflineAnswerer, answer
 from bench.run.answer_prompt import ABSTAIN, load_answer_prompt
 
@@ -176,3 +178,35 @@ def test_how_many_times_counts_the_sessions_that_tell_it() -> None:
 def test_a_sentence_that_enumerates_gives_comma_separated_items() -> None:
     context = "[Session 1 — 4:00 pm on 8 May, 2023]\nMelanie: I play the clarinet and the violin."
     assert answer("What instruments does Melanie play?", context) == "clarinet, violin"
+
+
+# rag's context: windows in order of retrieval score, so their dates go back in time.
+WINDOWS = (
+    "[Session 3 — 4:00 pm on 9 June, 2023]\n"
+    "Nate: I adopted a turtle this week.\n"
+    "Joanna: So cute!\n"
+    "\n"
+    "[Session 1 — 4:00 pm on 8 May, 2023]\n"
+    "Nate: I bought a turtle tank.\n"
+    "Joanna: Nice!"
+)
+
+
+def test_passages_going_back_in_time_are_read_in_relevance_order() -> None:
+    from bench.providers.offline_reader.index import PASSAGE_PRIOR, index, rank
+
+    assert index(WINDOWS).by_relevance
+    assert not index(CONTEXT).by_relevance  # a transcript runs forward in time
+    ranked = rank(index(WINDOWS), "What did Nate do with a turtle?")
+    first, second = (r for r in ranked if r.line.speaker == "Nate")
+    # Same overlap ("turtle"); the first passage's line scores PASSAGE_PRIOR more.
+    assert first.score == pytest.approx(
+        second.score * (1 + PASSAGE_PRIOR) / (1 + PASSAGE_PRIOR / 2)
+    )
+    assert first.line.passage == 0 and second.line.passage == 1
+
+
+def test_a_when_question_sharing_no_word_is_dated_from_the_first_passage() -> None:
+    assert answer("When did Nate get his new pet reptile?", WINDOWS) == "9 June 2023"
+    # In a transcript (no relevance order) the same question abstains.
+    assert answer("When did Nate get his new pet reptile?", CONTEXT) == ABSTAIN

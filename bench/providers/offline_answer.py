@@ -10,10 +10,14 @@ answers from the context alone (parts in `bench.providers.offline_reader`):
    a date the question names matched against the lines' session dates
    (`when_asked`), down-weighting lines by another speaker than the one the question
    names (a name used only to address someone does not count as naming them) and lines
-   that only ask a question (`index.rank`); for "when" questions lines that say when
-   score more (`timed_first`);
+   that only ask a question (`index.rank`), and in a context whose passages go back in
+   time (rag's windows, in order of retrieval score) lines of earlier passages a little
+   more (`index.PASSAGE_PRIOR`); for "when" questions lines that say when score more
+   (`timed_first`);
 3. if the best line covers too little of the question (`min_coverage`), or the question
-   attributes to one speaker what the other said, answer `not mentioned`;
+   attributes to one speaker what the other said, answer `not mentioned`; a "when"
+   question no line shares a word with is dated from the first passage of a
+   relevance-ordered context (`first_passage`), else abstains;
 4. read the answer type from the question's wording (`question.kind_of`) and cut the
    answer from the sentence holding the most question weight (statements before
    questions; the reply when the line only asks): a date in LoCoMo's gold form for

@@ -15,7 +15,9 @@ it contains,
 
 with N the number of lines, `penalty` = OTHER_SPEAKER_PENALTY for a line by a speaker
 other than the one the question names (and not mentioning them), QUESTION_PENALTY for a
-line that only asks a question, and coverage = overlap / Σ_{t ∈ q} idf(t). A date the
+line that only asks a question, and 1 + PASSAGE_PRIOR / (1 + k) for a line of the k-th
+passage when the passages go back in time (`relevance_ordered`: a retriever's order, not
+a transcript's), and coverage = overlap / Σ_{t ∈ q} idf(t). A date the
 question names ("on 7 July, 2023", `when_asked`) counts as one term of q in place of its
 words, held by the lines said on that day (or in that month), df = how many those are.
 A name used only to address someone ("Hey Jon!") is not a mention (`mentions`).
