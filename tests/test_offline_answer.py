@@ -193,7 +193,7 @@ WINDOWS = (
 
 
 def test_passages_going_back_in_time_are_read_in_relevance_order() -> None:
-    from bench.providers.offline_reader.index import PASSAGE_PRIOR, index, rank
+    from bench.providers.offline_reader.index import PASSAGE_DECAY, PASSAGE_PRIOR, index, rank
 
     assert index(WINDOWS).by_relevance
     assert not index(CONTEXT).by_relevance  # a transcript runs forward in time
@@ -201,7 +201,7 @@ def test_passages_going_back_in_time_are_read_in_relevance_order() -> None:
     first, second = (r for r in ranked if r.line.speaker == "Nate")
     # Same overlap ("turtle"); the first passage's line scores PASSAGE_PRIOR more.
     assert first.score == pytest.approx(
-        second.score * (1 + PASSAGE_PRIOR) / (1 + PASSAGE_PRIOR / 2)
+        second.score * (1 + PASSAGE_PRIOR) / (1 + PASSAGE_PRIOR * PASSAGE_DECAY)
     )
     assert first.line.passage == 0 and second.line.passage == 1
 

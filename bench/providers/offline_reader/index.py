@@ -15,7 +15,7 @@ it contains,
 
 with N the number of lines, `penalty` = OTHER_SPEAKER_PENALTY for a line by a speaker
 other than the one the question names (and not mentioning them), QUESTION_PENALTY for a
-line that only asks a question, and 1 + PASSAGE_PRIOR / (1 + k) for a line of the k-th
+line that only asks a question, and 1 + PASSAGE_PRIOR · PASSAGE_DECAY^k for a line of the k-th
 passage when the passages go back in time (`relevance_ordered`: a retriever's order, not
 a transcript's), and coverage = overlap / Σ_{t ∈ q} idf(t). A date the
 question names ("on 7 July, 2023", `when_asked`) counts as one term of q in place of its
@@ -41,8 +41,9 @@ QUESTION_PENALTY = 0.85
 """A turn that asks a question rarely holds the answer; the reply after it does."""
 PASSAGE_PRIOR = 0.2
 """Passages in order of relevance (`relevance_ordered`): the line of the k-th passage
-(0-based) scores PASSAGE_PRIOR / (1 + k) more, so the retriever's ranking breaks
+(0-based) scores PASSAGE_PRIOR · PASSAGE_DECAY^k more, so the retriever's ranking breaks
 near-ties in overlap."""
+PASSAGE_DECAY = 0.7
 
 _HEADER = re.compile(r"^\s*\[Session \d+ — (?P<date>[^\]]+)\]")
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*:\s*")
@@ -239,7 +240,7 @@ def rank(idx: Index, question: str) -> list[Ranked]:
         if line.body.rstrip().endswith("?"):
             score *= QUESTION_PENALTY
         if idx.by_relevance:
-            score *= 1 + PASSAGE_PRIOR / (1 + line.passage)
+            score *= 1 + PASSAGE_PRIOR * PASSAGE_DECAY**line.passage
         out.append(Ranked(line, score, cover / total))
     out.sort(key=lambda r: (-r.score, r.line.position))
     return out
