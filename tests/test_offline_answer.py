@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.providers.offline_answer import OfflineAnswerer, answer
 from bench.run.answer_prompt import ABSTAIN, load_answer_prompt
 
@@ -120,3 +122,91 @@ def test_fact_lines_by_the_other_speaker_abstain_like_turns_do() -> None:
     )
     assert answer("What did Caroline run a charity race for?", facts) == ABSTAIN
     assert answer("What did Melanie run a charity race for?", facts) != ABSTAIN
+
+
+DATED = """[Session 1 — 1:00 pm on 3 July, 2023]
+Maria: I started a new pottery class and I love it.
+[Session 2 — 2:00 pm on 7 July, 2023]
+John: Hey Maria! My old area was hit by a nasty flood last week.
+Maria: Well, I'm off to have dinner with some friends from the gym. Talk later!"""
+
+
+def test_a_date_in_the_question_picks_the_lines_said_that_day() -> None:
+    # The date's words are in the session header, not in the lines; the anchor matches.
+    assert "dinner" in answer("What did Maria plan to do later on 7 July, 2023?", DATED)
+
+
+def test_a_name_used_as_address_does_not_make_the_line_about_that_person() -> None:
+    # John's flood line greets Maria; asked about Maria's area, the reader abstains.
+    assert answer("What natural disaster hit Maria's old area?", DATED) == ABSTAIN
+    assert answer("What natural disaster hit John's old area?", DATED) != ABSTAIN
+
+
+def test_typed_answers_feelings_titles_seasons_and_months() -> None:
+    context = (
+        "[Session 1 — 4:00 pm on 8 October, 2023]\n"
+        'Joanna: I loved reading "Charlotte\'s Web" as a kid.\n'
+        "Joanna: Someone wrote me a letter. Their words touched me and I felt grateful.\n"
+        "Nate: We went camping at the lake last summer with the dogs.\n"
+        "Nate: I adopted a turtle on 3 June 2023."
+    )
+    assert answer("What book did Joanna read as a kid?", context) == "Charlotte's Web"
+    assert answer("How did Joanna feel about the letter?", context) == "touched, grateful"
+    assert answer("When did Nate go camping?", context) == "summer 2023"
+    assert answer("Which month did Nate adopt a turtle?", context) == "June 2023"
+    assert answer("Where did Nate go camping?", context) == "lake"
+
+
+def test_spans_leave_out_when_it_was_said_and_chatter() -> None:
+    context = (
+        "[Session 1 — 4:00 pm on 8 October, 2023]\n"
+        "Gina: Wow, last week I actually launched a fashion internship program!"
+    )
+    assert answer("What did Gina launch?", context) == "fashion internship program"
+
+
+def test_how_many_times_counts_the_sessions_that_tell_it() -> None:
+    context = (
+        "[Session 1 — 4:00 pm on 8 May, 2023]\n"
+        "Nate: I walked my turtles in the park today.\n"
+        "[Session 2 — 4:00 pm on 9 June, 2023]\n"
+        "Nate: I walked my turtles along the beach."
+    )
+    assert answer("How many times has Nate walked his turtles?", context) == "2"
+
+
+def test_a_sentence_that_enumerates_gives_comma_separated_items() -> None:
+    context = "[Session 1 — 4:00 pm on 8 May, 2023]\nMelanie: I play the clarinet and the violin."
+    assert answer("What instruments does Melanie play?", context) == "clarinet, violin"
+
+
+# rag's context: windows in order of retrieval score, so their dates go back in time.
+WINDOWS = (
+    "[Session 3 — 4:00 pm on 9 June, 2023]\n"
+    "Nate: I adopted a turtle this week.\n"
+    "Joanna: So cute!\n"
+    "\n"
+    "[Session 1 — 4:00 pm on 8 May, 2023]\n"
+    "Nate: I bought a turtle tank.\n"
+    "Joanna: Nice!"
+)
+
+
+def test_passages_going_back_in_time_are_read_in_relevance_order() -> None:
+    from bench.providers.offline_reader.index import PASSAGE_DECAY, PASSAGE_PRIOR, index, rank
+
+    assert index(WINDOWS).by_relevance
+    assert not index(CONTEXT).by_relevance  # a transcript runs forward in time
+    ranked = rank(index(WINDOWS), "What did Nate do with a turtle?")
+    first, second = (r for r in ranked if r.line.speaker == "Nate")
+    # Same overlap ("turtle"); the first passage's line scores PASSAGE_PRIOR more.
+    assert first.score == pytest.approx(
+        second.score * (1 + PASSAGE_PRIOR) / (1 + PASSAGE_PRIOR * PASSAGE_DECAY)
+    )
+    assert first.line.passage == 0 and second.line.passage == 1
+
+
+def test_a_when_question_sharing_no_word_is_dated_from_the_first_passage() -> None:
+    assert answer("When did Nate get his new pet reptile?", WINDOWS) == "9 June 2023"
+    # In a transcript (no relevance order) the same question abstains.
+    assert answer("When did Nate get his new pet reptile?", CONTEXT) == ABSTAIN

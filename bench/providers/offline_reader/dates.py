@@ -63,7 +63,31 @@ def _relative(text: str, anchor: date | None) -> str | None:
         lead = "the" if count in ("a", "one") else count
         plural = "" if lead == "the" else "s"
         return f"{lead} {unit}{plural} before {format_date(anchor)}"
-    return first_relative(text, anchor)
+    return first_relative(text, anchor) or _season(text, anchor)
+
+
+_SEASON = re.compile(r"\b(last|this|next) (summer|winter)\b", re.IGNORECASE)
+_SEASON_LAST_MONTH = {"summer": 8, "winter": 2}
+
+
+def _season(text: str, anchor: date) -> str | None:
+    """`last summer` said in May 2023 → `summer 2022` (in October 2023 → `summer 2023`).
+
+    A season is named by the year it falls in (winter by the year of its January), the
+    form LoCoMo's gold answers use; `last` is the latest one that has ended by the anchor
+    date, `this` the one of the anchor's year, `next` the first one not yet begun.
+    """
+    match = _SEASON.search(text)
+    if not match:
+        return None
+    which, season = match.group(1).lower(), match.group(2).lower()
+    ended = anchor.month > _SEASON_LAST_MONTH[season]
+    year = anchor.year
+    if which == "last":
+        year -= 0 if ended else 1
+    elif which == "next":
+        year += 1 if ended or season == "winter" else 0
+    return f"{season} {year}"
 
 
 def _explicit(text: str) -> str | None:
@@ -71,3 +95,35 @@ def _explicit(text: str) -> str | None:
     if not match:
         return None
     return re.sub(r"(\d)(?:st|nd|rd|th)\b", r"\1", match.group(1)).replace(",", "")
+
+
+_TIME_PHRASE = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this (?:week|weekend|month|year|"
+    rf"morning|summer|winter|spring|fall)|since|(?:19|20)\d{{2}}|{_MONTHS})\b",
+    re.IGNORECASE,
+)
+
+
+def says_when(text: str) -> bool:
+    """The text places something in time (a relative phrase, a month or a year)."""
+    return bool(_TIME_PHRASE.search(text))
+
+
+_MONTH_YEAR = re.compile(rf"\b({_MONTHS}) (\d{{4}})\b")
+_GRAIN = re.compile(r"\b(?:what|which) (?P<grain>month|year)\b|\bin which month's\b")
+
+
+def coarsen(answer: str, question: str) -> str:
+    """The date answer cut to the grain the question asks for.
+
+    "Which month …?" → `May 2023`, "Which year …?" → `2023`; other questions keep the
+    answer as it is.
+    """
+    asked = _GRAIN.search(question.lower())
+    if not asked:
+        return answer
+    if asked.group("grain") == "year":
+        year = _YEAR.findall(answer)
+        return year[-1] if year else answer
+    month = _MONTH_YEAR.search(answer)
+    return f"{month.group(1)} {month.group(2)}" if month else answer

@@ -3,7 +3,9 @@
 Lines are dated by the nearest `[Session n — date]` header above them, a leading
 `(8 May 2023)` or a `(valid 8 May 2023 – …)` window (memory arms' fact markup). Lines
 that open with a tag (`<FACTS>`, `<ANSWER_TYPE>…`) are wrappers or instructions to the
-reader, never evidence, so they are dropped here and can never be answered from.
+reader, never evidence, so they are dropped here and can never be answered from. A turn
+repeated under the same session date (rag's overlapping windows) is kept once, so it
+neither lowers its own terms' IDF nor fills two places of a list answer.
 
 Ranking: a line's score is the IDF-weighted sum of the question's stemmed content terms
 it contains,
@@ -13,7 +15,12 @@ it contains,
 
 with N the number of lines, `penalty` = OTHER_SPEAKER_PENALTY for a line by a speaker
 other than the one the question names (and not mentioning them), QUESTION_PENALTY for a
-line that only asks a question, and coverage = overlap / Σ_{t ∈ q} idf(t).
+line that only asks a question, and 1 + PASSAGE_PRIOR · PASSAGE_DECAY^k for a line of the k-th
+passage when the passages go back in time (`relevance_ordered`: a retriever's order, not
+a transcript's), and coverage = overlap / Σ_{t ∈ q} idf(t). A date the
+question names ("on 7 July, 2023", `when_asked`) counts as one term of q in place of its
+words, held by the lines said on that day (or in that month), df = how many those are.
+A name used only to address someone ("Hey Jon!") is not a mention (`mentions`).
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 
+from bench.providers.offline_reader.when_asked import anchor_day, asked_date
 from bench.text import content_terms
 
 NEIGHBOUR = 0.5
@@ -30,6 +39,11 @@ NEIGHBOUR = 0.5
 OTHER_SPEAKER_PENALTY = 0.6
 QUESTION_PENALTY = 0.85
 """A turn that asks a question rarely holds the answer; the reply after it does."""
+PASSAGE_PRIOR = 0.2
+"""Passages in order of relevance (`relevance_ordered`): the line of the k-th passage
+(0-based) scores PASSAGE_PRIOR · PASSAGE_DECAY^k more, so the retriever's ranking breaks
+near-ties in overlap."""
+PASSAGE_DECAY = 0.7
 
 _HEADER = re.compile(r"^\s*\[Session \d+ — (?P<date>[^\]]+)\]")
 _SPEAKER = re.compile(r"^\s*(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*:\s*")
@@ -56,6 +70,8 @@ class Line:
     """Stemmed content terms of `text`."""
     position: int
     """0-based order of the line in the context (stable tie-break)."""
+    passage: int = 0
+    """0-based order of the passage (block between blank lines) the line is in."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,9 @@ class Index:
     """Every `Name:` speaker seen."""
     postings: dict[str, tuple[int, ...]]
     """Positions of the lines holding each term (scoring touches only matching lines)."""
+    by_relevance: bool = False
+    """The passages are not in date order, so they were put in order of relevance
+    (`relevance_ordered`): `rank` then gives earlier passages PASSAGE_PRIOR."""
 
 
 @lru_cache(maxsize=32)
@@ -77,7 +96,12 @@ def index(context: str) -> Index:
     """Parse and index a context block once; raw contexts repeat for every question."""
     lines: list[Line] = []
     anchor: str | None = None
+    seen: set[tuple[str, str | None]] = set()
+    passage = 0
     for raw in context.splitlines():
+        if not raw.strip():
+            passage += 1 if lines and lines[-1].passage == passage else 0
+            continue
         header = _HEADER.match(raw)
         if header:
             anchor = header.group("date")
@@ -85,13 +109,14 @@ def index(context: str) -> Index:
         if _TAG_LINE.match(raw):
             continue
         text, own_date = strip_markup(raw)
-        if not text:
-            continue
+        if not text or (own_date is None and (text, anchor) in seen):
+            continue  # overlapping transcript windows repeat turns; count each turn once
+        seen.add((text, anchor))
         speaker = _SPEAKER.match(text)
         name = speaker.group("name") if speaker else None
         body = text[speaker.end() :] if speaker else text
         terms = frozenset(content_terms(text))
-        lines.append(Line(text, body, own_date or anchor, name, terms, len(lines)))
+        lines.append(Line(text, body, own_date or anchor, name, terms, len(lines), passage))
     postings: dict[str, list[int]] = {}
     for line in lines:
         for t in line.terms:
@@ -99,7 +124,24 @@ def index(context: str) -> Index:
     n = max(len(lines), 1)
     idf = {t: math.log(1 + n / len(ids)) for t, ids in postings.items()}
     speakers = frozenset(line.speaker for line in lines if line.speaker)
-    return Index(tuple(lines), idf, speakers, {t: tuple(ids) for t, ids in postings.items()})
+    posted = {t: tuple(ids) for t, ids in postings.items()}
+    return Index(tuple(lines), idf, speakers, posted, relevance_ordered(lines))
+
+
+def relevance_ordered(lines: list[Line]) -> bool:
+    """Some passage opens on a date earlier than the passage before it.
+
+    A transcript or a session list runs forward in time; passages that go back in time
+    were put in order by something else: a retriever's score (rag's top-k windows), so
+    the first passages are the ones the retriever judged most relevant.
+    """
+    opening: dict[int, date] = {}
+    for line in lines:
+        day = anchor_day(line.anchor) if line.anchor else None
+        if day is not None and line.passage not in opening:
+            opening[line.passage] = day
+    days = [opening[p] for p in sorted(opening)]
+    return any(later < earlier for earlier, later in zip(days, days[1:], strict=False))
 
 
 @lru_cache(maxsize=4096)
@@ -139,11 +181,29 @@ class Ranked:
     """score / total question weight, in [0, 1]."""
 
 
-def question_weights(idx: Index, question: str) -> dict[str, float]:
-    """IDF weight of each distinct content term of the question (unseen terms: max IDF)."""
+def question_weights(
+    idx: Index, question: str, skip: frozenset[str] = frozenset()
+) -> dict[str, float]:
+    """IDF weight of each distinct content term of the question but `skip` (unseen: max IDF).
+
+    `rank` skips the words of a date the question is pinned to when some line was said
+    on it: `date_matches` scores that date against the lines' anchors instead.
+    """
     default_idf = math.log(1 + max(len(idx.lines), 1))
     # Sorted: float sums must not depend on set order, which changes with the hash seed.
-    return {t: idx.idf.get(t, default_idf) for t in sorted(set(content_terms(question)))}
+    terms = sorted(set(content_terms(question)) - skip)
+    return {t: idx.idf.get(t, default_idf) for t in terms}
+
+
+def date_matches(idx: Index, question: str) -> tuple[float, tuple[int, ...]]:
+    """The IDF weight of the question's date and the lines said on it (none: 0, ())."""
+    asked = asked_date(question)
+    if asked is None:
+        return 0.0, ()
+    hits = tuple(line.position for line in idx.lines if asked.holds(line.anchor))
+    if not hits:
+        return 0.0, ()
+    return math.log(1 + len(idx.lines) / len(hits)), hits
 
 
 def named_speakers(idx: Index, question: str) -> set[str]:
@@ -154,8 +214,10 @@ def named_speakers(idx: Index, question: str) -> set[str]:
 
 def rank(idx: Index, question: str) -> list[Ranked]:
     """Lines with a positive score, best first; exact ties keep context order."""
-    weight = question_weights(idx, question)
-    total = sum(weight.values())
+    date_weight, dated = date_matches(idx, question)
+    asked = asked_date(question)
+    weight = question_weights(idx, question, asked.terms if asked and dated else frozenset())
+    total = sum(weight.values()) + date_weight
     if not weight or not idx.lines:
         return []
     named = named_speakers(idx, question)
@@ -167,6 +229,8 @@ def rank(idx: Index, question: str) -> list[Ranked]:
             overlap[i] = overlap.get(i, 0.0) + w
             if t not in names:
                 topical.add(i)
+    for i in dated:
+        overlap[i] = overlap.get(i, 0.0) + date_weight
     out = []
     for i in sorted(topical):
         line, cover = idx.lines[i], overlap[i]
@@ -175,6 +239,8 @@ def rank(idx: Index, question: str) -> list[Ranked]:
             score *= OTHER_SPEAKER_PENALTY
         if line.body.rstrip().endswith("?"):
             score *= QUESTION_PENALTY
+        if idx.by_relevance:
+            score *= 1 + PASSAGE_PRIOR * PASSAGE_DECAY**line.passage
         out.append(Ranked(line, score, cover / total))
     out.sort(key=lambda r: (-r.score, r.line.position))
     return out
@@ -184,8 +250,7 @@ def spoken_by_someone_else(line: Line, named: set[str]) -> bool:
     """The question names a speaker; this line is by another and does not mention them."""
     if not named or not line.speaker or line.speaker in named:
         return False
-    low = line.text.lower()
-    return not any(n.lower() in low for n in named)
+    return not mentions(line.body, named)
 
 
 def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) -> bool:
@@ -199,5 +264,29 @@ def about_someone_else(line: Line, named: set[str], speakers: frozenset[str]) ->
     first = re.split(r"['’\s]", line.text, maxsplit=1)[0]
     if not named or first not in speakers or first in named:
         return False
-    low = line.text.lower()
-    return not any(n.lower() in low for n in named)
+    return not mentions(line.text, named)
+
+
+_VOCATIVE = re.compile(
+    r"\b(?:hey|hi|hello|thanks|thank you|congrats|congratulations|wow|oh|yeah|sorry|bye|"
+    r"dear|so|aw+|ha+)\W{0,3}$",
+    re.IGNORECASE,
+)
+
+
+def mentions(text: str, named: set[str]) -> bool:
+    """`text` speaks about one of the named speakers, not merely to them.
+
+    A name used as a form of address ("Hey Jon!", "Thanks, Jon.", "Jon, look") does
+    not make another speaker's line about Jon: Gina telling Jon about her store is
+    still about Gina's store. A mention followed by , ! ? or opening the text after a
+    greeting word is taken as address.
+    """
+    for name in named:
+        for match in re.finditer(rf"\b{re.escape(name)}\b", text, re.IGNORECASE):
+            after = text[match.end() : match.end() + 1]
+            before = text[: match.start()]
+            if after in {"!", "?", ","} or _VOCATIVE.search(before):
+                continue
+            return True
+    return False

@@ -1,7 +1,8 @@
 """What kind of answer a question asks for, read from its wording alone.
 
 The type picks the extraction rule (see `bench.providers.offline_answer`): a date, a
-duration, a number, yes/no, a person, a place, a reason, a list of things, or a span.
+duration, a number, yes/no, a person, a place, a reason, a title (of a book, film, song
+or game, when quoted), a feeling, a list of things, or a span.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ class Kind(Enum):
     WHO = "who"
     WHERE = "where"
     WHY = "why"
+    TITLE = "title"
+    FEELING = "feeling"
     LIST = "list"
     SPAN = "span"
 
@@ -38,7 +41,16 @@ _WHERE = re.compile(
     r"^\s*(?:where|(?:what|which|in what|in which) (?:city|country|state|place|town|"
     r"location|park|restaurant|store|shop|school|beach|island|region|area)s?)\b"
 )
+_TITLE = re.compile(
+    r"^\s*(?:what|which)(?: \w+)? (?:book|novel|movie|film|song|game|video game|show|"
+    r"series|album|band|play|painting)\b"
+)
+_FEELING = re.compile(
+    r"^\s*(?:how (?:did|does|do|is|was|were) .*\bfeel(?:s|ing)?\b|(?:what|which) (?:emotions?|"
+    r"feelings?)\b|(?:what|how) .*\breact(?:ion|ed)?\b)"
+)
 _WHY = re.compile(r"^\s*(?:why|what (?:made|motivated|inspired|led|caused|prompted))\b")
+_PHOTO = re.compile(r"\b(?:photos?|pictures?|pics?|images?|photographs?)\b")
 _HEAD = re.compile(r"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?) of\s+)?(?P<rest>.*)")
 _PLURAL = re.compile(r"^[a-z-]+(?:ies|[^s'u]s)$")
 _VERBS_TEXT = "is are was were do does did has have had will would can could"
@@ -65,6 +77,10 @@ def kind_of(question: str) -> Kind:
         return Kind.WHERE
     if _WHY.match(low):
         return Kind.WHY
+    if _TITLE.match(low):
+        return Kind.TITLE
+    if _FEELING.match(low):
+        return Kind.FEELING
     if asks_for_list(low):
         return Kind.LIST
     return Kind.SPAN
@@ -80,3 +96,8 @@ def asks_for_list(low: str) -> bool:
             if any(_PLURAL.match(w) and w not in _NOT_NOUNS for w in word.split("/")):
                 return True
     return bool(_LIST_WORDS.search(low)) and low.startswith(("what", "which"))
+
+
+def asks_about_photo(question: str) -> bool:
+    """The question is about a photo someone shared ("What did Nate share a photo of?")."""
+    return bool(_PHOTO.search(question.lower()))

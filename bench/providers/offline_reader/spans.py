@@ -25,8 +25,16 @@ _LEADING_TEXT = """to a an the is was are were be been being that it it's its i 
     he she his her they them their he's she's they're got get going gonna would could
     will can yes yeah oh well then"""
 _LEADING = frozenset(_LEADING_TEXT.split())
-_FILLER_TEXT = "wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol"
+_FILLER_TEXT = """wow hey hi thanks thank awesome cool great amazing sure totally yeah haha lol
+    definitely actually pretty super glad guess congrats oops oof woohoo woah whoa yay yep yup
+    nope ok okay hmm phew ah aw aww omg gosh btw anyway anyways plus
+    photo photos pic pics picture pictures know think thought mean tell told say said hear heard
+    talk talked chat chatting"""
 _FILLER = frozenset(_FILLER_TEXT.split())
+_WHEN_SAID_TEXT = """last yesterday today tonight tomorrow lately recently ago week weeks weekend
+    weekends month months year years monday tuesday wednesday thursday friday saturday sunday
+    morning evening night"""
+_WHEN_SAID = frozenset(_WHEN_SAID_TEXT.split())
 _NUMBER = re.compile(
     r"\b(\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"fifteen|twenty|thirty|forty|fifty|hundred|a couple|a few|several)\b",
@@ -42,6 +50,7 @@ _NAME = re.compile(r"(?<![.!?]\s)\b([A-Z][a-z'’-]+(?:\s+(?:[A-Z][a-z'’-]+|of
 _PLACE = re.compile(
     r"\b(?:in|at|to|from|near|visit(?:ed|ing)?)\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
 )
+_CAPTION = re.compile(r"^an? (?:photo|photograph|photography|picture|image)(?: of)?\s+", re.I)
 _REASON = re.compile(r"\b(?:because|since|so that|as|to)\b\s+(.*)", re.IGNORECASE)
 
 
@@ -89,11 +98,16 @@ def _clause(toks: list[str], q_terms: frozenset[str], limit: int) -> str:
 
 
 def content_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WORDS) -> str:
-    """The sentence's content words that the question does not contain, in order."""
+    """The sentence's content words that the question does not contain, in order.
+
+    Words that only place the telling in time ("last week", "yesterday") are left out:
+    the anchor dates the line, and a question that is not a "when" question never asks
+    for them (date answers come from `dates`, not from here).
+    """
     kept = []
     for tok in tokens(sentence):
         low = re.split("['’]", tok.lower())[0]
-        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER:
+        if not tok[0].isalnum() or low in STOPWORDS or low in _FILLER or low in _WHEN_SAID:
             continue
         if not _is_question_word(tok, q_terms):
             kept.append(tok)
@@ -117,8 +131,8 @@ def name_span(sentence: str, question: str, exclude: set[str]) -> str | None:
     q_terms = frozenset(content_terms(question))
     for match in _NAME.finditer(sentence):
         name = match.group(1)
-        first = name.split()[0].lower()
-        if first in STOPWORDS or first in _FILLER or name in exclude:
+        first = re.split("['’]", name.split()[0].lower())[0]
+        if first in STOPWORDS or first in _FILLER or first in _LEADING or name in exclude:
             continue
         if all(stem(w.lower()) in q_terms for w in name.split()):
             continue
@@ -140,3 +154,61 @@ def reason_span(sentence: str, q_terms: frozenset[str]) -> str | None:
     """The clause after because/since/so that/to, if the sentence gives a reason."""
     match = _REASON.search(sentence)
     return _clause(tokens(match.group(1)), q_terms, MAX_SPAN_WORDS + 2) if match else None
+
+
+def caption_text(sentence: str) -> str | None:
+    """What a shared photo shows (`a photo of a red kite` → `a red kite`); None if no caption.
+
+    `index.sentences` splits `[shares a photo: …]` off as its own sentence, which then
+    opens with `a photo of`.
+    """
+    match = _CAPTION.match(sentence)
+    return sentence[match.end() :] if match else None
+
+
+_ENUMERATION = re.compile(r",|;|\s+(?:and|or|as well as)\s+", re.IGNORECASE)
+
+
+def list_items(sentence: str, q_terms: frozenset[str], limit: int) -> list[str]:
+    """The items a sentence enumerates, each cut to its new content words.
+
+    "I play the clarinet and the violin" lists two things; as one span they would match
+    only one item of a list answer. A sentence without commas or "and"/"or" gives one item.
+    """
+    parts = [content_span(p, q_terms, limit) for p in _ENUMERATION.split(sentence)]
+    return [p for p in parts if p]
+
+
+def enumerated_span(sentence: str, q_terms: frozenset[str], limit: int = CONTENT_WORDS) -> str:
+    """`content_span` with the sentence's own enumeration kept: items joined by commas.
+
+    The same words as `content_span` (at most `limit` in all), so a single answer reads
+    the same; a list the sentence makes stays a list.
+    """
+    out: list[str] = []
+    left = limit
+    for item in list_items(sentence, q_terms, limit):
+        words = item.split()[:left]
+        if not words:
+            break
+        out.append(" ".join(words))
+        left -= len(words)
+    return ", ".join(out)
+
+
+_QUOTED = re.compile(r"[\"“]([^\"“”]{2,80})[\"”]")
+
+
+def title_span(sentence: str, question: str) -> str | None:
+    """A quoted title in the sentence ("Charlotte's Web"), one the question does not name.
+
+    Titles of books, films, songs and games are often written in quotes. (Capitalised
+    words were tried as well: they helped on the dev conversations and hurt on the held-out
+    ones, so a title without quotes is left to the plain span.)
+    """
+    q_terms = frozenset(content_terms(question))
+    for match in _QUOTED.finditer(sentence):
+        title = match.group(1).strip()
+        if not all(stem(w.lower()) in q_terms for w in re.findall(r"[\w'’]+", title)):
+            return title
+    return None
