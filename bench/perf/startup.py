@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.paths import PROJECT_ROOT
 
 MODULES = ("bench", "bench.summarise", "bench.run")
-COMMITTED_RUN = PROJECT_ROOT / "results" / "locomo-offline-v0.2.0"
+COMMITTED_RUN = PROJECT_ROOT / "results" / "locomo-offline-v0.3.0"
 _COMPOSE = (
     "import time; t, tc = time.perf_counter(), time.process_time()\n"
     "from hydra import compose, initialize_config_dir\n"

@@ -21,8 +21,8 @@ from bench.summarise.stats import mean
 
 OFFLINE_CAUTION = (
     "Caution: a pipeline check and a reachability measure, not a proxy for LLM accuracy "
-    "(published LLM-judged LoCoMo ranks raw > rag > tuned > neuromorphic; the offline "
-    "reader agrees with it on 33% of raw-arm questions; see README)"
+    "(published LLM-judged LoCoMo ranks raw > rag > tuned > neuromorphic; an earlier "
+    "offline reader agreed with it on 33% of raw-arm questions; see README)"
 )
 """The one-line caution every offline summary prints."""
 
