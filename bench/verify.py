@@ -19,6 +19,7 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,13 +133,32 @@ def manifest_bytes(manifest: Manifest) -> bytes:
     return (json.dumps(manifest.to_json(), indent=1, sort_keys=False) + "\n").encode("utf-8")
 
 
+def manifest_current(run_dir: Path) -> bool:
+    """True when `MANIFEST.json` exists and is at least as new as every result file.
+
+    make's rule, as for the report (`bench.run.resume.report_current`): a session that
+    wrote nothing need not hash 16 MB of records again to find the manifest unchanged.
+    A file written or edited after the manifest is newer, so the manifest is rebuilt
+    exactly when `write_manifest` would have found a difference by hashing.
+    """
+    path = run_dir / MANIFEST
+    if not path.is_file():
+        return False
+    written = path.stat().st_mtime_ns
+    return all(p.stat().st_mtime_ns <= written for p in result_files(run_dir))
+
+
 def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
     """Write `MANIFEST.json` (and `MANIFEST.sig` when an Ed25519 key is given)."""
     manifest = build_manifest(run_dir)
     data = manifest_bytes(manifest)
     path = run_dir / MANIFEST
     if key is None and path.is_file() and path.read_bytes() == data:
-        return path  # unchanged: not rewritten (a finished run may sit in a read-only folder)
+        try:  # unchanged: not rewritten, only marked as checked now (see manifest_current)
+            os.utime(path)
+        except OSError:  # a finished run in a read-only folder stays as it is
+            pass
+        return path
     write_text_atomic(path, data.decode("utf-8"))
     if key is not None:
         from bench.signing import sign

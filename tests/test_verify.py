@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.verify import MANIFEST, main, verify_run, write_manifest
+from bench.verify import MANIFEST, main, manifest_current, verify_run, write_manifest
 from tests.e2e_support import ROOT, run_cli
 
 COMMITTED = sorted(p for p in (ROOT / "results").iterdir() if (p / "run.json").is_file())
@@ -52,6 +52,20 @@ def test_any_edit_fails_with_one_line_per_file(
         "extra questions/smoke-9_0.json",
     ]
     assert lines[-1].startswith(f"FAILED {run_copy}: 4 mismatches")
+
+
+def test_manifest_current_until_a_result_file_is_newer(run_copy: Path) -> None:
+    """make's rule: current after writing; a record written later makes it stale."""
+    import os
+
+    write_manifest(run_copy)
+    assert manifest_current(run_copy)
+    record = sorted((run_copy / "questions").glob("*.json"))[0]
+    later = (run_copy / MANIFEST).stat().st_mtime_ns + 1_000_000_000
+    os.utime(record, ns=(later, later))
+    assert not manifest_current(run_copy)
+    (run_copy / MANIFEST).unlink()
+    assert not manifest_current(run_copy)
 
 
 def test_caches_and_reports_are_not_results(run_copy: Path) -> None:

@@ -65,14 +65,16 @@ def _hydra_main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
-            from bench.suite.sweep import record_sweep_job, run_outcomes
+            from bench.suite.sweep import in_multirun, record_sweep_job, run_outcomes
 
-            record_sweep_job("run", run_outcomes(outcome.run_dir))  # in a -m sweep only
+            if in_multirun():  # reads every record: only a -m sweep job has a table to feed
+                record_sweep_job("run", run_outcomes(outcome.run_dir))
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
-            from bench.verify import write_manifest
+            from bench.verify import manifest_current, write_manifest
 
-            write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
+            if outcome.written or not manifest_current(outcome.run_dir):
+                write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
         if (remote := remote_run(run_cfg)) is not None:
             remote.push_top()  # SUMMARY.md, MANIFEST.json, report.html
     except BenchError as exc:

@@ -47,6 +47,11 @@ def job_dirs(out: str, stores: str | None) -> tuple[str, str | None]:
     return str(job[1]), stores or str(job[0])
 
 
+def in_multirun() -> bool:
+    """True inside a Hydra multirun job (`-m`): only then is there a sweep table to feed."""
+    return _multirun_job() is not None
+
+
 def record_sweep_job(tool: str, outcomes: Outcomes, extra: dict[str, Any] | None = None) -> None:
     """In a multirun, store this job's outcomes and re-render the paired sweep table."""
     job = _multirun_job()
