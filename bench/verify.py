@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -154,10 +155,10 @@ def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
     data = manifest_bytes(manifest)
     path = run_dir / MANIFEST
     if key is None and path.is_file() and path.read_bytes() == data:
-        try:  # unchanged: not rewritten, only marked as checked now (see manifest_current)
+        # unchanged: not rewritten, only marked as checked now (see manifest_current); a
+        # finished run in a read-only folder stays as it is
+        with contextlib.suppress(OSError):
             os.utime(path)
-        except OSError:  # a finished run in a read-only folder stays as it is
-            pass
         return path
     write_text_atomic(path, data.decode("utf-8"))
     if key is not None:
