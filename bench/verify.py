@@ -135,18 +135,26 @@ def manifest_bytes(manifest: Manifest) -> bytes:
 
 
 def manifest_current(run_dir: Path) -> bool:
-    """True when `MANIFEST.json` exists and is at least as new as every result file.
+    """True when `MANIFEST.json` lists exactly the result files and none is newer than it.
 
-    make's rule, as for the report (`bench.run.resume.report_current`): a session that
-    wrote nothing need not hash 16 MB of records again to find the manifest unchanged.
-    A file written or edited after the manifest is newer, so the manifest is rebuilt
-    exactly when `write_manifest` would have found a difference by hashing.
+    make's rule, as for the report (`bench.run.resume.report_current`), plus the file
+    list: a session that wrote nothing need not hash 16 MB of records again to find the
+    manifest unchanged. A file written or edited after the manifest is newer, and one
+    added or removed changes the list, so the manifest is rebuilt in those cases (a
+    file whose mtime was set back by hand is the one change this cannot see).
     """
     path = run_dir / MANIFEST
     if not path.is_file():
         return False
     written = path.stat().st_mtime_ns
-    return all(p.stat().st_mtime_ns <= written for p in result_files(run_dir))
+    files = result_files(run_dir)
+    if any(p.stat().st_mtime_ns > written for p in files):
+        return False
+    try:
+        _, manifest = read_manifest(run_dir)
+    except VerifyError:
+        return False
+    return manifest.files.keys() == {p.relative_to(run_dir).as_posix() for p in files}
 
 
 def write_manifest(run_dir: Path, key: Path | None = None) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -55,14 +56,16 @@ def test_any_edit_fails_with_one_line_per_file(
 
 
 def test_manifest_current_until_a_result_file_is_newer(run_copy: Path) -> None:
-    """make's rule: current after writing; a record written later makes it stale."""
-    import os
-
+    """make's rule plus the file list: a newer or a removed record makes it stale."""
     write_manifest(run_copy)
     assert manifest_current(run_copy)
     record = sorted((run_copy / "questions").glob("*.json"))[0]
-    later = (run_copy / MANIFEST).stat().st_mtime_ns + 1_000_000_000
-    os.utime(record, ns=(later, later))
+    earlier = record.stat().st_mtime_ns - 1_000_000_000  # the record now newer than it
+    os.utime(run_copy / MANIFEST, ns=(earlier, earlier))
+    assert not manifest_current(run_copy)
+    write_manifest(run_copy)
+    assert manifest_current(run_copy)
+    record.unlink()  # a removed file leaves nothing newer: the file list tells
     assert not manifest_current(run_copy)
     (run_copy / MANIFEST).unlink()
     assert not manifest_current(run_copy)

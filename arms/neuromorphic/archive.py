@@ -206,15 +206,6 @@ class ColdArchive:
         )
         return [fid for (fid,) in rows]
 
-    def version(self) -> tuple[int, int]:
-        """(rows this connection changed, commits by other connections) of the file.
-
-        While it stays equal, so do the file's contents (sqlite3 `total_changes`,
-        `PRAGMA data_version`).
-        """
-        row = self._conn.execute("PRAGMA data_version").fetchone()
-        return self._conn.total_changes, int(row[0])
-
     def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """The rows of a read-only query (in-memory indexes built beside the archive)."""
         return self._conn.execute(sql, params).fetchall()
