@@ -19,7 +19,6 @@ The context block the answerer sees (worked example, top_k = 2)::
 
 from __future__ import annotations
 
-import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,7 +247,6 @@ def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
 
 def _code_hash() -> str:
     """This module and the turn rendering it embeds."""
-    import bench.types
     from bench.run.checkpoint import source_hash
 
-    return source_hash(inspect.getmodule(RagArm), bench.types)
+    return source_hash(__name__, "bench.types")

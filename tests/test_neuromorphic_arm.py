@@ -259,6 +259,32 @@ def test_code_hash_changes_with_each_module_ingestion_depends_on(
     assert code_hash() != before
 
 
+def test_code_hash_reads_module_sources_without_importing_them() -> None:
+    """Hashing the engine's code must not import the LanceDB hot store (and pyarrow)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from arms.neuromorphic.arm import code_hash; code_hash(); "
+        "print(sorted(m for m in ('arms.neuromorphic.hotstore', 'pyarrow', 'lancedb') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_module_file_is_where_import_would_load_the_module_from() -> None:
+    import importlib
+
+    from bench.run.checkpoint import module_file
+
+    name = "arms.neuromorphic.hotstore"
+    expected = module_file(name)
+    assert expected == Path(str(importlib.import_module(name).__file__))
+    with pytest.raises(ValueError, match="no source file for module"):
+        module_file("arms.neuromorphic.no_such_module")
+
+
 def test_query_reinforcement_never_leaks_into_a_later_run(tmp_path: Path) -> None:
     conv = _conversation()
     eager = NeuromorphicConfig(flush_every=4, reinforce_on_query=True)

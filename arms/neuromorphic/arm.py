@@ -18,7 +18,6 @@ so every run answers from the same post-ingestion state. The context block the a
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections import OrderedDict
 from dataclasses import asdict
@@ -61,7 +60,7 @@ def hashed_modules() -> tuple[str, ...]:
 
 def code_hash() -> str:
     """Hash of the engine's and its ingestion dependencies' source (checkpoint fingerprint)."""
-    return source_hash(*(importlib.import_module(m) for m in hashed_modules()))
+    return source_hash(*hashed_modules())
 
 
 def conversation_hash(conversation: Conversation) -> str:
