@@ -178,7 +178,11 @@ class QuestionRecord:
     question_type: str | None = None
     """LongMemEval question type (used for grouping); None for LoCoMo."""
     provenance: dict[str, Any] = field(default_factory=dict)
-    """Run, config hash, git commit/dirty and dataset/prompt SHA-256 of the run that wrote it."""
+    """Who wrote it: run, config hash, git commit/dirty, dataset/prompt SHA-256, model ids.
+
+    Also `identity_fingerprint`: a `stable_hash` per identity key a resume compares
+    (`bench.run.directory.fingerprint`); records before it carry the full `identity`.
+    """
     errata_type: str | None = None
     """The answer-key audit's error type; None when the audit does not list the question."""
     corrected_gold: str | None = None

@@ -93,6 +93,7 @@ def test_run_json_never_holds_the_key(tmp_path, monkeypatch) -> None:
     rundir.write_run_json(run, identity(run, "0" * 64, "1" * 64))
     text = (tmp_path / "run.json").read_text()
     assert secret not in text and "ARMBENCH_TEST_KEY" in text
+    assert secret not in json.dumps(rundir.record_provenance)  # stamped on every record
     assert json.loads(text)["identity"]["dataset_sha256"] == "0" * 64
 
 

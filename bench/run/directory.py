@@ -34,6 +34,14 @@ _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
     "outcome", "errata_sha256",
 )  # fmt: skip
+_THRESHOLD_KEY = "scoring.f1_threshold"
+"""The threshold's fingerprint key: the config path a user changes, as errors name it."""
+_ARM_PREFIX = "arm_options."
+"""Arm options are fingerprinted per arm (`arm_options.<arm>`): runs add arms."""
+_MALFORMED_ARMS = "arm_options"
+"""The fingerprint key of arm options that are no per-arm mapping (always a change)."""
+_MODEL_KEYS = ("answerer", "extractor", "embedder")
+"""Identity keys a record keeps readable (model ids), besides their fingerprints."""
 
 
 def key_env_names(cfg: RunConfig) -> list[str]:
@@ -98,17 +106,20 @@ class RunDirectory:
         """Records this process has written (run.json's provenance follows them)."""
         self._verify_records: dict[str, Any] | None = None
         """The identity every record must match when run.json cannot vouch for them."""
+        self._verify_prints: dict[str, str] = {}
+        """`fingerprint(_verify_records)`, made once for all the records read."""
 
     def check_identity(self, ident: dict[str, Any]) -> None:
         """Refuse to resume a run made under a different identity (name what changed).
 
         run.json is not trusted alone: when it is missing, truncated or foreign (no
         identity in it), every record read later is checked against `ident` instead
-        (`load_record`), from the identity each record carries in its provenance.
+        (`load_record`), from the identity fingerprint each record carries.
         """
         meta, _ = read_run_meta(self.run_json)
         if meta is None or not meta.identity:
             self._verify_records = ident
+            self._verify_prints = fingerprint(ident)
             return
         changed = changed_keys(meta.identity, ident)
         if changed:
@@ -122,17 +133,11 @@ class RunDirectory:
         ident = self._verify_records
         if ident is None:
             return
-        saved = record.provenance.get("identity")
-        if isinstance(saved, dict):
-            changed = changed_keys(saved, ident)
-        else:  # records written before identities were stamped: what they do carry
-            changed = [
-                k for k in ("dataset_sha256", "prompt_sha256")
-                if k in record.provenance and record.provenance[k] != ident[k]
-            ]  # fmt: skip
-            outcomes = {r.outcome for r in record.arms.values() if r.outcome}
-            if outcomes - {ident["outcome"]}:
-                changed.append("outcome")
+        saved = saved_fingerprint(record.provenance)
+        if saved is not None:
+            changed = fingerprint_changes(saved, self._verify_prints)
+        else:
+            changed = _unstamped_changes(record, ident)
         if changed:
             raise ConfigError(
                 f"{path}: run.json is missing or unreadable, and this record was made with "
@@ -163,15 +168,7 @@ class RunDirectory:
         payload = redact_value(meta.to_json(), secret_values(key_env_names(cfg)))
         if self._changed(previous, meta, payload):
             write_json_atomic(contained(self.run_json, self.path), payload)
-        self.record_provenance = {
-            "run": self.path.name,
-            "config_hash": meta.config_hash,
-            "git_commit": meta.provenance.git_commit,
-            "git_dirty": meta.provenance.git_dirty,
-            "dataset_sha256": ident["dataset_sha256"],
-            "prompt_sha256": ident["prompt_sha256"],
-            "identity": ident,
-        }
+        self.record_provenance = record_provenance(meta, payload["identity"], ident)
 
     def _changed(self, previous: RunMeta, meta: RunMeta, payload: dict[str, Any]) -> bool:
         """Whether run.json needs rewriting (a finished run may sit in a read-only folder).
@@ -254,20 +251,87 @@ class RunDirectory:
             contained(legacy, self.path).unlink()
 
 
+def record_provenance(
+    meta: RunMeta, shown_ident: dict[str, Any], ident: dict[str, Any]
+) -> dict[str, Any]:
+    """What every record of this session carries: who wrote it, under which identity.
+
+    The full identity lives in run.json; a record keeps the model ids readable (taken
+    from `shown_ident`, run.json's redacted copy) and a fingerprint of the rest, which
+    is enough to name what changed on a resume without run.json (`fingerprint_changes`).
+    """
+    return {
+        "run": meta.run_name,
+        "config_hash": meta.config_hash,
+        "git_commit": meta.provenance.git_commit,
+        "git_dirty": meta.provenance.git_dirty,
+        "dataset_sha256": ident["dataset_sha256"],
+        "prompt_sha256": ident["prompt_sha256"],
+        **{k: shown_ident[k] for k in _MODEL_KEYS},
+        "identity_fingerprint": fingerprint(ident),
+    }
+
+
+def fingerprint(ident: dict[str, Any]) -> dict[str, str]:
+    """`stable_hash` of every identity value a resume compares, keyed as errors name it.
+
+    Keys: the top-level identity keys, `scoring.f1_threshold`, and `arm_options.<arm>`
+    per arm (arm options that are no mapping: `arm_options`). Keys absent from `ident`
+    (older run.json files) are absent here. Only identity values are hashed, so a
+    fingerprint holds nothing the identity did not.
+    """
+    prints = {k: stable_hash(ident[k]) for k in _IDENTITY_KEYS if k in ident}
+    if "f1_threshold" in ident:
+        prints[_THRESHOLD_KEY] = stable_hash(ident["f1_threshold"])
+    arms = ident.get("arm_options", {})
+    if not isinstance(arms, dict):
+        return {**prints, _MALFORMED_ARMS: stable_hash(arms)}
+    return {**prints, **{f"{_ARM_PREFIX}{n}": stable_hash(o) for n, o in arms.items()}}
+
+
+def fingerprint_changes(saved: dict[str, Any], ours: dict[str, str]) -> list[str]:
+    """The keys whose saved hash differs from this run's, in this run's order.
+
+    A key absent on either side passes (an older identity lacks it; an arm one side did
+    not run is not a change); arm options saved as no per-arm mapping always differ.
+    """
+    changed = [k for k, h in ours.items() if k in saved and saved[k] != h]
+    return [*changed, _MALFORMED_ARMS] if _MALFORMED_ARMS in saved else changed
+
+
 def changed_keys(previous: dict[str, Any], ident: dict[str, Any]) -> list[str]:
     """The identity keys whose saved value differs from this run's (absent keys pass).
 
-    Arm options compare per arm: an arm the earlier session did not run is not a change.
+    The same rule as for a record's fingerprint: both identities are fingerprinted.
     """
-    changed = [k for k in _IDENTITY_KEYS if k in previous and previous[k] != ident[k]]
-    if previous.get("f1_threshold", ident["f1_threshold"]) != ident["f1_threshold"]:
-        changed.append("scoring.f1_threshold")
-    old_arms = previous.get("arm_options", {})
-    if not isinstance(old_arms, dict):
-        return [*changed, "arm_options"]
-    changed += [
-        f"arm_options.{n}" for n, o in ident["arm_options"].items() if old_arms.get(n, o) != o
-    ]
+    return fingerprint_changes(fingerprint(previous), fingerprint(ident))
+
+
+def saved_fingerprint(provenance: dict[str, Any]) -> dict[str, Any] | None:
+    """A record's identity fingerprint (None for records written before identities).
+
+    Records written before fingerprints carry the full identity: it is fingerprinted
+    here, so old and new records are compared by the one rule.
+    """
+    prints = provenance.get("identity_fingerprint")
+    if isinstance(prints, dict):
+        return prints
+    full = provenance.get("identity")
+    return fingerprint(full) if isinstance(full, dict) else None
+
+
+def _unstamped_changes(record: QuestionRecord, ident: dict[str, Any]) -> list[str]:
+    """What changed, for a record written before identities were stamped.
+
+    Such a record carries only its dataset and prompt hashes and its arms' outcome rule.
+    """
+    changed: list[str] = [
+        k for k in ("dataset_sha256", "prompt_sha256")
+        if k in record.provenance and record.provenance[k] != ident[k]
+    ]  # fmt: skip
+    outcomes = {r.outcome for r in record.arms.values() if r.outcome}
+    if outcomes - {ident["outcome"]}:
+        changed.append("outcome")
     return changed
 
 
