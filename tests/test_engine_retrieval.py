@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from arms.neuromorphic.answer_gate import answer_type, gate_note
+from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
 from arms.neuromorphic.hydration import best_sentence
 from arms.neuromorphic.records import FactRow, Recalled, Tier
+from arms.neuromorphic.retrieval import interleave
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.workingset import WorkingSet
 from bench.types import Turn
@@ -195,3 +197,22 @@ def test_hot_scores_gathered_from_the_archive_equal_their_own_pass() -> None:
             want = cosine_scores(hot, len(pos), qvec)
             got = gather_scores(full, pos.astype(np.int64), hot, len(pos), qvec)
             assert got.tobytes() == want.tobytes(), (total, size)
+
+
+def test_spreading_ties_break_by_record_id() -> None:
+    ws = _chain_ws()  # a → b → c → d; from b, a (reverse link) and c tie at 0.5
+    got = spread(ws, np.ones(5), [(1, 1.0)], [], max_hops=1, cap=10, factor=0.5)
+    assert got == [(0, 0.5), (2, 0.5)]
+    assert spread(ws, np.ones(5), [(1, 1.0)], [], max_hops=1, cap=1, factor=0.5) == [(0, 0.5)]
+
+
+def test_cold_hits_interleave_keyword_and_dense_once_each_up_to_the_limit() -> None:
+    assert interleave([1, 2, 3], [2, 4], 10) == [1, 2, 4, 3]
+    assert interleave([1, 2, 3], [2, 4], 3) == [1, 2, 4]
+    assert interleave([], [5, 5, 6], 2) == [5, 6]
+    assert interleave([1], [2], 0) == []
+
+
+def test_query_terms_are_distinct_lower_case_non_stopwords_in_order() -> None:
+    got = query_terms("Where did Alice go? alice moved to Berlin in 2023, a x city")
+    assert got == ["alice", "moved", "berlin", "2023", "city"]

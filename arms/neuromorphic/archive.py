@@ -50,11 +50,8 @@ _TERM = re.compile(r"[a-z0-9]+")
 
 def query_terms(text: str) -> list[str]:
     """The distinct lower-cased non-stopword terms of `text`, in order."""
-    terms: list[str] = []
-    for term in _TERM.findall(text.lower()):
-        if term not in STOPWORDS and term not in terms and len(term) > 1:
-            terms.append(term)
-    return terms
+    words = dict.fromkeys(_TERM.findall(text.lower()))  # distinct, first-seen order
+    return [term for term in words if len(term) > 1 and term not in STOPWORDS]
 
 
 class ColdArchive:

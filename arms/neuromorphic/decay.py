@@ -11,6 +11,7 @@ is frozen at its `invalid_at` turn. CoreAnchor's λ is 0: it never decays.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,10 +43,28 @@ def weights(
     lambdas: np.ndarray,
     eta: float,
 ) -> np.ndarray:
-    """Current weights of many records at turn `t` (frozen at `invalid_at` when invalid)."""
+    """Current weights of many records at turn `t` (frozen at `invalid_at` when invalid).
+
+    λ_eff is read from `lambda_table` (the same products, computed once per table).
+    """
     end = np.where(invalid_at >= 0, np.minimum(invalid_at, t), t)
     dt = np.maximum(end - last_reinforced, 0).astype(np.float64)
-    return np.asarray(w_r * np.exp(-effective_lambda(lambdas[tier], k, eta) * dt))
+    size = int(k.max()) + 1 if len(k) else 1
+    table = lambda_table(tuple(lambdas.tolist()), eta, max(64, 1 << (size - 1).bit_length()))
+    return np.asarray(w_r * np.exp(-table[tier, k] * dt))
+
+
+@lru_cache(maxsize=16)
+def lambda_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarray:
+    """λ_eff of every (tier, k) with k < `size`: `effective_lambda` of each pair.
+
+    k is a small whole number, so a gather from this table replaces an exp per record;
+    numpy's exp is elementwise, so each entry is bitwise the value computed per record.
+    """
+    ks = np.arange(size, dtype=np.float64)
+    table = effective_lambda(np.asarray(lambdas, dtype=np.float64)[:, None], ks, eta)
+    table.setflags(write=False)
+    return table
 
 
 def prune_horizon(lam: float, w_prune: float, k: int = 0, eta: float = 0.15) -> float:

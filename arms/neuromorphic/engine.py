@@ -37,7 +37,7 @@ from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
 from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
-from arms.neuromorphic.retrieval import archived_fact, recall
+from arms.neuromorphic.retrieval import Hit, archived_fact, recall, recall_hits, recalled
 from arms.neuromorphic.rollback import live_events, replay, tally
 from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
@@ -237,22 +237,24 @@ class MemoryEngine:
         t = self.turn
         turns = [[turn.dia_id, turn.render()] for turn in exchange.turns]
         self._emit(t, "exchange", {"date_time": exchange.date_time, "turns": turns})
-        retrieved: list[Recalled] = []
+        retrieved: list[Hit] = []
         weights = self.weights(t)
         if cfg.retrieve_during_ingest:
             text = exchange.text()
             qvec = self._embed([text])[0]
             start = time.perf_counter()
-            retrieved = recall(self.state, self.archive, cfg, text, qvec, weights)
+            retrieved = recall_hits(self.state, self.archive, cfg, text, qvec, weights)
             self.timings["recall"] += time.perf_counter() - start
-        extraction = self._extract(exchange, [r.fact for r in retrieved])
+        shown = retrieved[: cfg.extractor_context_k]  # only these are viewed
+        known = [recalled(self.state, hit, weights).fact for hit in shown]
+        extraction = self._extract(exchange, known)
         self._store(extraction.facts, exchange, t)
         if cfg.prune:
             self._prune(t, weights)
         if cfg.consolidation and t % cfg.consolidate_every == 0:
             self._consolidate(t)
         if cfg.ltp and retrieved:
-            self._reinforce([r.fact.id for r in retrieved], t)
+            self._reinforce([hit.id for hit in retrieved], t)
         self.counters["exchanges"] += 1
         self._write_facts()
         flushed = t % cfg.flush_every == 0

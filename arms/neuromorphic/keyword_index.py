@@ -220,20 +220,26 @@ class KeywordIndex:
         tokens = query_tokens(terms)
         if tokens is None:
             return None
-        score = np.zeros(n, dtype=np.float64)
-        matched = np.zeros(n, dtype=bool)
+        hits, idfs = [], []
         for token in tokens:
             hit = self._posting(token)
             n_hit = 0 if hit is None else len(hit[0])
             idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            if hit is None:
-                continue
-            pos, freq = hit
-            norm = K1 * ((1 - B) + (B * self.size[pos]) / avgdl)
-            score[pos] += idf * ((freq * (K1 + 1.0)) / (freq + norm))
-            matched[pos] = True
+            if hit is not None:
+                hits.append(hit)
+                idfs.append(1e-6 if idf <= 0.0 else idf)
+        if not hits:
+            return []
+        # all terms in one pass: the same elementwise operations, and `np.add.at` adds
+        # each row's terms in term order from 0.0, as a loop of `score[pos] += ...` does
+        pos = np.concatenate([p for p, _ in hits])
+        freq = np.concatenate([f for _, f in hits])
+        idf_of = np.repeat(np.array(idfs), [len(p) for p, _ in hits])
+        norm = K1 * ((1 - B) + (B * self.size[pos]) / avgdl)
+        score = np.zeros(n, dtype=np.float64)
+        np.add.at(score, pos, idf_of * ((freq * (K1 + 1.0)) / (freq + norm)))
+        matched = np.zeros(n, dtype=bool)
+        matched[pos] = True
         rows = np.flatnonzero(matched & self.in_scope[:n])
         ids = self.ids[:n]
         order = np.lexsort((ids[rows], -score[rows]))[:limit]

@@ -13,6 +13,8 @@ Nothing here mutates the state; reinforcement is the caller's decision.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from arms.neuromorphic.archive import ColdArchive, query_terms
@@ -69,12 +71,38 @@ def cold_search(
     terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
     keyword = [f for f in keyword_search(archive, terms, 3 * limit) if index.is_live(f)]
     vectors = [] if archived is None else [f for f, _ in index.dense_search(qvec, limit, archived)]
+    return interleave(keyword, vectors, limit)
+
+
+def interleave(first: list[int], second: list[int], limit: int) -> list[int]:
+    """first[0], second[0], first[1], second[1], ...: each id once, at most `limit`.
+
+    Stops at `limit` ids: an id met later could only be appended after them.
+    """
     merged: list[int] = []
-    for i in range(max(len(keyword), len(vectors))):
-        for hits in (keyword, vectors):
-            if i < len(hits) and hits[i] not in merged:
+    seen: set[int] = set()
+    for i in range(max(len(first), len(second))):
+        for hits in (first, second):
+            if i < len(hits) and hits[i] not in seen:
+                if len(merged) == limit:
+                    return merged
+                seen.add(hits[i])
                 merged.append(hits[i])
-    return merged[:limit]
+    return merged
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled record before its public view (`Fact`) is built."""
+
+    id: int
+    """Fact id."""
+    score: float
+    """Fused retrieval score."""
+    found_by: tuple[str, ...]
+    """The lists that found it (`hot`, `graph`, `cold`), in that order."""
+    row: int | None
+    """Its hot row when it is in the hot set, alive and valid; None: archived only."""
 
 
 def recall(
@@ -86,6 +114,28 @@ def recall(
     weights: np.ndarray,
 ) -> list[Recalled]:
     """Retrieve, fuse and rerank facts for `query` (no state change)."""
+    hits = recall_hits(state, archive, config, query, qvec, weights)
+    return [recalled(state, hit, weights) for hit in hits]
+
+
+def recalled(state: MemoryState, hit: Hit, weights: np.ndarray) -> Recalled:
+    """The public view of a hit: the hot record (weight from `weights`) or the archived fact."""
+    if hit.row is None:
+        fact = archived_fact(state, hit.id)
+    else:
+        fact = state.ws.fact(hit.row, weights[hit.row])
+    return Recalled(fact, hit.score, hit.found_by)
+
+
+def recall_hits(
+    state: MemoryState,
+    archive: ColdArchive,
+    config: NeuromorphicConfig,
+    query: str,
+    qvec: np.ndarray,
+    weights: np.ndarray,
+) -> list[Hit]:
+    """`recall` without building the views: ingestion shows the extractor only a few."""
     ws, index = state.ws, state.index
     dense = config.cold_search and config.cold_dense
     archived = index.scores(qvec) if dense else None  # one pass serves hot and dense search
@@ -108,35 +158,27 @@ def recall(
     lists = list(named.values())
     fused = rrf(lists, config.rrf_k) if config.rrf else concatenate(lists)
 
-    hot_ids = {fid for fid, _ in fused if _is_hot(ws, fid)}
+    hot_row = {fid: row for fid, _ in fused if (row := _hot_row(ws, fid)) is not None}
 
     def is_hot(fid: int) -> bool:
-        return fid in hot_ids
+        return fid in hot_row
 
     def entity_of(fid: int) -> str:
-        return ws.keys[ws.row_of[fid]] if is_hot(fid) else entity_key(index.facts[fid].entity_name)
+        row = hot_row.get(fid)
+        return entity_key(index.facts[fid].entity_name) if row is None else ws.keys[row]
 
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
-    found_by: dict[int, tuple[str, ...]] = {}
-    for name, ids in named.items():  # the lists that found each id, in list order
-        for fid in ids:
-            seen = found_by.get(fid, ())
-            if name not in seen:
-                found_by[fid] = (*seen, name)
-    out = []
-    for fid, score in kept:
-        if is_hot(fid):
-            fact = ws.fact(ws.row_of[fid], weights[ws.row_of[fid]])
-        else:
-            fact = archived_fact(state, fid)
-        out.append(Recalled(fact, score, found_by[fid]))
-    return out
+    found = [(name, set(ids)) for name, ids in named.items()]
+    return [
+        Hit(fid, score, tuple(name for name, ids in found if fid in ids), hot_row.get(fid))
+        for fid, score in kept
+    ]
 
 
-def _is_hot(ws: WorkingSet, fid: int) -> bool:
-    """The record is in the hot set, alive and valid."""
+def _hot_row(ws: WorkingSet, fid: int) -> int | None:
+    """The record's hot row if it is in the hot set, alive and valid; else None."""
     row = ws.row_of.get(fid)
-    return row is not None and bool(ws.alive[row]) and ws.invalid_at[row] < 0
+    return row if row is not None and ws.alive[row] and ws.invalid_at[row] < 0 else None
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:

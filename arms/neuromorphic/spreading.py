@@ -54,7 +54,8 @@ def _offer_grouped(
     """Pass each linked row set its best parent's activation (× factor × weight).
 
     A row keeps the largest activation it is offered, if that beats what an earlier
-    hop gave it (`best`).
+    hop gave it (`best`). Activations are positive: a non-positive one never beats the
+    default 0.0 of `found`, so it needs no test of its own.
     """
     found_get, best_get = found.get, best.get
     by_entity, linked_from = ws.by_entity, ws.linked_from
@@ -64,7 +65,7 @@ def _offer_grouped(
             continue
         for row in rows:
             act = parent * gain[row]
-            if act > 0.0 and act > found_get(row, 0.0) and act > best_get(row, 0.0):
+            if act > found_get(row, 0.0) and act > best_get(row, 0.0):
                 found[row] = act
 
 
@@ -100,7 +101,12 @@ def spread(
 
 
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
-    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap))."""
+    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap)).
+
+    The heap compares (−activation, id, row) tuples in C rather than calling a key
+    function per item; ids are unique, so the row never decides and the order is that
+    of the key (−activation, id).
+    """
     ids = ws.ids
-    ranked = heapq.nsmallest(cap, scores.items(), key=lambda item: (-item[1], ids[item[0]]))
-    return [(row, act) for row, act in ranked if act > 0.0]
+    ranked = heapq.nsmallest(cap, [(-act, ids[row], row) for row, act in scores.items()])
+    return [(row, -neg) for neg, _, row in ranked if neg < 0.0]

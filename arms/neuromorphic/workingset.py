@@ -169,19 +169,19 @@ class WorkingSet:
         return sorted(r for r in self.by_entity.get(key, ()) if self.invalid_at[r] < 0)
 
     def fact(self, row: int, weight: float) -> Fact:
-        """The public view of one row."""
-        invalid = int(self.invalid_at[row])
+        """The public view of one row (`.item` reads a Python scalar without a numpy one)."""
+        invalid = self.invalid_at.item(row)
         return Fact(
             id=self.ids[row],
             entity_name=self.entity[row],
             fact_content=self.content[row],
-            memory_type=_TIERS[int(self.tier[row])],
+            memory_type=_TIERS[self.tier.item(row)],
             weight=float(weight),
-            k=int(self.k[row]),
-            created_at_turn=int(self.created[row]),
-            last_reinforced_turn=int(self.reinforced[row]),
+            k=self.k.item(row),
+            created_at_turn=self.created.item(row),
+            last_reinforced_turn=self.reinforced.item(row),
             related_entities=self.related[row],
-            valid_at=int(self.valid_at[row]),
+            valid_at=self.valid_at.item(row),
             invalid_at=None if invalid < 0 else invalid,
             valid_date=self.valid_date[row],
             invalid_date=self.invalid_date[row],
