@@ -189,6 +189,19 @@ def test_retrieve_does_not_mutate_unless_configured(tmp_path: Path) -> None:
     eager.close()
 
 
+def test_rank_sources_is_retrieve_ranking_without_rendering(tmp_path: Path) -> None:
+    """Suites rank through `rank_sources`: the same ids as `retrieve`, the store untouched."""
+    conv = _conversation()
+    arm = _arm(tmp_path)
+    arm.ingest(conv)
+    before = _snapshot(arm, "conv-x")
+    for question in conv.questions:
+        ranked = arm.rank_sources(question)
+        assert ranked and ranked == tuple(arm.retrieve(question).ranked_source_ids())
+    assert _snapshot(arm, "conv-x") == before
+    arm.close()
+
+
 def test_fingerprint_names_params_models_and_code(tmp_path: Path) -> None:
     arm = _arm(tmp_path)
     fp = arm.fingerprint()

@@ -29,6 +29,7 @@ from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import exchanges
 from arms.neuromorphic.extraction import make_extractor
+from arms.neuromorphic.records import Recalled
 from arms.neuromorphic.store_check import counter_problem, file_problem
 from bench import __version__
 from bench.arm import ArmServices
@@ -192,12 +193,26 @@ class NeuromorphicArm:
             )
         return self._open(conversation_id, self._folders[conversation_id], complete=True)
 
-    def retrieve(self, question: Question) -> Context:
-        """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""
+    def _recall(self, question: Question) -> tuple[MemoryEngine, list[Recalled]]:
+        """The question's facts, best first (persisted first if reinforce_on_query)."""
         engine = self._engine(question.conversation_id)
         recalled = engine.recall(question.question)
         if self.config.reinforce_on_query:
             engine.flush()
+        return engine, recalled
+
+    def rank_sources(self, question: Question) -> tuple[str, ...]:
+        """`retrieve(question).ranked_source_ids()` without rendering the context.
+
+        Suites rank source ids and never read the `<FACTS>` text (bench/suite/ranking.py),
+        so they skip hydration and rendering; the recall, and so the ranking, is the same.
+        """
+        _, recalled = self._recall(question)
+        return tuple(dict.fromkeys(sid for r in recalled for sid in r.fact.source_ids))
+
+    def retrieve(self, question: Question) -> Context:
+        """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""
+        engine, recalled = self._recall(question)
         text = engine.render(recalled, question.question)
         items = tuple(
             ContextItem(r.fact.fact_content, r.score, r.fact.source_ids, kind="fact")

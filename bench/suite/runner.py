@@ -1,7 +1,8 @@
 """Run arms over suites, keeping ranked source ids and retrieval latency.
 
 Each suite is ingested once per arm (checkpointed); every query is retrieved read-only
-and its ranked source ids are kept up to the deepest cutoff.
+and its ranked source ids are kept up to the deepest cutoff (through the arm's
+`rank_sources` when it offers one: bench/suite/ranking.py).
 
 Stores live under `<out>/stores/<arm>/<suite>` exactly as in bench.run, so a second
 suite run (or a sweep over retrieval knobs) reuses the ingestion.
@@ -19,10 +20,10 @@ from bench.arm import Arm
 from bench.config import RunConfig
 from bench.errors import BenchError
 from bench.run.answer_step import AnswerStep
-from bench.run.phases import PREDICTED_MS
 from bench.run.settings import ArmSpec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite, SuiteQuery
+from bench.suite.ranking import rank
 from bench.suite.units import suite_conversation
 from bench.tokens import TokenCounter
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
@@ -41,7 +42,8 @@ class Retrieved:
     ranked: tuple[str, ...]
     """Retrieved memory ids, deduplicated, best first (up to the largest cutoff)."""
     retrieve_ms: float
-    """Wall time of the arm's retrieval, in milliseconds."""
+    """Wall time of the arm's retrieval (`rank_sources` when offered, else `retrieve`),
+    in milliseconds."""
     answers: dict[int, tuple[str, dict[str, float | bool]]] | None = None
     """Per cutoff K: (answer, scores) when an answerer is configured."""
     write_path: str | None = None
@@ -202,16 +204,16 @@ def _retrieve_all(
     texts = {t.dia_id: t.render() for t in conversation.turns()}
     rows = []
     for query, question in zip(suite.queries, conversation.questions, strict=True):
-        started = time.perf_counter()
-        context = arm.retrieve(question)
-        ms = float(context.meta.get(PREDICTED_MS, (time.perf_counter() - started) * 1000))
-        ranked = tuple(context.ranked_source_ids()[:depth])
+        got = rank(arm, question)
+        ranked = got.ranked[:depth]
+        service = got.context.service_answer if got.context else None
         answers = None
         if answer_step is not None:
             answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs,
-                               context.service_answer)  # fmt: skip
-        path = None if answers is None else "service" if context.service_answer else "harness"
-        rows.append(Retrieved(suite.name, query, ranked, ms, answers, context.write_path, path))
+                               service)  # fmt: skip
+        path = None if answers is None else "service" if service else "harness"
+        write_path = got.context.write_path if got.context else None
+        rows.append(Retrieved(suite.name, query, ranked, got.ms, answers, write_path, path))
     return rows
 
 

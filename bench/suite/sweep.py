@@ -15,7 +15,6 @@ from typing import Any
 
 from bench.paths import contained, safe_name
 from bench.records import OK, iter_records, write_json_atomic, write_text_atomic
-from bench.summarise.sweep import SWEEP_ROWS, SWEEP_TABLE, SweepRow, read_rows, render
 
 Outcomes = dict[str, dict[str, dict[str, bool]]]
 """metric -> arm -> question id -> outcome."""
@@ -57,7 +56,9 @@ def record_sweep_job(tool: str, outcomes: Outcomes, extra: dict[str, Any] | None
     job = _multirun_job()
     if job is None:
         return
-    sweep_dir, job_dir, num = job
+    from bench.summarise.sweep import SWEEP_ROWS, SWEEP_TABLE, SweepRow, read_rows, render
+
+    sweep_dir, job_dir, num = job  # imported here: a plain run never needs the table
     row = SweepRow(job_dir.name, num, tool, outcomes, extra or {})
     rows_dir = sweep_dir / SWEEP_ROWS
     write_json_atomic(
