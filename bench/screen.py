@@ -172,7 +172,7 @@ def _fmt(value: float | None) -> str:
 
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
-    launch(_hydra_main)
+    launch(_hydra_main, __file__)
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ def _report(run_dir: str, fresh: bool = False) -> None:
 
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
-    launch(_hydra_main)
+    launch(_hydra_main, __file__)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from bench.errors import ConfigError
 from bench.paths import CONF_DIR
 from bench.registry import arm_kind, load_symbol, unknown
 from bench.remote.uri import is_remote, parse_s3, staging_dir
+from bench.run.hydra_job import is_plain_run, one_line, run_job_once
 
 CHOICE_GROUPS = ("dataset", "provider", "judge", "experiment")
 
@@ -50,42 +51,41 @@ def check_group_overrides(overrides: list[str]) -> None:
                 raise unknown(key, value, known, f"{key}={value}")
 
 
-def launch(hydra_entry: Callable[[], None]) -> None:
-    """Check config-group choices in sys.argv (one-line error, exit 2), then run Hydra."""
+def launch(hydra_entry: Callable[..., None], entry_file: str, config_name: str = "config") -> None:
+    """Check config-group choices in sys.argv (one-line error, exit 2), then run the job.
+
+    A plain run composes its config once (`bench.run.hydra_job`); a multirun or a `--`
+    flag goes to Hydra's own entry point, `hydra_entry` (a `hydra.main` function).
+    """
     args = sys.argv[1:]
     try:
         check_group_overrides(args)
-        if not any(a in ("-m", "--multirun") or a.startswith("--") for a in args):
-            _compose_or_fail(args)
+        if is_plain_run(args):
+            run_job_once(entry_file, config_name, hydra_entry, args, adjust=job_dir_overrides)
+            return
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     hydra_entry()
 
 
-def _compose_or_fail(overrides: list[str]) -> None:
-    """Compose once up front so a bad override is a one-line error, not Hydra's page.
+def job_dir_overrides(composed: DictConfig) -> list[str]:
+    """Where Hydra's job log may go, chosen from the composed `out`.
 
     A read-only `out` (a finished run) gets `hydra/job_logging=stdout`: Hydra would
-    otherwise fail opening its log file there before the run could say "nothing to do".
+    otherwise fail opening its log file there before the run could say "nothing to
+    do"; a remote `out` logs into its staging folder, not ./s3:/...
     """
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-
     from bench.run.preflight import check_out
 
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            composed = compose(config_name="config", overrides=overrides)
-            out = str(composed.out)
-            cache_dir = composed.s3.cache_dir
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"override: {_one_line(exc)}") from None
-    if is_remote(out):  # Hydra's run.log goes to the staging folder, not ./s3:/...
-        out = str(staging_dir(parse_s3(out), cache_dir))
-        sys.argv.append(f"hydra.run.dir={out}")
+    out = str(composed.out)
+    extra = []
+    if is_remote(out):
+        out = str(staging_dir(parse_s3(out), composed.s3.cache_dir))
+        extra.append(f"hydra.run.dir={out}")
     if not check_out(out):
-        sys.argv.append("hydra/job_logging=stdout")
+        extra.append("hydra/job_logging=stdout")
+    return extra
 
 
 def load_run_config(cfg: DictConfig) -> RunConfig:
@@ -98,7 +98,7 @@ def load_run_config(cfg: DictConfig) -> RunConfig:
         merged = OmegaConf.merge(OmegaConf.structured(RunConfig), plain)
         run = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:
-        raise ConfigError(f"config: {_one_line(exc)}") from None
+        raise ConfigError(f"config: {one_line(exc)}") from None
     assert isinstance(run, RunConfig)
     from bench.run.preflight import check_limits
 
@@ -123,10 +123,6 @@ def arm_specs(run: RunConfig) -> list[ArmSpec]:
         try:
             typed = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), options))
         except OmegaConfBaseException as exc:
-            raise ConfigError(f"arm_options.{name}: {_one_line(exc)}") from None
+            raise ConfigError(f"arm_options.{name}: {one_line(exc)}") from None
         specs.append(ArmSpec(name, kind, typed))
     return specs
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())

@@ -75,51 +75,18 @@ def _hydra_main(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Run Hydra; a plain run composes its config once and a bad override is one line.
+    """Run the job (a plain run composes its config once; a bad override is one line)."""
+    from bench.run.hydra_job import is_plain_run, run_job_once
 
-    `hydra.main` composes a plain run's config twice (once to read `hydra.mode`, once to
-    run), and a pre-compose for a one-line error would make three (~0.13 s of CPU each);
-    `_run_once` composes once and runs the job as `hydra.main` does. A multirun, or any
-    `--` flag (`--cfg`, `--help`, ...), goes to `hydra.main` unchanged.
-    """
     args = sys.argv[1:]
-    if any(a in ("-m", "--multirun") or a.startswith("--") for a in args):
+    if not is_plain_run(args):
         _hydra_main()
         return
-    _run_once(args)
-
-
-def _run_once(overrides: list[str]) -> None:
-    """Compose once and run `_hydra_main` as Hydra's run mode does (same job and logging).
-
-    A Hydra or OmegaConf error before the job starts is a bad override: one line, exit 2.
-    """
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import create_config_search_path, detect_task_name
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from bench.paths import CONF_DIR
-
-    started = False
-
-    def task(cfg: DictConfig) -> None:
-        nonlocal started
-        started = True
-        _hydra_main(cfg)
-
-    name = detect_task_name(calling_file=__file__, calling_module=None)
-    hydra = Hydra.create_main_hydra2(name, create_config_search_path(str(CONF_DIR)))
     try:
-        hydra.run(config_name="suite", task_function=task, overrides=list(overrides))
-    except (HydraException, OmegaConfBaseException) as exc:
-        if started:
-            raise
-        print(f"error: override: {' '.join(str(exc).split())}", file=sys.stderr)
+        run_job_once(__file__, "suite", _hydra_main, args)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    finally:
-        GlobalHydra.instance().clear()
 
 
 if __name__ == "__main__":

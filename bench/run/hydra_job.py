@@ -1,0 +1,94 @@
+"""Run a Hydra entry point's job with its config composed once (plain runs only).
+
+`hydra.main` composes a plain run's config twice (once to read `hydra.mode`, once to
+run the job), and the one-line error for a bad override needs a composition before
+either: three compositions at ~0.13 s of CPU each, on every `bench.run`, `bench.screen`
+and `bench.suite` (a resumed finished run and a screen with stores present are waited
+for). `run_job_once` composes once, lets the caller add overrides it can only choose
+from the composed config (`adjust`: a rare second composition), and runs the job as
+Hydra's run mode does: same task name, run directory, job logging and callbacks.
+
+It drives Hydra's internal `Hydra` class (hydra-core 1.3, as `hydra.main` does); the
+CLI tests (one-line errors, the job log file, read-only and remote `out`) guard it.
+A multirun and any `--` flag (`--cfg`, `--help`, ...) stay with `hydra.main`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from bench.errors import ConfigError
+from bench.paths import CONF_DIR
+
+Adjust = Callable[[DictConfig], list[str]]
+"""Extra overrides chosen from a composed config (none: the composition is final)."""
+
+
+def is_plain_run(args: list[str]) -> bool:
+    """No multirun and no `--` flag: the job can be run with one composition."""
+    return not any(a in ("-m", "--multirun") or a.startswith("--") for a in args)
+
+
+def run_job_once(
+    entry_file: str,
+    config_name: str,
+    task: Callable[[DictConfig], None],
+    overrides: list[str],
+    adjust: Adjust | None = None,
+) -> None:
+    """Compose `config_name` with `overrides` once and run `task` on it as a Hydra job.
+
+    `entry_file`: the entry point's module file (Hydra names the job and its log file
+    after it). A Hydra or OmegaConf error while composing is a bad override: raised as
+    a ConfigError (one line); errors inside the job propagate unchanged.
+    """
+    from hydra._internal.callbacks import Callbacks
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_config_search_path, detect_task_name
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.utils import run_job
+    from hydra.errors import HydraException
+    from hydra.types import HydraContext, RunMode
+
+    name = detect_task_name(calling_file=entry_file, calling_module=None)
+    hydra = Hydra.create_main_hydra2(name, create_config_search_path(str(CONF_DIR)))
+    try:
+
+        def compose(extra: list[str]) -> DictConfig:
+            return hydra.compose_config(
+                config_name=config_name,
+                overrides=[*overrides, *extra],
+                with_log_configuration=True,
+                run_mode=RunMode.RUN,
+            )
+
+        try:
+            cfg = compose([])
+            extra = adjust(cfg) if adjust is not None else []
+            if extra:
+                cfg = compose(extra)
+        except (HydraException, OmegaConfBaseException) as exc:
+            raise ConfigError(f"override: {one_line(exc)}") from None
+        cfg.hydra.mode = RunMode.RUN
+        callbacks = Callbacks(cfg)
+        callbacks.on_run_start(config=cfg, config_name=config_name)
+        ret = run_job(
+            hydra_context=HydraContext(config_loader=hydra.config_loader, callbacks=callbacks),
+            task_function=task,
+            config=cfg,
+            job_dir_key="hydra.run.dir",
+            job_subdir_key=None,
+            configure_logging=True,
+        )
+        callbacks.on_run_end(config=cfg, config_name=config_name, job_return=ret)
+        _ = ret.return_value  # re-raises the job's exception, as Hydra's run mode does
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (Hydra's and OmegaConf's span several)."""
+    return " ".join(str(exc).split())
