@@ -33,24 +33,30 @@ MAX_KEYWORD_TERMS = 8
 
 
 def hot_search(
-    ws: WorkingSet, qvec: np.ndarray, k: int, archived: np.ndarray | None = None
+    ws: WorkingSet,
+    qvec: np.ndarray,
+    k: int,
+    archived: np.ndarray | None = None,
+    valid: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order.
 
     `archived`: the archive index's `scores(qvec)`; the hot scores are then read from
     them (`gather_scores`, bitwise the same) rather than computed in a second pass.
+    `valid`: `ws.valid_mask()` when the caller has it already.
     """
     n = ws.n
-    valid = ws.valid_mask()
-    if k <= 0 or not valid.any():
+    valid = ws.valid_mask() if valid is None else valid
+    count = int(np.count_nonzero(valid))
+    if k <= 0 or count == 0:
         return []
     pos = ws.archive_pos[:n]
-    if archived is not None and not (pos[valid] < 0).any():
+    if archived is not None and (pos.min() >= 0 or not (pos[valid] < 0).any()):
         scores = gather_scores(archived, pos, ws.emb, n, qvec)
     else:
         scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
-    k = min(k, int(valid.sum()))
+    k = min(k, count)
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
     return [(int(r), float(scores[r])) for r in top]
 
@@ -139,7 +145,8 @@ def recall_hits(
     ws, index = state.ws, state.index
     dense = config.cold_search and config.cold_dense
     archived = index.scores(qvec) if dense else None  # one pass serves hot and dense search
-    hot = hot_search(ws, qvec, config.top_k, archived)
+    valid = ws.valid_mask()  # one mask serves hot search and spreading
+    hot = hot_search(ws, qvec, config.top_k, archived, valid)
     cold: list[int] = []
     if config.cold_search:
         cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
@@ -149,6 +156,7 @@ def recall_hits(
         graph = spread(
             ws, weights, hot, seeds,
             max_hops=config.max_hops, cap=config.spread_cap, factor=config.spread_factor,
+            valid=valid,
         )  # fmt: skip
     named = {
         "hot": [ws.ids[r] for r, _ in hot],
