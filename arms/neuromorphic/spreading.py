@@ -17,6 +17,9 @@ import numpy as np
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
 
+SORT_UPTO = 16
+"""`_top` sorts at most this many candidates per kept row; more go through a heap."""
+
 
 @lru_cache(maxsize=65_536)
 def _link_keys(related: tuple[str, ...], own: str) -> tuple[tuple[bool, str], ...]:
@@ -107,12 +110,15 @@ def spread(
 
 
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
-    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap)).
+    """The `cap` best (row, activation), ties by record id.
 
-    The heap compares (−activation, id, row) tuples in C rather than calling a key
+    The ranking compares (−activation, id, row) tuples in C rather than calling a key
     function per item; ids are unique, so the row never decides and the order is that
-    of the key (−activation, id).
+    of the key (−activation, id). A hop finds some tens of rows: up to `SORT_UPTO`·cap
+    one C sort is cheaper than a heap (whose loop is Python), beyond it the heap is,
+    and both return the same list.
     """
     ids = ws.ids
-    ranked = heapq.nsmallest(cap, [(-act, ids[row], row) for row, act in scores.items()])
+    items = [(-act, ids[row], row) for row, act in scores.items()]
+    ranked = sorted(items)[:cap] if len(items) <= SORT_UPTO * cap else heapq.nsmallest(cap, items)
     return [(row, -neg) for neg, _, row in ranked if neg < 0.0]
