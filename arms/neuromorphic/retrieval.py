@@ -21,7 +21,7 @@ from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
 from arms.neuromorphic.keyword_index import keyword_search
-from arms.neuromorphic.records import Fact, Recalled, entity_key
+from arms.neuromorphic.records import Fact, Recalled, assemble, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores, gather_scores
@@ -178,7 +178,13 @@ def recall_hits(
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
     found = [(name, set(ids)) for name, ids in named.items()]
     return [
-        Hit(fid, score, tuple(name for name, ids in found if fid in ids), hot_row.get(fid))
+        assemble(
+            Hit,
+            id=fid,
+            score=score,
+            found_by=tuple(name for name, ids in found if fid in ids),
+            row=hot_row.get(fid),
+        )
         for fid, score in kept
     ]
 
@@ -193,7 +199,8 @@ def archived_fact(state: MemoryState, fid: int) -> Fact:
     """The public view of an archived fact that is not (or no longer) in the hot set."""
     f = state.index.facts[fid]
     superseded = state.index.superseded.get(fid)
-    return Fact(
+    return assemble(
+        Fact,
         id=f.id,
         entity_name=f.entity_name,
         fact_content=f.fact_content,
