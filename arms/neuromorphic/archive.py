@@ -115,6 +115,18 @@ class ColdArchive:
             return
         self._begin()
         a, c = self.scope
+        if facts:  # an empty executemany still costs a statement lookup
+            self._write_facts(facts)
+        if events:
+            self._conn.executemany(
+                "INSERT INTO events(agent_id, conversation_id, turn, kind, payload)"
+                " VALUES (?,?,?,?,?)",
+                [(a, c, turn, kind, json.dumps(payload)) for turn, kind, payload in events],
+            )
+
+    def _write_facts(self, facts: list[FactRow]) -> None:
+        """Append facts and their FTS rows (inside the open transaction)."""
+        a, c = self.scope
         self._conn.executemany(
             "INSERT INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
@@ -127,10 +139,6 @@ class ColdArchive:
         self._conn.executemany(
             "INSERT INTO facts_fts(rowid, entity_name, fact_content) VALUES (?,?,?)",
             [(f.id, f.entity_name, f.fact_content) for f in facts],
-        )
-        self._conn.executemany(
-            "INSERT INTO events(agent_id, conversation_id, turn, kind, payload) VALUES (?,?,?,?,?)",
-            [(a, c, turn, kind, json.dumps(payload)) for turn, kind, payload in events],
         )
 
     def add_errors(self, turn: int, errors: Iterable[tuple[str, str, str]]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from math import isfinite
 
 import numpy as np
 
@@ -129,7 +130,9 @@ class ArchiveIndex:
         scores = np.where(self._superseded_mask[:n], -np.inf, scores)
         k = min(k, n)
         top = top_k(scores, k, keys=self._ids[:n])  # exact ties by fact id
-        return [(self.order[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        order = self.order
+        best = scores[top].tolist()  # Python floats, as float() of each score gives
+        return [(order[i], s) for i, s in zip(top.tolist(), best, strict=True) if isfinite(s)]
 
     def cosine(self, fid: int, qvec: np.ndarray) -> float:
         """Cosine between a fact's vector and a unit query vector."""

@@ -45,13 +45,20 @@ def weights(
 ) -> np.ndarray:
     """Current weights of many records at turn `t` (frozen at `invalid_at` when invalid).
 
-    λ_eff is read from `lambda_table` (the same products, computed once per table).
+    λ_eff is read from `lambda_table` (the same products, computed once per table),
+    negated there, flattened and gathered by tier·size + k: −λ·Δt is bitwise −(λ·Δt),
+    since rounding is symmetric in sign. The end of each record's decay, min(invalid_at,
+    t) when invalid and t when valid (invalid_at = −1), is one unsigned minimum: −1 read
+    as uint64 is 2⁶⁴ − 1, above every turn.
     """
-    end = np.where(invalid_at >= 0, np.minimum(invalid_at, t), t)
-    dt = np.maximum(end - last_reinforced, 0).astype(np.float64)
+    end = np.minimum(np.asarray(invalid_at, dtype=np.int64).view(np.uint64), np.uint64(t))
+    dt = end.view(np.int64) - last_reinforced
+    x = np.maximum(dt, 0, out=dt).astype(np.float64)
     size = int(k.max()) + 1 if len(k) else 1
-    table = lambda_table(tuple(lambdas.tolist()), eta, max(64, 1 << (size - 1).bit_length()))
-    return np.asarray(w_r * np.exp(-table[tier, k] * dt))
+    size = max(64, 1 << (size - 1).bit_length())
+    neg = negated_table(tuple(lambdas.tolist()), eta, size)
+    x *= neg.take(tier * size + k)
+    return np.asarray(np.multiply(w_r, np.exp(x, out=x), out=x))
 
 
 @lru_cache(maxsize=16)
@@ -63,6 +70,14 @@ def lambda_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarra
     """
     ks = np.arange(size, dtype=np.float64)
     table = effective_lambda(np.asarray(lambdas, dtype=np.float64)[:, None], ks, eta)
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=16)
+def negated_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarray:
+    """−`lambda_table`, flattened: entry tier·size + k is −λ_eff(tier, k)."""
+    table = -lambda_table(lambdas, eta, size).ravel()
     table.setflags(write=False)
     return table
 

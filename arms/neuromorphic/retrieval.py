@@ -21,7 +21,7 @@ from arms.neuromorphic.archive import ColdArchive, query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
 from arms.neuromorphic.keyword_index import keyword_search
-from arms.neuromorphic.records import Fact, Recalled, entity_key
+from arms.neuromorphic.records import Fact, Recalled, assemble, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores, gather_scores
@@ -33,24 +33,30 @@ MAX_KEYWORD_TERMS = 8
 
 
 def hot_search(
-    ws: WorkingSet, qvec: np.ndarray, k: int, archived: np.ndarray | None = None
+    ws: WorkingSet,
+    qvec: np.ndarray,
+    k: int,
+    archived: np.ndarray | None = None,
+    valid: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """Top-k valid rows by cosine as (row, score), best first, ties by row (= id) order.
 
     `archived`: the archive index's `scores(qvec)`; the hot scores are then read from
     them (`gather_scores`, bitwise the same) rather than computed in a second pass.
+    `valid`: `ws.valid_mask()` when the caller has it already.
     """
     n = ws.n
-    valid = ws.valid_mask()
-    if k <= 0 or not valid.any():
+    valid = ws.valid_mask() if valid is None else valid
+    count = int(np.count_nonzero(valid))
+    if k <= 0 or count == 0:
         return []
     pos = ws.archive_pos[:n]
-    if archived is not None and not (pos[valid] < 0).any():
+    if archived is not None and (pos.min() >= 0 or not (pos[valid] < 0).any()):
         scores = gather_scores(archived, pos, ws.emb, n, qvec)
     else:
         scores = cosine_scores(ws.emb, n, qvec)
     scores[~valid] = -np.inf
-    k = min(k, int(valid.sum()))
+    k = min(k, count)
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
     return [(int(r), float(scores[r])) for r in top]
 
@@ -139,7 +145,8 @@ def recall_hits(
     ws, index = state.ws, state.index
     dense = config.cold_search and config.cold_dense
     archived = index.scores(qvec) if dense else None  # one pass serves hot and dense search
-    hot = hot_search(ws, qvec, config.top_k, archived)
+    valid = ws.valid_mask()  # one mask serves hot search and spreading
+    hot = hot_search(ws, qvec, config.top_k, archived, valid)
     cold: list[int] = []
     if config.cold_search:
         cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
@@ -149,6 +156,7 @@ def recall_hits(
         graph = spread(
             ws, weights, hot, seeds,
             max_hops=config.max_hops, cap=config.spread_cap, factor=config.spread_factor,
+            valid=valid,
         )  # fmt: skip
     named = {
         "hot": [ws.ids[r] for r, _ in hot],
@@ -170,7 +178,13 @@ def recall_hits(
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
     found = [(name, set(ids)) for name, ids in named.items()]
     return [
-        Hit(fid, score, tuple(name for name, ids in found if fid in ids), hot_row.get(fid))
+        assemble(
+            Hit,
+            id=fid,
+            score=score,
+            found_by=tuple(name for name, ids in found if fid in ids),
+            row=hot_row.get(fid),
+        )
         for fid, score in kept
     ]
 
@@ -185,7 +199,8 @@ def archived_fact(state: MemoryState, fid: int) -> Fact:
     """The public view of an archived fact that is not (or no longer) in the hot set."""
     f = state.index.facts[fid]
     superseded = state.index.superseded.get(fid)
-    return Fact(
+    return assemble(
+        Fact,
         id=f.id,
         entity_name=f.entity_name,
         fact_content=f.fact_content,

@@ -17,6 +17,9 @@ import numpy as np
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
 
+SORT_UPTO = 16
+"""`_top` sorts at most this many candidates per kept row; more go through a heap."""
+
 
 @lru_cache(maxsize=65_536)
 def _link_keys(related: tuple[str, ...], own: str) -> tuple[tuple[bool, str], ...]:
@@ -48,23 +51,25 @@ def _offer_grouped(
     ws: WorkingSet,
     found: dict[int, float],
     best: dict[int, float],
-    gain: list[float],
+    gain: np.ndarray,
     groups: dict[tuple[bool, str], float],
 ) -> None:
     """Pass each linked row set its best parent's activation (× factor × weight).
 
     A row keeps the largest activation it is offered, if that beats what an earlier
     hop gave it (`best`). Activations are positive: a non-positive one never beats the
-    default 0.0 of `found`, so it needs no test of its own.
+    default 0.0 of `found`, so it needs no test of its own. `gain` is read per offered
+    row (`.item`: a Python float, the value `tolist` gives) rather than converted whole:
+    a few hundred offers against a hot set of thousands of rows.
     """
-    found_get, best_get = found.get, best.get
+    found_get, best_get, gain_of = found.get, best.get, gain.item
     by_entity, linked_from = ws.by_entity, ws.linked_from
     for (named, key), parent in groups.items():
         rows = (by_entity if named else linked_from).get(key)
         if not rows or parent <= 0.0:  # a non-positive parent activates nothing
             continue
         for row in rows:
-            act = parent * gain[row]
+            act = parent * gain_of(row)
             if act > found_get(row, 0.0) and act > best_get(row, 0.0):
                 found[row] = act
 
@@ -78,11 +83,15 @@ def spread(
     max_hops: int,
     cap: int,
     factor: float,
+    valid: np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
-    """Activated hot rows (not seeds) as (row, activation), best first, at most `cap`."""
-    gain = (np.where(ws.valid_mask(), weights[: ws.n], 0.0) * factor).tolist()
-    for row, _ in seeds:
-        gain[row] = 0.0  # seeds are already in the hot list
+    """Activated hot rows (not seeds) as (row, activation), best first, at most `cap`.
+
+    `valid`: `ws.valid_mask()` when the caller has it already (invalid rows gain 0).
+    """
+    mask = ws.valid_mask() if valid is None else valid
+    gain = np.where(mask, weights[: ws.n], 0.0) * factor
+    gain[[row for row, _ in seeds]] = 0.0  # seeds are already in the hot list
     best: dict[int, float] = {}
     frontier = seeds
     for _ in range(max_hops):
@@ -101,12 +110,15 @@ def spread(
 
 
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
-    """The `cap` best (row, activation), ties by record id (a heap: O(n log cap)).
+    """The `cap` best (row, activation), ties by record id.
 
-    The heap compares (−activation, id, row) tuples in C rather than calling a key
+    The ranking compares (−activation, id, row) tuples in C rather than calling a key
     function per item; ids are unique, so the row never decides and the order is that
-    of the key (−activation, id).
+    of the key (−activation, id). A hop finds some tens of rows: up to `SORT_UPTO`·cap
+    one C sort is cheaper than a heap (whose loop is Python), beyond it the heap is,
+    and both return the same list.
     """
     ids = ws.ids
-    ranked = heapq.nsmallest(cap, [(-act, ids[row], row) for row, act in scores.items()])
+    items = [(-act, ids[row], row) for row, act in scores.items()]
+    ranked = sorted(items)[:cap] if len(items) <= SORT_UPTO * cap else heapq.nsmallest(cap, items)
     return [(row, -neg) for neg, _, row in ranked if neg < 0.0]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from arms.neuromorphic.records import Fact, FactRow, Tier, entity_key
+from arms.neuromorphic.records import Fact, FactRow, Tier, assemble, entity_key
 
 NUMERIC = ("w", "k", "tier", "created", "reinforced", "valid_at", "invalid_at")
 TEXT = ("ids", "entity", "content", "related", "sources", "valid_date", "invalid_date", "reason")
@@ -76,14 +76,30 @@ class WorkingSet:
 
     def add(self, fact: FactRow, t: int) -> int:
         """Insert a new record at weight 1, k 0, valid from turn `t`; return its row."""
-        return self.add_state(
-            fact,
-            {"w": 1.0, "k": 0, "tier": int(fact.tier), "created": t, "reinforced": t},
-            {"valid_at": t, "invalid_at": -1, "invalid_date": None, "reason": None},
-        )
+        return self._append(fact, 1.0, 0, int(fact.tier), t, t, t, -1, None, None)
 
     def add_state(self, fact: FactRow, nums: dict[str, Any], validity: dict[str, Any]) -> int:
         """Append a record with explicit state (used when loading a persisted store)."""
+        return self._append(
+            fact, nums["w"], nums["k"], nums["tier"], nums["created"], nums["reinforced"],
+            validity["valid_at"], validity["invalid_at"], validity["invalid_date"],
+            validity["reason"],
+        )  # fmt: skip
+
+    def _append(
+        self,
+        fact: FactRow,
+        w: float,
+        k: int,
+        tier: int,
+        created: int,
+        reinforced: int,
+        valid_at: int,
+        invalid_at: int,
+        invalid_date: str | None,
+        reason: str | None,
+    ) -> int:
+        """Append one record's state as values, not dicts (inserting is per fact)."""
         if self.n == len(self.alive):
             self._grow()
         row = self.n
@@ -91,10 +107,13 @@ class WorkingSet:
         self.emb[row] = fact.embedding
         self.alive[row] = True
         self.archive_pos[row] = -1
-        for name in ("w", "k", "tier", "created", "reinforced"):
-            getattr(self, name)[row] = nums[name]
-        self.valid_at[row] = validity["valid_at"]
-        self.invalid_at[row] = validity["invalid_at"]
+        self.w[row] = w
+        self.k[row] = k
+        self.tier[row] = tier
+        self.created[row] = created
+        self.reinforced[row] = reinforced
+        self.valid_at[row] = valid_at
+        self.invalid_at[row] = invalid_at
         self.ids.append(fact.id)
         self.entity.append(fact.entity_name)
         self.keys.append(entity_key(fact.entity_name))
@@ -102,8 +121,8 @@ class WorkingSet:
         self.related.append(fact.related)
         self.sources.append(fact.source_ids)
         self.valid_date.append(fact.valid_date)
-        self.invalid_date.append(validity["invalid_date"])
-        self.reason.append(validity["reason"])
+        self.invalid_date.append(invalid_date)
+        self.reason.append(reason)
         self.row_of[fact.id] = row
         self._index(row)
         self.dirty.add(fact.id)
@@ -171,7 +190,8 @@ class WorkingSet:
     def fact(self, row: int, weight: float) -> Fact:
         """The public view of one row (`.item` reads a Python scalar without a numpy one)."""
         invalid = self.invalid_at.item(row)
-        return Fact(
+        return assemble(
+            Fact,
             id=self.ids[row],
             entity_name=self.entity[row],
             fact_content=self.content[row],
@@ -187,6 +207,7 @@ class WorkingSet:
             invalid_date=self.invalid_date[row],
             source_ids=self.sources[row],
             invalid_reason=self.reason[row],
+            in_hot=True,
         )
 
     # ---- maintenance ------------------------------------------------------------------
