@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,8 +221,17 @@ class Context:
         own order), else the unranked ids of a whole-context arm.
         """
         if self.items:
-            return list(dict.fromkeys(sid for item in self.items for sid in item.source_ids))
+            return ranked_ids(item.source_ids for item in self.items)
         return list(self.unranked_source_ids)
+
+
+def ranked_ids(source_ids: Iterable[Sequence[str]]) -> list[str]:
+    """The source ids of ranked items, best first, each at its first place.
+
+    A window or fact contributes its turns in their own order; a turn two items share
+    keeps the better item's place.
+    """
+    return list(dict.fromkeys(sid for ids in source_ids for sid in ids))
 
 
 @dataclass(frozen=True)

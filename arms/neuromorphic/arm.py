@@ -38,7 +38,7 @@ from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
 from bench.records import write_json_atomic
 from bench.run.checkpoint import IngestCheckpoint, source_hash
-from bench.types import Context, ContextItem, Conversation, Question
+from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 
 ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
@@ -208,7 +208,7 @@ class NeuromorphicArm:
         so they skip hydration and rendering; the recall, and so the ranking, is the same.
         """
         _, recalled = self._recall(question)
-        return tuple(dict.fromkeys(sid for r in recalled for sid in r.fact.source_ids))
+        return tuple(ranked_ids(r.fact.source_ids for r in recalled))
 
     def retrieve(self, question: Question) -> Context:
         """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""

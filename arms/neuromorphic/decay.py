@@ -45,7 +45,7 @@ def weights(
 ) -> np.ndarray:
     """Current weights of many records at turn `t` (frozen at `invalid_at` when invalid).
 
-    λ_eff is read from `lambda_table` (the same products, computed once per table),
+    λ_eff is read from `negated_table` (the same products, computed once per table),
     negated there, flattened and gathered by tier·size + k: −λ·Δt is bitwise −(λ·Δt),
     since rounding is symmetric in sign. The end of each record's decay, min(invalid_at,
     t) when invalid and t when valid (invalid_at = −1), is one unsigned minimum: −1 read
@@ -62,22 +62,14 @@ def weights(
 
 
 @lru_cache(maxsize=16)
-def lambda_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarray:
-    """λ_eff of every (tier, k) with k < `size`: `effective_lambda` of each pair.
+def negated_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarray:
+    """−λ_eff of every (tier, k) with k < `size`, flattened: entry tier·size + k.
 
     k is a small whole number, so a gather from this table replaces an exp per record;
-    numpy's exp is elementwise, so each entry is bitwise the value computed per record.
+    numpy's exp is elementwise, so each entry is bitwise `effective_lambda` per record.
     """
     ks = np.arange(size, dtype=np.float64)
-    table = effective_lambda(np.asarray(lambdas, dtype=np.float64)[:, None], ks, eta)
-    table.setflags(write=False)
-    return table
-
-
-@lru_cache(maxsize=16)
-def negated_table(lambdas: tuple[float, ...], eta: float, size: int) -> np.ndarray:
-    """−`lambda_table`, flattened: entry tier·size + k is −λ_eff(tier, k)."""
-    table = -lambda_table(lambdas, eta, size).ravel()
+    table = -effective_lambda(np.asarray(lambdas, dtype=np.float64)[:, None], ks, eta).ravel()
     table.setflags(write=False)
     return table
 

@@ -41,8 +41,7 @@ def module_file(name: str) -> Path:
     modules include the LanceDB hot store, whose pyarrow imports cost about 0.2 s in
     every read-only suite or screen that never touches LanceDB.
     """
-    module = sys.modules.get(name)
-    where = getattr(module, "__file__", None) if module is not None else None
+    where = getattr(sys.modules.get(name), "__file__", None)
     if where is None:
         spec = importlib.util.find_spec(name)
         where = spec.origin if spec is not None else None

@@ -55,16 +55,16 @@ def run_job_once(
 
     name = detect_task_name(calling_file=entry_file, calling_module=None)
     hydra = Hydra.create_main_hydra2(name, create_config_search_path(str(CONF_DIR)))
+
+    def compose(extra: list[str]) -> DictConfig:
+        return hydra.compose_config(
+            config_name=config_name,
+            overrides=[*overrides, *extra],
+            with_log_configuration=True,
+            run_mode=RunMode.RUN,
+        )
+
     try:
-
-        def compose(extra: list[str]) -> DictConfig:
-            return hydra.compose_config(
-                config_name=config_name,
-                overrides=[*overrides, *extra],
-                with_log_configuration=True,
-                run_mode=RunMode.RUN,
-            )
-
         try:
             cfg = compose([])
             extra = adjust(cfg) if adjust is not None else []

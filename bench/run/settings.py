@@ -51,7 +51,7 @@ def check_group_overrides(overrides: list[str]) -> None:
                 raise unknown(key, value, known, f"{key}={value}")
 
 
-def launch(hydra_entry: Callable[..., None], entry_file: str, config_name: str = "config") -> None:
+def launch(hydra_entry: Callable[..., None], entry_file: str) -> None:
     """Check config-group choices in sys.argv (one-line error, exit 2), then run the job.
 
     A plain run composes its config once (`bench.run.hydra_job`); a multirun or a `--`
@@ -61,7 +61,7 @@ def launch(hydra_entry: Callable[..., None], entry_file: str, config_name: str =
     try:
         check_group_overrides(args)
         if is_plain_run(args):
-            run_job_once(entry_file, config_name, hydra_entry, args, adjust=job_dir_overrides)
+            run_job_once(entry_file, "config", hydra_entry, args, adjust=job_dir_overrides)
             return
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
