@@ -208,23 +208,36 @@ def test_golden_json_and_summary_md(tmp_path: Path) -> None:
     check_golden("small_run_SUMMARY.md", md)
 
 
-def test_perf_figures_shape() -> None:
-    result = figures(repeats=1)
+RATIO_KEYS = {
+    "summarise_over_bare_read",
+    "summarise_over_bare_read_gc_on",
+    "cpu_load_over_bare_read",
+    "cpu_stats_over_bare_read",
+    "cpu_summarise_over_bare_read",
+}
+
+
+def test_perf_figures_shape(tmp_path: Path) -> None:
+    """Synthetic figures, then the same ratios over a real run's own files (`committed`)."""
+    result = figures(repeats=1, committed=small_run(tmp_path / "real"))
+    real = result.pop("committed_run")
     assert set(result) == {
         "summarise_4x1986_s",
         "render_text_4x1986_s",
         "bare_read_json_4x1986_s",
-        "summarise_over_bare_read",
-        "summarise_over_bare_read_gc_on",
-        "cpu_load_over_bare_read",
-        "cpu_stats_over_bare_read",
-        "cpu_summarise_over_bare_read",
+        *RATIO_KEYS,
     }
     cpu = result["cpu_load_over_bare_read"] + result["cpu_stats_over_bare_read"]
     assert result["cpu_summarise_over_bare_read"] == pytest.approx(cpu, abs=0.02)
     ratio = result["summarise_4x1986_s"] / result["bare_read_json_4x1986_s"]
     assert result["summarise_over_bare_read"] == pytest.approx(ratio, abs=0.01)
     assert 0 < result["summarise_4x1986_s"] < 10  # target is well under 1 s; this guards collapse
+    assert set(real) == {"run", "summarise_s", "bare_read_json_s", *RATIO_KEYS}
+    assert real["run"] == "real"
+    # both times are rounded to 4 places and the ratio to 2: it lies within those bounds
+    summ, bare, half = real["summarise_s"], real["bare_read_json_s"], 0.00005
+    low, high = (summ - half) / (bare + half), (summ + half) / max(bare - half, 1e-9)
+    assert low - 0.005 <= real["summarise_over_bare_read"] <= high + 0.005
 
 
 def test_bare_read_parses_every_record(tmp_path: Path) -> None:
