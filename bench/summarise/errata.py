@@ -114,6 +114,33 @@ class _KeyTally:
         return KeyView(Rate(self.k, self.n), mean(self.f1s), mean(self.recalls if reported else []))
 
 
+class AuditedQuestion:
+    """What the errata tally reads of one question of categories 1–4.
+
+    Worked out once per record rather than once per arm's result.
+    """
+
+    __slots__ = ("affected", "corrected_evidence", "f1_key", "group", "listed")
+
+    affected: bool
+    """The audit changes the gold: the corrected outcome and F1 are the result's own."""
+    f1_key: str
+    """The score key of the F1 under the corrected key."""
+    listed: bool
+    """The audit lists the question: its corrected evidence replaces the official one."""
+    corrected_evidence: list[str] | None
+    """The audit's evidence ids (read only when `listed`)."""
+    group: str
+    """The category key of the per-category cells."""
+
+    def __init__(self, r: QuestionRecord) -> None:
+        self.affected = is_score_affected(r)
+        self.f1_key = "f1_corrected" if self.affected else "f1"
+        self.listed = r.errata_type is not None
+        self.corrected_evidence = r.corrected_evidence
+        self.group = str(r.category)
+
+
 class ErrataTally:
     """One arm's running counts under both keys on categories 1–4 (`ok` results)."""
 
@@ -125,24 +152,27 @@ class ErrataTally:
         self.by_group: dict[str, list[int]] = {}  # official k, n; corrected k, n
         self.reported = False
 
-    def add(self, r: QuestionRecord, res: ArmResult) -> None:
-        """Count one `ok` result on a question of categories 1–4."""
+    def add(self, q: AuditedQuestion, res: ArmResult, recall: float | None) -> None:
+        """Count one `ok` result on a question of categories 1–4.
+
+        `recall`: `evidence_recall` of the result on the official evidence, computed
+        once by the caller (reachability counts the same figure).
+        """
         retrieved = res.retrieved_ids
         if retrieved:
             self.reported = True
-        affected = is_score_affected(r)
         scores = res.scores
-        now = res.correct_corrected if affected else res.correct
-        recall = evidence_recall(retrieved, r.evidence)
-        self.official.add(res.correct, scores.get("f1"), recall)
-        if r.errata_type is not None:
-            recall = evidence_recall(retrieved, r.corrected_evidence)
-        self.corrected.add(now, scores.get("f1_corrected" if affected else "f1"), recall)
-        cell = self.by_group.get(str(r.category))
+        official = res.correct
+        now = res.correct_corrected if q.affected else official
+        self.official.add(official, scores.get("f1"), recall)
+        if q.listed:
+            recall = evidence_recall(retrieved, q.corrected_evidence)
+        self.corrected.add(now, scores.get(q.f1_key), recall)
+        cell = self.by_group.get(q.group)
         if cell is None:
-            cell = self.by_group[str(r.category)] = [0, 0, 0, 0]
-        if res.correct is not None:
-            cell[0] += bool(res.correct)
+            cell = self.by_group[q.group] = [0, 0, 0, 0]
+        if official is not None:
+            cell[0] += bool(official)
             cell[1] += 1
         if now is not None:
             cell[2] += bool(now)
@@ -167,7 +197,7 @@ def _tally(name: str, records: list[QuestionRecord]) -> ErrataTally:
         if r.category in SCORED_CATEGORIES:
             res = r.arms.get(name)
             if res is not None and res.status == OK:
-                tally.add(r, res)
+                tally.add(AuditedQuestion(r), res, evidence_recall(res.retrieved_ids, r.evidence))
     return tally
 
 

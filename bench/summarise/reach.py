@@ -61,15 +61,18 @@ class ReachTally:
         self.recalls: list[float] = []
         self.golds: list[float] = []
 
-    def add(self, res: ArmResult, evidence: list[str]) -> None:
-        """Count one `ok` result on a question with a gold answer and `evidence` ids."""
+    def add(self, res: ArmResult, recall: float | None) -> None:
+        """Count one `ok` result on a question with a gold answer.
+
+        `recall`: `evidence_recall` of the result on the question's evidence, computed
+        once by the caller (the errata tally counts the same figure).
+        """
         if res.correct is not None:
             self.n += 1
             self.k += bool(res.correct)
-        retrieved = res.retrieved_ids
-        if retrieved:
+        if res.retrieved_ids:
             self.reported = True
-        if evidence and (recall := evidence_recall(retrieved, evidence)) is not None:
+        if recall is not None:
             self.recalls.append(recall)
         value = res.scores.get("gold_token_recall")
         if isinstance(value, (int, float)):
@@ -102,7 +105,7 @@ def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: boo
         for r in scored:
             res = r.arms.get(name)
             if res is not None and res.status == OK:
-                tally.add(res, r.evidence)
+                tally.add(res, evidence_recall(res.retrieved_ids, r.evidence))
         rows.append(tally.row(name))
     return reach_view(rows)
 

@@ -21,11 +21,10 @@ carries a judge verdict (Cohen's κ is computed only then), the most draws of a 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
 from bench.records import OK, UNPARSEABLE, QuestionRecord
 from bench.suite.miss import MissRow, count_misses, result_miss
-from bench.summarise.errata import ErrataTally
+from bench.summarise.errata import AuditedQuestion, ErrataTally
 from bench.summarise.model import (
     LATENCY_QUANTILES,
     SCORED_CATEGORIES,
@@ -34,24 +33,36 @@ from bench.summarise.model import (
     GroupStats,
     Rate,
 )
-from bench.summarise.reach import ReachTally
+from bench.summarise.reach import ReachTally, evidence_recall
 from bench.summarise.stats import mean, percentile
 
 
-@dataclass
 class Tally:
-    """One arm on one group: questions, counted results, correct, F1s and exclusions."""
+    """One arm on one group: questions, counted results, correct, F1s and exclusions.
 
-    questions: int = 0
+    The scan's counters are plain classes with `__slots__`: nothing compares or prints
+    them, and a dataclass costs the summariser's start-up more than the whole class.
+    """
+
+    __slots__ = ("excluded", "f1", "k", "n", "questions")
+
+    questions: int
     """Questions in the group (every arm sees every question)."""
-    k: int = 0
+    k: int
     """Correct results among those that count."""
-    n: int = 0
+    n: int
     """Results that count (status `ok`, binary outcome)."""
-    f1: list[float] = field(default_factory=list)
+    f1: list[float]
     """Official F1 of the results that count (those that report one)."""
-    excluded: Counter[str] = field(default_factory=Counter)
+    excluded: Counter[str]
     """`error`, `missing`, `no_outcome` counts, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.questions = 0
+        self.k = 0
+        self.n = 0
+        self.f1 = []
+        self.excluded = Counter()
 
     @classmethod
     def merged(cls, parts: list[Tally]) -> Tally:
@@ -66,55 +77,83 @@ class Tally:
         return out
 
 
-@dataclass
 class Share:
     """`k` true of `n` results that carry a score key (a `Rate` once the scan is done)."""
 
-    k: int = 0
+    __slots__ = ("k", "n")
+
+    k: int
     """Results whose value is true."""
-    n: int = 0
+    n: int
     """Results that carry the key (value not None)."""
 
+    def __init__(self) -> None:
+        self.k = 0
+        self.n = 0
 
-@dataclass
+
 class ArmScan:
     """Every counter of one arm, from the one pass."""
 
+    __slots__ = (
+        "abstained_adversarial", "abstained_answerable", "answered", "capped", "cut",
+        "errata", "groups", "latencies", "reach", "right", "stale", "tokens", "trap_hits",
+        "unparseable", "wrong",
+    )  # fmt: skip
+
     groups: dict[str, Tally]
     """Group key -> tally, in display order."""
-    latencies: list[float] = field(default_factory=list)
+    latencies: list[float]
     """`latency_ms` of the `ok` results that report one."""
-    tokens: list[float] = field(default_factory=list)
+    tokens: list[float]
     """`context_tokens` of the `ok` results that report one."""
-    abstained_answerable: Share = field(default_factory=Share)
+    abstained_answerable: Share
     """`scores["abstained"]` on items with an answer (not LoCoMo 5, not `_abs`)."""
-    abstained_adversarial: Share = field(default_factory=Share)
+    abstained_adversarial: Share
     """`scores["abstained"]` on LoCoMo category 5."""
-    trap_hits: Share = field(default_factory=Share)
+    trap_hits: Share
     """`scores["trap_hit"]` on LoCoMo category 5."""
-    stale: Share = field(default_factory=Share)
+    stale: Share
     """`scores["stale_in_context"]` on every `ok` result."""
-    right: set[str] = field(default_factory=set)
+    right: set[str]
     """Question ids whose counting result is correct."""
-    wrong: set[str] = field(default_factory=set)
+    wrong: set[str]
     """Question ids whose counting result is wrong."""
-    answered: int = 0
+    answered: int
     """`ok` results."""
-    capped: int = 0
+    capped: int
     """`ok` results whose answer hit the completion cap."""
-    cut: int = 0
+    cut: int
     """`ok` results whose context was cut to fit the server."""
-    unparseable: int = 0
+    unparseable: int
     """Unparseable verdicts on `ok` results."""
-    reach: ReachTally = field(default_factory=ReachTally)
+    reach: ReachTally
     """Accuracy and recalls on the questions with a gold answer (`reach.reach_rows`)."""
-    errata: ErrataTally = field(default_factory=ErrataTally)
+    errata: ErrataTally
     """Both answer keys on categories 1–4, when the records carry the audit."""
 
+    def __init__(self, groups: dict[str, Tally]) -> None:
+        self.groups = groups
+        self.latencies = []
+        self.tokens = []
+        self.abstained_answerable = Share()
+        self.abstained_adversarial = Share()
+        self.trap_hits = Share()
+        self.stale = Share()
+        self.right = set()
+        self.wrong = set()
+        self.answered = 0
+        self.capped = 0
+        self.cut = 0
+        self.unparseable = 0
+        self.reach = ReachTally()
+        self.errata = ErrataTally()
 
-@dataclass
+
 class RunScan:
     """The one pass over a run: per-arm counters and run-wide facts."""
+
+    __slots__ = ("arms", "draws", "judged", "misses", "outcomes")
 
     arms: dict[str, ArmScan]
     """Arm name -> counters, every arm of `names`."""
@@ -126,6 +165,20 @@ class RunScan:
     """True when any `ok` result carries a judge verdict."""
     draws: int
     """Most draws of any result: 1 + its repeats (1 for a single run)."""
+
+    def __init__(
+        self,
+        arms: dict[str, ArmScan],
+        outcomes: Counter[str | None],
+        misses: dict[str, dict[str, dict[str, int]]],
+        judged: bool,
+        draws: int,
+    ) -> None:
+        self.arms = arms
+        self.outcomes = outcomes
+        self.misses = misses
+        self.judged = judged
+        self.draws = draws
 
 
 def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
@@ -165,7 +218,7 @@ def scan_records(
         adversarial = locomo_style and record.category == 5
         scored = record.category in SCORED_CATEGORIES
         reachable = bool(record.gold) and (scored or not locomo_style)
-        audit = audited and scored
+        audit = AuditedQuestion(record) if audited and scored else None
         evidence = record.evidence
         abstention_item = adversarial if locomo_style else qid.endswith("_abs")
         results = record.arms
@@ -220,10 +273,12 @@ def scan_records(
                 judged = judged or any(
                     j.status == OK and j.verdict is not None for j in res.judgements.values()
                 )
-            if reachable:
-                scan.reach.add(res, evidence)
-            if audit:
-                scan.errata.add(record, res)
+            if reachable or audit is not None:
+                recall = evidence_recall(res.retrieved_ids, evidence)
+                if reachable:
+                    scan.reach.add(res, recall)
+                if audit is not None:
+                    scan.errata.add(audit, res, recall)
             kind = result_miss(
                 evidence, res.retrieved_ids, correct, res.evidence_retrieved, res.miss
             )
