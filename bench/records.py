@@ -276,19 +276,20 @@ class _Shape(Generic[_T]):
     def build(self, data: dict[str, Any]) -> _T:
         """The instance of the fields in `data` over the defaults (unknown keys dropped).
 
-        The subset test and the merge run in C; the filtering copy only when a newer
-        writer added keys. Raises TypeError when a required field is missing.
+        The subset test and the merge run in C. With every required field present the
+        merged dict holds exactly one key per field unless a newer writer added keys,
+        so its length tells (a subset test of every key costs a sixth of the build);
+        only then is it filtered. Raises TypeError when a required field is missing.
         """
         if not self.required <= data.keys():
             missing = ", ".join(sorted(self.required - data.keys()))
             raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
-        if data.keys() <= self.names:
-            values = {**self.defaults, **data}
-        else:
-            values = {**self.defaults, **{k: v for k, v in data.items() if k in self.names}}
+        values = {**self.defaults, **data}
         for name, factory in self.factories:
-            if name not in data:
+            if name not in values:
                 values[name] = factory()
+        if len(values) != len(self.names):
+            values = {k: v for k, v in values.items() if k in self.names}
         made = object.__new__(self.cls)
         made.__dict__ = values
         return made

@@ -103,3 +103,21 @@ def test_live_write_path_round_trips_and_is_absent_for_in_process_arms(tmp_path:
     assert read_record(path).arms["http"].write_path == "remember"
     plain = QuestionRecord("c:0", "locomo", "c", 4, "q?", "a", [], {"rag": ArmResult("ok", "x")})
     assert "write_path" not in plain.to_json()["arms"]["rag"]
+
+
+def test_from_json_drops_a_newer_writers_keys_and_fills_defaults() -> None:
+    """Unknown keys (record and result) are dropped; omitted fields take fresh defaults."""
+    data = json.loads((GOLDEN / f"v{SCHEMA_VERSION}_question_record.json").read_text())
+    expected = QuestionRecord.from_json(json.loads(json.dumps(data)))
+    data["added_later"] = {"x": 1}
+    for result in data["arms"].values():
+        result["added_later"] = 1
+        result.pop("usage", None)
+    read = QuestionRecord.from_json(data)
+    for result in expected.arms.values():
+        result.usage = {}
+    assert read == expected
+    assert "added_later" not in vars(read)
+    assert all("added_later" not in vars(r) for r in read.arms.values())
+    first, second = list(read.arms.values())[:2]
+    assert first.usage is not second.usage
