@@ -235,7 +235,6 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
-@dataclass(frozen=True)
 class _Shape(Generic[_T]):
     """How to build a record dataclass from its parsed JSON fields without `__init__`.
 
@@ -245,8 +244,11 @@ class _Shape(Generic[_T]):
     result is the same object `cls(**fields)` gives (no dataclass here has a
     `__post_init__`): missing optional fields take their defaults (a fresh value from
     each `default_factory`), and a missing required field raises TypeError as
-    `__init__` would.
+    `__init__` would. A plain class: a dataclass here would cost every reader's
+    start-up more than the class's own code.
     """
+
+    __slots__ = ("cls", "defaults", "factories", "names", "required")
 
     cls: type[_T]
     """The dataclass built."""
@@ -259,18 +261,17 @@ class _Shape(Generic[_T]):
     required: frozenset[str]
     """Fields without a default."""
 
-    @classmethod
-    def of(cls, kind: type[_T]) -> _Shape[_T]:
+    def __init__(self, kind: type[_T]) -> None:
         """The shape of dataclass `kind`, read from its fields."""
         found = fields(kind)  # type: ignore[arg-type]
-        return cls(
-            kind,
-            frozenset(f.name for f in found),
-            {f.name: f.default for f in found if f.default is not MISSING},
-            tuple((f.name, f.default_factory) for f in found if f.default_factory is not MISSING),
-            frozenset(
-                f.name for f in found if f.default is MISSING and f.default_factory is MISSING
-            ),
+        self.cls = kind
+        self.names = frozenset(f.name for f in found)
+        self.defaults = {f.name: f.default for f in found if f.default is not MISSING}
+        self.factories = tuple(
+            (f.name, f.default_factory) for f in found if f.default_factory is not MISSING
+        )
+        self.required = frozenset(
+            f.name for f in found if f.default is MISSING and f.default_factory is MISSING
         )
 
     def build(self, data: dict[str, Any]) -> _T:
@@ -295,10 +296,10 @@ class _Shape(Generic[_T]):
         return made
 
 
-_RECORD_SHAPE = _Shape.of(QuestionRecord)
-_RESULT_SHAPE = _Shape.of(ArmResult)
-_JUDGEMENT_SHAPE = _Shape.of(Judgement)
-_REPEAT_SHAPE = _Shape.of(RepeatResult)
+_RECORD_SHAPE = _Shape(QuestionRecord)
+_RESULT_SHAPE = _Shape(ArmResult)
+_JUDGEMENT_SHAPE = _Shape(Judgement)
+_REPEAT_SHAPE = _Shape(RepeatResult)
 
 
 def _judgements(given: Any) -> dict[str, Judgement]:

@@ -206,16 +206,30 @@ def _apply_holm(rows: list[PairRow]) -> None:
         test.p_holm = adjusted
 
 
-@dataclass
 class _Layout:
-    """Which questions each set and group holds, groups in display order."""
+    """Which questions each set and group holds, groups in display order.
 
-    locomo_style: bool
-    set_qids: dict[str, frozenset[str]]
-    group_qids: dict[str, frozenset[str]]
-    set_groups: dict[str, list[str]]
+    A plain class: a dataclass would cost the summariser's start-up more than its use.
+    """
+
+    __slots__ = ("group_of", "group_qids", "locomo_style", "set_groups", "set_qids")
+
     group_of: dict[str, str]
     """Question id -> its group key."""
+
+    def __init__(
+        self,
+        locomo_style: bool,
+        set_qids: dict[str, frozenset[str]],
+        group_qids: dict[str, frozenset[str]],
+        set_groups: dict[str, list[str]],
+        group_of: dict[str, str],
+    ) -> None:
+        self.locomo_style = locomo_style
+        self.set_qids = set_qids
+        self.group_qids = group_qids
+        self.set_groups = set_groups
+        self.group_of = group_of
 
 
 def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
