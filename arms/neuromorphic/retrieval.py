@@ -125,12 +125,15 @@ def recall(
 
 
 def recalled(state: MemoryState, hit: Hit, weights: np.ndarray) -> Recalled:
-    """The public view of a hit: the hot record (weight from `weights`) or the archived fact."""
+    """The public view of a hit: its fact (`hit_fact`), fused score and lists."""
+    return Recalled(hit_fact(state, hit, weights), hit.score, hit.found_by)
+
+
+def hit_fact(state: MemoryState, hit: Hit, weights: np.ndarray) -> Fact:
+    """A hit's fact: the hot record (weight from `weights`) or the archived fact."""
     if hit.row is None:
-        fact = archived_fact(state, hit.id)
-    else:
-        fact = state.ws.fact(hit.row, weights[hit.row])
-    return Recalled(fact, hit.score, hit.found_by)
+        return archived_fact(state, hit.id)
+    return state.ws.fact(hit.row, weights[hit.row])
 
 
 def recall_hits(
@@ -190,9 +193,12 @@ def recall_hits(
 
 
 def _hot_row(ws: WorkingSet, fid: int) -> int | None:
-    """The record's hot row if it is in the hot set, alive and valid; else None."""
+    """The record's hot row if it is in the hot set, alive and valid; else None.
+
+    `.item` reads Python scalars: no numpy scalar per fused id.
+    """
     row = ws.row_of.get(fid)
-    return row if row is not None and ws.alive[row] and ws.invalid_at[row] < 0 else None
+    return row if row is not None and ws.alive.item(row) and ws.invalid_at.item(row) < 0 else None
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:
