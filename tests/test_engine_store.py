@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from arms.neuromorphic.archive import json_strings
+from arms.neuromorphic.archive import json_strings, payload_json
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.records import Tier
@@ -285,3 +285,15 @@ def test_json_strings_is_json_dumps_of_a_string_tuple() -> None:
             for _ in range(rng.randrange(4))
         )
         assert json_strings(values) == json.dumps(values)
+
+
+def test_payload_json_is_json_dumps() -> None:
+    """Event payloads are stored as the text `json.dumps` wrote before."""
+    rng = random.Random(9)
+    payloads: list[dict[str, Any]] = [{"ids": []}, {"to_turn": 3}, {"links": {"4": ["a"]}}]
+    payloads += [
+        {"ids": [rng.randrange(10**12) for _ in range(rng.randrange(5))]} for _ in range(200)
+    ]
+    payloads += [{"date_time": "8 May", "turns": [["D1:1", 'A: "hi" é']]}, {"ids": [1], "x": 2}]
+    for payload in payloads:
+        assert payload_json(payload) == json.dumps(payload)

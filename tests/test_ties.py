@@ -27,6 +27,7 @@ def test_top_k_matches_a_full_stable_sort(k: int) -> None:
     scores[5] = -np.inf
     full = np.lexsort((np.arange(40), -scores))[:k]
     assert list(top_k(scores, k)) == list(full)
+    assert list(top_k(scores, k, keys=np.arange(40))) == list(full)  # the keyed path
 
 
 def test_rrf_formula_and_tie_keys() -> None:

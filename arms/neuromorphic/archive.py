@@ -59,6 +59,16 @@ def json_strings(values: tuple[str, ...]) -> str:
     return "[" + ", ".join(map(encode_basestring_ascii, values)) + "]"
 
 
+def payload_json(payload: dict[str, Any]) -> str:
+    """`json.dumps(payload)`; an `{"ids": [...]}` payload (most events) formatted directly.
+
+    Ids are Python ints, which JSON writes as `str` does: `{"ids": [3, 4]}`.
+    """
+    if len(payload) == 1 and "ids" in payload:
+        return '{"ids": [' + ", ".join(map(str, payload["ids"])) + "]}"
+    return json.dumps(payload)
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct lower-cased non-stopword terms of `text`, in order."""
     words = dict.fromkeys(_TERM.findall(text.lower()))  # distinct, first-seen order
@@ -132,7 +142,7 @@ class ColdArchive:
             self._conn.executemany(
                 "INSERT INTO events(agent_id, conversation_id, turn, kind, payload)"
                 " VALUES (?,?,?,?,?)",
-                [(a, c, turn, kind, json.dumps(payload)) for turn, kind, payload in events],
+                [(a, c, turn, kind, payload_json(payload)) for turn, kind, payload in events],
             )
 
     def _write_facts(self, facts: list[FactRow]) -> None:
