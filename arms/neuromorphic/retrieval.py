@@ -155,7 +155,7 @@ def recall_hits(
         cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
     graph: list[tuple[int, float]] = []
     if config.spreading:
-        seeds = [(index.facts[f], index.cosine(f, qvec)) for f in cold]
+        seeds = list(zip([index.facts[f] for f in cold], index.cosines(cold, qvec), strict=True))
         graph = spread(
             ws, weights, hot, seeds,
             max_hops=config.max_hops, cap=config.spread_cap, factor=config.spread_factor,
