@@ -35,7 +35,7 @@ from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
-from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
+from arms.neuromorphic.records import Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import Hit, archived_fact, hit_fact, recall, recall_hits
 from arms.neuromorphic.rollback import live_events, replay, tally
@@ -194,7 +194,7 @@ class MemoryEngine:
     ) -> None:
         self._pending.append((t, kind, payload))
         self._pending_facts.extend(facts)
-        self.state.apply(Event(0, t, kind, payload), {f.id: f for f in facts} if facts else {})
+        self.state.update(t, kind, payload, {f.id: f for f in facts} if facts else {})
 
     def _write_pending(self) -> None:
         self._write(self._pending, self._pending_facts)
