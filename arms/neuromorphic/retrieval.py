@@ -58,7 +58,7 @@ def hot_search(
     scores[~valid] = -np.inf
     k = min(k, count)
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
-    return [(int(r), float(scores[r])) for r in top]
+    return list(zip(top.tolist(), scores[top].tolist(), strict=True))  # Python ints, floats
 
 
 def cold_search(
