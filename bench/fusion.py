@@ -11,6 +11,7 @@ list wins, then its rank), or by `tie_key` (e.g. the document id).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from operator import itemgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -30,6 +31,6 @@ def rrf_fuse(
     for ranked in rankings:
         for rank, item in enumerate(ranked, start=1):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
-    first_seen = {item: i for i, item in enumerate(scores)}
-    key = tie_key if tie_key is not None else first_seen.__getitem__
-    return sorted(scores.items(), key=lambda kv: (-kv[1], key(kv[0])))
+    if tie_key is None:  # `scores` holds items in first-seen order and sorting is stable
+        return sorted(scores.items(), key=itemgetter(1), reverse=True)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], tie_key(kv[0])))

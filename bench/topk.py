@@ -15,16 +15,21 @@ def top_k(scores: np.ndarray, k: int, keys: np.ndarray | None = None) -> np.ndar
     """Indices of the k best scores, best first; exact ties by ascending `keys` (or index).
 
     O(n) selection plus a sort of the k kept items; -inf scores may be selected when
-    fewer than k finite ones exist (callers mask them as before).
+    fewer than k finite ones exist (callers mask them as before). Without `keys` the key
+    is the index itself, which `flatnonzero` already lists in ascending order, so no
+    index array is built and the tied items need no sort.
     """
     n = len(scores)
     k = min(k, n)
     if k <= 0:
         return np.empty(0, dtype=np.int64)
-    keys = np.arange(n) if keys is None else np.asarray(keys)
     kth = np.partition(scores, n - k)[n - k]  # the k-th largest value
     above = np.flatnonzero(scores > kth)
     tied = np.flatnonzero(scores == kth)
+    if keys is None:
+        chosen = np.concatenate([above, tied[: k - len(above)]])
+        return chosen[np.lexsort((chosen, -scores[chosen]))]
+    keys = np.asarray(keys)
     tied = tied[np.argsort(keys[tied], kind="stable")][: k - len(above)]
     chosen = np.concatenate([above, tied])
     return chosen[np.lexsort((keys[chosen], -scores[chosen]))]

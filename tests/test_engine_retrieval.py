@@ -199,6 +199,25 @@ def test_hot_scores_gathered_from_the_archive_equal_their_own_pass() -> None:
             assert got.tobytes() == want.tobytes(), (total, size)
 
 
+def test_archive_cosines_equal_one_dot_product_per_fact() -> None:
+    """`ArchiveIndex.cosines` is bitwise `float(vector @ qvec)` per fact, in the given order."""
+    from arms.neuromorphic.archive_index import ArchiveIndex
+
+    rng = np.random.default_rng(11)
+    for dim in (3, 32, 256, 301):
+        index = ArchiveIndex(dim)
+        vectors = rng.standard_normal((150, dim)).astype(np.float32)
+        for i, vec in enumerate(vectors):
+            index.add_fact(FactRow(i + 1, 1, f"e{i}", "x", Tier.ACTIVE, (), "d", (), vec))
+        qvec = rng.standard_normal(dim).astype(np.float32)
+        for size in (0, 1, 5, 20, 150):
+            fids = [int(f) for f in rng.choice(np.arange(1, 151), size=size, replace=False)]
+            want = [float(vectors[f - 1] @ qvec) for f in fids]
+            got = index.cosines(fids, qvec)
+            assert [x.hex() for x in got] == [x.hex() for x in want]
+            assert all(type(x) is float for x in got)
+
+
 def test_spreading_ties_break_by_record_id() -> None:
     ws = _chain_ws()  # a → b → c → d; from b, a (reverse link) and c tie at 0.5
     got = spread(ws, np.ones(5), [(1, 1.0)], [], max_hops=1, cap=10, factor=0.5)

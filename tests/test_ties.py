@@ -27,6 +27,7 @@ def test_top_k_matches_a_full_stable_sort(k: int) -> None:
     scores[5] = -np.inf
     full = np.lexsort((np.arange(40), -scores))[:k]
     assert list(top_k(scores, k)) == list(full)
+    assert list(top_k(scores, k, keys=np.arange(40))) == list(full)  # the keyed path
 
 
 def test_rrf_formula_and_tie_keys() -> None:
@@ -35,6 +36,20 @@ def test_rrf_formula_and_tie_keys() -> None:
     assert [d for d, _ in fused] == [1, 2, 3]  # 1 and 2 tie exactly: first seen wins
     assert [d for d, _ in rrf_fuse([[2, 1], [1, 2]], k=60)] == [2, 1]
     assert [d for d, _ in rrf_fuse([[2, 1], [1, 2]], k=60, tie_key=lambda d: d)] == [1, 2]
+
+
+def test_rrf_first_seen_ties_match_an_explicit_first_seen_key() -> None:
+    """The stable sort of first-seen items equals sorting by (−score, first-seen index)."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        lists = [
+            [int(d) for d in rng.choice(30, size=rng.integers(0, 20), replace=False)]
+            for _ in range(int(rng.integers(1, 4)))
+        ]
+        fused = rrf_fuse(lists, k=int(rng.integers(1, 61)))
+        first_seen = list(dict.fromkeys(d for ranked in lists for d in ranked))
+        want = sorted(fused, key=lambda kv: (-kv[1], first_seen.index(kv[0])))
+        assert fused == want
 
 
 def test_both_arms_fuse_through_the_one_function() -> None:

@@ -35,9 +35,9 @@ from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
-from arms.neuromorphic.records import Event, Fact, FactDraft, FactRow, Recalled, entity_key
+from arms.neuromorphic.records import Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
-from arms.neuromorphic.retrieval import Hit, archived_fact, recall, recall_hits, recalled
+from arms.neuromorphic.retrieval import Hit, archived_fact, hit_fact, recall, recall_hits
 from arms.neuromorphic.rollback import live_events, replay, tally
 from arms.neuromorphic.state import INDEX_KINDS
 from bench.providers.base import Embedder
@@ -194,7 +194,7 @@ class MemoryEngine:
     ) -> None:
         self._pending.append((t, kind, payload))
         self._pending_facts.extend(facts)
-        self.state.apply(Event(0, t, kind, payload), {f.id: f for f in facts})
+        self.state.update(t, kind, payload, {f.id: f for f in facts} if facts else {})
 
     def _write_pending(self) -> None:
         self._write(self._pending, self._pending_facts)
@@ -246,7 +246,7 @@ class MemoryEngine:
             retrieved = recall_hits(self.state, self.archive, cfg, text, qvec, weights)
             self.timings["recall"] += time.perf_counter() - start
         shown = retrieved[: cfg.extractor_context_k]  # only these are viewed
-        known = [recalled(self.state, hit, weights).fact for hit in shown]
+        known = [hit_fact(self.state, hit, weights) for hit in shown]
         extraction = self._extract(exchange, known)
         self._store(extraction.facts, exchange, t)
         if cfg.prune:

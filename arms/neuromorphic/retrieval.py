@@ -58,7 +58,7 @@ def hot_search(
     scores[~valid] = -np.inf
     k = min(k, count)
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout
-    return [(int(r), float(scores[r])) for r in top]
+    return list(zip(top.tolist(), scores[top].tolist(), strict=True))  # Python ints, floats
 
 
 def cold_search(
@@ -125,12 +125,15 @@ def recall(
 
 
 def recalled(state: MemoryState, hit: Hit, weights: np.ndarray) -> Recalled:
-    """The public view of a hit: the hot record (weight from `weights`) or the archived fact."""
+    """The public view of a hit: its fact (`hit_fact`), fused score and lists."""
+    return Recalled(hit_fact(state, hit, weights), hit.score, hit.found_by)
+
+
+def hit_fact(state: MemoryState, hit: Hit, weights: np.ndarray) -> Fact:
+    """A hit's fact: the hot record (weight from `weights`) or the archived fact."""
     if hit.row is None:
-        fact = archived_fact(state, hit.id)
-    else:
-        fact = state.ws.fact(hit.row, weights[hit.row])
-    return Recalled(fact, hit.score, hit.found_by)
+        return archived_fact(state, hit.id)
+    return state.ws.fact(hit.row, weights[hit.row])
 
 
 def recall_hits(
@@ -152,7 +155,7 @@ def recall_hits(
         cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
     graph: list[tuple[int, float]] = []
     if config.spreading:
-        seeds = [(index.facts[f], index.cosine(f, qvec)) for f in cold]
+        seeds = list(zip([index.facts[f] for f in cold], index.cosines(cold, qvec), strict=True))
         graph = spread(
             ws, weights, hot, seeds,
             max_hops=config.max_hops, cap=config.spread_cap, factor=config.spread_factor,
@@ -190,9 +193,12 @@ def recall_hits(
 
 
 def _hot_row(ws: WorkingSet, fid: int) -> int | None:
-    """The record's hot row if it is in the hot set, alive and valid; else None."""
+    """The record's hot row if it is in the hot set, alive and valid; else None.
+
+    `.item` reads Python scalars: no numpy scalar per fused id.
+    """
     row = ws.row_of.get(fid)
-    return row if row is not None and ws.alive[row] and ws.invalid_at[row] < 0 else None
+    return row if row is not None and ws.alive.item(row) and ws.invalid_at.item(row) < 0 else None
 
 
 def archived_fact(state: MemoryState, fid: int) -> Fact:

@@ -8,7 +8,6 @@ is capped too, so expansion is score-ranked and bounded. Cold hits expand one ho
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -16,9 +15,6 @@ import numpy as np
 
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.workingset import WorkingSet
-
-SORT_UPTO = 16
-"""`_top` sorts at most this many candidates per kept row; more go through a heap."""
 
 
 @lru_cache(maxsize=65_536)
@@ -112,13 +108,16 @@ def spread(
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
     """The `cap` best (row, activation), ties by record id.
 
-    The ranking compares (−activation, id, row) tuples in C rather than calling a key
-    function per item; ids are unique, so the row never decides and the order is that
-    of the key (−activation, id). A hop finds some tens of rows: up to `SORT_UPTO`·cap
-    one C sort is cheaper than a heap (whose loop is Python), beyond it the heap is,
-    and both return the same list.
+    Only rows at or above the `cap`-th largest activation can rank (one C sort of the
+    floats finds it; rows tied with it all stay), so the (−activation, id, row) tuples
+    are built for those few, not for the tens of rows a hop finds. The tuples are
+    compared in C; ids are unique, so the row never decides and the order is that of
+    the key (−activation, id).
     """
     ids = ws.ids
-    items = [(-act, ids[row], row) for row, act in scores.items()]
-    ranked = sorted(items)[:cap] if len(items) <= SORT_UPTO * cap else heapq.nsmallest(cap, items)
-    return [(row, -neg) for neg, _, row in ranked if neg < 0.0]
+    if 0 < cap < len(scores):
+        least = sorted(scores.values(), reverse=True)[cap - 1]
+        items = [(-act, ids[row], row) for row, act in scores.items() if act >= least]
+    else:
+        items = [(-act, ids[row], row) for row, act in scores.items()]
+    return [(row, -neg) for neg, _, row in sorted(items)[:cap] if neg < 0.0]

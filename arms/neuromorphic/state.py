@@ -47,7 +47,18 @@ class MemoryState:
 
     def apply(self, event: Event, facts: Mapping[int, FactRow], *, hot: bool = True) -> None:
         """Apply one event; with `hot=False` only the archive index is updated."""
-        kind, t, payload = event.kind, event.turn, event.payload
+        self.update(event.turn, event.kind, event.payload, facts, hot=hot)
+
+    def update(
+        self,
+        t: int,
+        kind: str,
+        payload: dict[str, Any],
+        facts: Mapping[int, FactRow],
+        *,
+        hot: bool = True,
+    ) -> None:
+        """`apply` of an event given by its fields (the engine's live events need no `Event`)."""
         if kind == "exchange":
             self.index.add_exchange(t, payload["date_time"], payload["turns"])
         elif kind == "insert":
