@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from math import inf
 
 import numpy as np
 
@@ -115,9 +116,6 @@ def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, 
     the key (−activation, id).
     """
     ids = ws.ids
-    if 0 < cap < len(scores):
-        least = sorted(scores.values(), reverse=True)[cap - 1]
-        items = [(-act, ids[row], row) for row, act in scores.items() if act >= least]
-    else:
-        items = [(-act, ids[row], row) for row, act in scores.items()]
+    least = sorted(scores.values(), reverse=True)[cap - 1] if 0 < cap < len(scores) else -inf
+    items = [(-act, ids[row], row) for row, act in scores.items() if act >= least]
     return [(row, -neg) for neg, _, row in sorted(items)[:cap] if neg < 0.0]

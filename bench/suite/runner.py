@@ -205,14 +205,14 @@ def _retrieve_all(
     rows = []
     for query, question in zip(suite.queries, conversation.questions, strict=True):
         got = rank(arm, question)
-        ranked = got.ranked[:depth]
-        service = got.context.service_answer if got.context else None
+        ranked, context = got.ranked[:depth], got.context
+        service = context.service_answer if context else None
         answers = None
         if answer_step is not None:
             answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs,
                                service)  # fmt: skip
         path = None if answers is None else "service" if service else "harness"
-        write_path = got.context.write_path if got.context else None
+        write_path = context.write_path if context else None
         rows.append(Retrieved(suite.name, query, ranked, got.ms, answers, write_path, path))
     return rows
 
