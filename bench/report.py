@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import html
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from bench.explorer import write_explorer
 from bench.frame import load_run
 from bench.records import OK
 from bench.report_errata import errata_html
-from bench.report_png import CHARTS_DIR, export_pngs
+from bench.report_png import CHARTS_DIR, PngSession
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
@@ -90,22 +91,24 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
     """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path.
 
     With `png`, also `RUN_DIR/charts/<chart>.png` when a browser is available
-    (`bench.report_png`), else a one-line note on stderr.
+    (`bench.report_png`), else a one-line note on stderr. The browser is started before
+    the pages are built, so its start-up overlaps them.
     """
-    report, figures = _build(run_dir, labels)
-    path = run_dir / REPORT_NAME
-    tmp = path.with_name(f".{REPORT_NAME}.tmp")
-    tmp.write_text(report, encoding="utf-8")
-    tmp.replace(path)
-    if not (run_dir / "SUMMARY.md").exists():
-        summarise.main([str(run_dir), "--write", "--labels", labels])
-    write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels)
-    if png:
-        pngs, skipped = export_pngs(figures, run_dir)
-        if skipped:
-            print(f"note: PNG export of the charts skipped: {skipped}", file=sys.stderr)
-        else:
-            print(f"wrote {len(pngs)} chart PNGs to {run_dir / CHARTS_DIR}", file=sys.stderr)
+    with PngSession() if png else nullcontext() as session:  # the browser starts now
+        report, figures = _build(run_dir, labels)
+        path = run_dir / REPORT_NAME
+        tmp = path.with_name(f".{REPORT_NAME}.tmp")
+        tmp.write_text(report, encoding="utf-8")
+        tmp.replace(path)
+        if not (run_dir / "SUMMARY.md").exists():
+            summarise.main([str(run_dir), "--write", "--labels", labels])
+        write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels)
+        if session is not None:
+            pngs, skipped = session.write(figures, run_dir)
+            if skipped:
+                print(f"note: PNG export of the charts skipped: {skipped}", file=sys.stderr)
+            else:
+                print(f"wrote {len(pngs)} chart PNGs to {run_dir / CHARTS_DIR}", file=sys.stderr)
     return path
 
 

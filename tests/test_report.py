@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench import report, summarise
+from bench.report_png import chart_page
 from bench.summarise import render
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
@@ -203,3 +204,11 @@ def test_png_export_without_a_browser_is_one_note(tmp_path: Path) -> None:
     assert len(notes) == 1 and notes[0].startswith("note: PNG export of the charts skipped: ")
     assert "Traceback" not in done.stderr
     assert (run_dir / "report.html").is_file() and not list(run_dir.glob("charts/*.png"))
+
+
+def test_chart_page_loads_nothing_from_the_network() -> None:
+    """kaleido's default page fetches MathJax from a CDN; the chart page loads local files only."""
+    page = chart_page().generate_index()
+    sources = re.findall(r"""\bsrc=["']?([^"' >]+)""", page)
+    assert any(src.endswith("plotly.min.js") for src in sources), sources
+    assert all(src.startswith("file://") for src in sources), sources

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import pytest
 
 from bench import report
-from bench.report_png import CHARTS_DIR, WIDTH, export_pngs
+from bench.report_png import CHARTS_DIR, DEFAULT_HEIGHT, WIDTH, PngSession, export_pngs
 from tests.test_frame import N_QUESTIONS, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -109,3 +109,13 @@ def test_report_exports_a_png_per_chart(run_dir: Path, tmp_path: Path) -> None:
         assert _png_size(png) == (WIDTH, heights[name])  # the page's width, the chart's height
         # a drawn chart compresses far worse than empty axes of the same size
         assert png.stat().st_size > 1.5 * blank[0].stat().st_size, name
+
+
+def test_a_session_left_unused_closes_its_browser(tmp_path: Path) -> None:
+    """An error while the report is built leaves the block at once, with no PNG written."""
+    with pytest.raises(ValueError, match="build failed"), PngSession():
+        raise ValueError("build failed")
+    with PngSession() as session:
+        written, skipped = session.write([("blank", go.Figure())], tmp_path)
+    assert skipped is None and [p.name for p in written] == ["blank.png"]
+    assert _png_size(written[0]) == (WIDTH, DEFAULT_HEIGHT)  # no height in the layout
