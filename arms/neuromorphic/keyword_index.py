@@ -142,8 +142,8 @@ class KeywordIndex:
 
     Rows are facts in id order; the per-row arrays (numpy) grow by doubling as facts
     are added. A token's postings are `array.array`s, appended to in place as facts are
-    added and read by a search as numpy views of their buffers (`np.frombuffer`): no
-    per-token numpy arrays to rebuild, and one concatenation per search.
+    added and read by a search through their buffers (`b"".join`, `np.frombuffer`): no
+    per-token numpy arrays to rebuild, one copy of the matched postings per search.
     """
 
     def __init__(self, archive: ColdArchive) -> None:
@@ -227,8 +227,8 @@ class KeywordIndex:
             return []
         # all terms in one pass: the same elementwise operations, and `np.add.at` adds
         # each row's terms in term order from 0.0, as a loop of `score[pos] += ...` does
-        pos = np.concatenate([np.frombuffer(p, dtype=np.int64) for p, _ in hits])
-        freq = np.concatenate([np.frombuffer(f, dtype=np.float64) for _, f in hits])
+        pos = np.frombuffer(b"".join(p for p, _ in hits), dtype=np.int64)
+        freq = np.frombuffer(b"".join(f for _, f in hits), dtype=np.float64)
         idf_of = np.repeat(np.array(idfs), [len(p) for p, _ in hits])
         norm = K1 * ((1 - B) + (B * self.size[pos]) / avgdl)
         score = np.zeros(n, dtype=np.float64)
@@ -238,7 +238,8 @@ class KeywordIndex:
         rows = np.flatnonzero(matched & self.in_scope[:n])
         ids = self.ids[:n]
         order = np.lexsort((ids[rows], -score[rows]))[:limit]
-        return [int(fid) for fid in ids[rows[order]]]
+        found: list[int] = ids[rows[order]].tolist()
+        return found
 
 
 @dataclass
