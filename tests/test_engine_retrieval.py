@@ -14,7 +14,7 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
 from arms.neuromorphic.hydration import best_sentence
 from arms.neuromorphic.records import FactRow, Recalled, Tier
-from arms.neuromorphic.retrieval import interleave
+from arms.neuromorphic.retrieval import _found_by, interleave
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.workingset import WorkingSet
 from bench.types import Turn
@@ -235,3 +235,13 @@ def test_cold_hits_interleave_keyword_and_dense_once_each_up_to_the_limit() -> N
 def test_query_terms_are_distinct_lower_case_non_stopwords_in_order() -> None:
     got = query_terms("Where did Alice go? alice moved to Berlin in 2023, a x city")
     assert got == ["alice", "moved", "berlin", "2023", "city"]
+
+
+def test_found_by_names_each_list_once_in_list_order() -> None:
+    named = {"hot": [1, 2], "graph": [2, 2, 4], "cold": [3, 1]}
+    assert _found_by(named) == {
+        1: ("hot", "cold"),
+        2: ("hot", "graph"),
+        4: ("graph",),
+        3: ("cold",),
+    }

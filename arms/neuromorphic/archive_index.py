@@ -84,7 +84,7 @@ class ArchiveIndex:
         self.order.append(fact.id)
         self.pos[fact.id] = i
         self.by_entity[entity_key(fact.entity_name)].append(fact.id)
-        for term in set(query_terms(f"{fact.entity_name} {fact.fact_content}")):
+        for term in query_terms(f"{fact.entity_name} {fact.fact_content}"):  # distinct terms
             self.df[term] += 1
 
     def rare_terms(self, terms: list[str], k: int) -> list[str]:

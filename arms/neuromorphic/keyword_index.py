@@ -35,6 +35,7 @@ import re
 import sqlite3
 import threading
 import weakref
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -126,16 +127,23 @@ def query_tokens(terms: Sequence[str]) -> list[str] | None:
     return out
 
 
+def _posting() -> tuple[array[int], array[float]]:
+    """An empty posting: rows (int64) and f(t,d) (float64)."""
+    return array("q"), array("d")
+
+
 _WORD = re.compile(r"[a-z0-9]+")
 _stems: dict[str, str] = {}
 """Lower-case [a-z0-9] word → its FTS5 token (see `stem_words`)."""
 
 
 class KeywordIndex:
-    """FTS5 postings, document lengths and scope of one archive file, in numpy.
+    """FTS5 postings, document lengths and scope of one archive file.
 
-    Rows are facts in id order; arrays grow by doubling as facts are added, and a
-    term's postings of added facts wait in `_pending` until a search reads the term.
+    Rows are facts in id order; the per-row arrays (numpy) grow by doubling as facts
+    are added. A token's postings are `array.array`s, appended to in place as facts are
+    added and read by a search through their buffers (`b"".join`, `np.frombuffer`): no
+    per-token numpy arrays to rebuild, one copy of the matched postings per search.
     """
 
     def __init__(self, archive: ColdArchive) -> None:
@@ -161,14 +169,13 @@ class KeywordIndex:
         freq = np.fromiter((n for _, _, n in counts), np.float64, len(counts))
         size = np.zeros(self.n, dtype=np.float64)
         np.add.at(size, rows, freq)  # tokens per row (whole numbers: exact)
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        """Token → (rows, f(t,d) as float)."""
-        self._pending: defaultdict[str, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
-        """Token → (rows, f(t,d)) of facts added since a search last read the token."""
+        self.postings: defaultdict[str, tuple[array[int], array[float]]] = defaultdict(_posting)
+        """Token → (rows as int64, f(t,d) as float64), rows ascending."""
         start = 0
         for term, group in groupby(counts, key=lambda r: r[0]):
             end = start + sum(1 for _ in group)
-            self.postings[term] = (rows[start:end], freq[start:end])
+            self.postings[term] = (array("q", rows[start:end].tobytes()),
+                                   array("d", freq[start:end].tobytes()))  # fmt: skip
             start = end
         self.size[: self.n] = size
         self.tokens = int(size.sum())
@@ -189,24 +196,12 @@ class KeywordIndex:
         self.size[start:end] = [len(doc) for doc in docs]
         self.tokens += sum(len(doc) for doc in docs)
         self.n = end
-        pending = self._pending
+        postings = self.postings
         for row, doc in enumerate(docs, start):
             for token, count in Counter(doc).items():
-                rows, counts = pending[token]
+                rows, counts = postings[token]
                 rows.append(row)
                 counts.append(count)
-
-    def _posting(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """The token's (rows, frequencies), with the rows added since it was last read."""
-        hit = self.postings.get(token)
-        extra = self._pending.pop(token, None)
-        if extra:
-            pos = np.array(extra[0], dtype=np.int64)
-            freq = np.array(extra[1], dtype=np.float64)
-            hit = (pos, freq) if hit is None else (np.concatenate([hit[0], pos]),
-                                                    np.concatenate([hit[1], freq]))  # fmt: skip
-            self.postings[token] = hit
-        return hit
 
     def search(self, terms: list[str], limit: int) -> list[int] | None:
         """Fact ids of this scope matching any term, best bm25 first, ties by id, capped.
@@ -222,7 +217,7 @@ class KeywordIndex:
             return None
         hits, idfs = [], []
         for token in tokens:
-            hit = self._posting(token)
+            hit = self.postings.get(token)
             n_hit = 0 if hit is None else len(hit[0])
             idf = math.log((n - n_hit + 0.5) / (n_hit + 0.5))
             if hit is not None:
@@ -232,8 +227,8 @@ class KeywordIndex:
             return []
         # all terms in one pass: the same elementwise operations, and `np.add.at` adds
         # each row's terms in term order from 0.0, as a loop of `score[pos] += ...` does
-        pos = np.concatenate([p for p, _ in hits])
-        freq = np.concatenate([f for _, f in hits])
+        pos = np.frombuffer(b"".join(p for p, _ in hits), dtype=np.int64)
+        freq = np.frombuffer(b"".join(f for _, f in hits), dtype=np.float64)
         idf_of = np.repeat(np.array(idfs), [len(p) for p, _ in hits])
         norm = K1 * ((1 - B) + (B * self.size[pos]) / avgdl)
         score = np.zeros(n, dtype=np.float64)
@@ -243,7 +238,8 @@ class KeywordIndex:
         rows = np.flatnonzero(matched & self.in_scope[:n])
         ids = self.ids[:n]
         order = np.lexsort((ids[rows], -score[rows]))[:limit]
-        return [int(fid) for fid in ids[rows[order]]]
+        found: list[int] = ids[rows[order]].tolist()
+        return found
 
 
 @dataclass

@@ -179,17 +179,24 @@ def recall_hits(
         return entity_key(index.facts[fid].entity_name) if row is None else ws.keys[row]
 
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
-    found = [(name, set(ids)) for name, ids in named.items()]
+    found_by = _found_by(named)
     return [
-        assemble(
-            Hit,
-            id=fid,
-            score=score,
-            found_by=tuple(name for name, ids in found if fid in ids),
-            row=hot_row.get(fid),
-        )
+        assemble(Hit, id=fid, score=score, found_by=found_by[fid], row=hot_row.get(fid))
         for fid, score in kept
     ]
+
+
+def _found_by(named: dict[str, list[int]]) -> dict[int, tuple[str, ...]]:
+    """Each listed id → the names of the lists holding it, in list order (each name once).
+
+    One pass over the lists (tens of ids), rather than testing every kept id against
+    every list.
+    """
+    out: dict[int, tuple[str, ...]] = {}
+    for name, ids in named.items():
+        for fid in dict.fromkeys(ids):
+            out[fid] = (*out.get(fid, ()), name)
+    return out
 
 
 def _hot_row(ws: WorkingSet, fid: int) -> int | None:

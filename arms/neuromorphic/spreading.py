@@ -89,21 +89,45 @@ def spread(
     mask = ws.valid_mask() if valid is None else valid
     gain = np.where(mask, weights[: ws.n], 0.0) * factor
     gain[[row for row, _ in seeds]] = 0.0  # seeds are already in the hot list
+    most = gain.max(initial=0.0).item()
     best: dict[int, float] = {}
     frontier = seeds
-    for _ in range(max_hops):
+    for hop in range(max_hops):
         found: dict[int, float] = {}
-        links = ((ws.related[row], ws.keys[row], score) for row, score in frontier)
+        least = _least(best, cap) if hop == max_hops - 1 else -inf
+        links = (
+            (ws.related[row], ws.keys[row], score)
+            for row, score in frontier
+            if not score * most < least
+        )
         _offer_grouped(ws, found, best, gain, _grouped(links))
         frontier = _top(ws, found, cap)
         best.update(frontier)
         if not frontier:
             break
     found = {}
-    cold = ((f.related, entity_key(f.entity_name), score) for f, score in cold_seeds)
+    least = _least(best, cap)
+    cold = (
+        (f.related, entity_key(f.entity_name), score)
+        for f, score in cold_seeds
+        if not score * most < least
+    )
     _offer_grouped(ws, found, best, gain, _grouped(cold))
     best.update(_top(ws, found, cap))
     return _top(ws, best, cap)
+
+
+def _least(best: dict[int, float], cap: int) -> float:
+    """The activation a row must reach to still rank: the `cap`-th best so far, else −inf.
+
+    From the last hop on, `best` only gains rows and raises values, so once it holds
+    `cap` rows at ≥ this value, a row offered less can never be among the final `cap`
+    (nor change which rows are). A source of activation p > 0 offers at most p·max(gain)
+    (rounding is monotone; p ≤ 0 offers nothing), so a source with p·max(gain) below
+    it is skipped with all it links to, and the result is the same bit for bit. The
+    test reads `not p·max(gain) < least`, so a NaN source is kept, as it always was.
+    """
+    return sorted(best.values(), reverse=True)[cap - 1] if 0 < cap <= len(best) else -inf
 
 
 def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, float]]:
