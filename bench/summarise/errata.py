@@ -109,9 +109,15 @@ class _KeyTally:
         if recall is not None:
             self.recalls.append(recall)
 
-    def view(self, reported: bool) -> KeyView:
-        """`reported`: the arm lists source ids (else its evidence recall is unknown)."""
-        return KeyView(Rate(self.k, self.n), mean(self.f1s), mean(self.recalls if reported else []))
+    def view(self, listed: _KeyTally, reported: bool) -> KeyView:
+        """The view of this tally together with `listed` (disjoint questions, one key).
+
+        `reported`: the arm lists source ids (else its evidence recall is unknown). The
+        means are `math.fsum` over the joined lists, so they do not depend on the order.
+        """
+        recalls = self.recalls + listed.recalls if reported else []
+        rate = Rate(self.k + listed.k, self.n + listed.n)
+        return KeyView(rate, mean(self.f1s + listed.f1s), mean(recalls))
 
 
 class AuditedQuestion:
@@ -142,11 +148,17 @@ class AuditedQuestion:
 
 
 class ErrataTally:
-    """One arm's running counts under both keys on categories 1–4 (`ok` results)."""
+    """One arm's running counts under both keys on categories 1–4 (`ok` results).
 
-    __slots__ = ("by_group", "corrected", "official", "reported")
+    On a question the audit does not list, both keys give the same outcome, F1 and
+    evidence recall, so it is counted once (`unlisted`); a listed question is counted
+    under each key (`official`, `corrected`), and each key's view joins the two.
+    """
+
+    __slots__ = ("by_group", "corrected", "official", "reported", "unlisted")
 
     def __init__(self) -> None:
+        self.unlisted = _KeyTally()
         self.official = _KeyTally()
         self.corrected = _KeyTally()
         self.by_group: dict[str, list[int]] = {}  # official k, n; corrected k, n
@@ -162,12 +174,15 @@ class ErrataTally:
         if retrieved:
             self.reported = True
         scores = res.scores
-        official = res.correct
-        now = res.correct_corrected if q.affected else official
-        self.official.add(official, scores.get("f1"), recall)
+        official = now = res.correct
         if q.listed:
+            if q.affected:
+                now = res.correct_corrected
+            self.official.add(official, scores.get("f1"), recall)
             recall = evidence_recall(retrieved, q.corrected_evidence)
-        self.corrected.add(now, scores.get(q.f1_key), recall)
+            self.corrected.add(now, scores.get(q.f1_key), recall)
+        else:
+            self.unlisted.add(official, scores.get("f1"), recall)
         cell = self.by_group.get(q.group)
         if cell is None:
             cell = self.by_group[q.group] = [0, 0, 0, 0]
@@ -183,8 +198,8 @@ class ErrataTally:
         cells = [self.by_group.get(g, [0, 0, 0, 0]) for g in groups]
         return ErrataArm(
             name=name,
-            official=self.official.view(self.reported),
-            corrected=self.corrected.view(self.reported),
+            official=self.unlisted.view(self.official, self.reported),
+            corrected=self.unlisted.view(self.corrected, self.reported),
             groups_official={g: Rate(c[0], c[1]) for g, c in zip(groups, cells, strict=True)},
             groups_corrected={g: Rate(c[2], c[3]) for g, c in zip(groups, cells, strict=True)},
         )
