@@ -267,8 +267,10 @@ def scan_records(
                 if (stale := scores.get("stale_in_context")) is not None:
                     scan.stale.n += 1
                     scan.stale.k += bool(stale)
-            scan.capped += res.truncated is True
-            scan.cut += bool(res.context_cut_tokens)
+            if res.truncated is True:
+                scan.capped += 1
+            if res.context_cut_tokens:
+                scan.cut += 1
             if res.judgements:
                 scan.unparseable += sum(j.status == UNPARSEABLE for j in res.judgements.values())
                 judged = judged or any(
