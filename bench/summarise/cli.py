@@ -16,7 +16,6 @@ import gc
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
@@ -141,12 +140,12 @@ def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
     )
 
 
-def _outcome(counts: Counter[str | None], meta: RunMeta | None, notes: list[str]) -> str:
+def _outcome(rules: set[str | None], meta: RunMeta | None, notes: list[str]) -> str:
     """The rule behind `correct`, read from the records; run.json must agree with it.
 
-    `counts`: outcome rule -> `ok` results scored by it (`RunScan.outcomes`).
+    `rules`: the outcome rules of the `ok` results (`RunScan.outcomes`).
     """
-    named = sorted(name for name in counts if name)
+    named = sorted(name for name in rules if name)
     declared = meta.outcome if meta else None
     if len(named) > 1:
         notes.append(f"records use several outcome rules: {', '.join(named)}")
@@ -275,9 +274,9 @@ def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
     return _Layout(locomo_style, set_masks, group_masks, set_groups, group_of)
 
 
-def _outcome_counts(records: list[QuestionRecord]) -> Counter[str | None]:
-    """Outcome rule -> `ok` results scored by it (the baseline run's; see `RunScan`)."""
-    return Counter(res.outcome for r in records for res in r.arms.values() if res.status == OK)
+def _outcome_rules(records: list[QuestionRecord]) -> set[str | None]:
+    """The outcome rules of the `ok` results (the baseline run's; see `RunScan`)."""
+    return {res.outcome for r in records for res in r.arms.values() if res.status == OK}
 
 
 def summarise_records(
@@ -353,7 +352,7 @@ def _add_baseline(
     """
     base_list = arm_names(baseline.records, list(baseline.meta.arms) if baseline.meta else [])
     base_names = set(base_list)
-    baseline_outcome = _outcome(_outcome_counts(baseline.records), baseline.meta, [])
+    baseline_outcome = _outcome(_outcome_rules(baseline.records), baseline.meta, [])
     position = {r.question_id: i for i, r in enumerate(run.records)}
     names = list(outcomes)
     rows = []

@@ -158,8 +158,8 @@ class RunScan:
 
     arms: dict[str, ArmScan]
     """Arm name -> counters, every arm of `names`."""
-    outcomes: Counter[str | None]
-    """Outcome rule (`ArmResult.outcome`) -> `ok` results scored by it."""
+    outcomes: set[str | None]
+    """The outcome rules (`ArmResult.outcome`) of the `ok` results."""
     misses: dict[str, dict[str, dict[str, int]]]
     """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
     judged: bool
@@ -170,7 +170,7 @@ class RunScan:
     def __init__(
         self,
         arms: dict[str, ArmScan],
-        outcomes: Counter[str | None],
+        outcomes: set[str | None],
         misses: dict[str, dict[str, dict[str, int]]],
         judged: bool,
         draws: int,
@@ -207,7 +207,7 @@ def scan_records(
     `names` must hold every arm of the records; `group_of` maps question id to group key.
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
-    outcomes: Counter[str | None] = Counter()
+    outcomes: set[str | None] = set()
     miss_rows: list[MissRow] = []
     judged = False
     draws = 1
@@ -233,7 +233,7 @@ def scan_records(
                 tally.excluded["error"] += 1
                 continue
             scan.answered += 1
-            outcomes[res.outcome] += 1
+            outcomes.add(res.outcome)
             correct = res.correct
             scores = res.scores
             if correct is None:
