@@ -19,6 +19,7 @@ from bench.records import OK, ArmResult, Judgement, QuestionRecord
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.summarise.cli import LoadedRun, summarise_records
 from bench.summarise.errata import errata_view
+from bench.summarise.model import Rate
 from bench.summarise.render import render_text, summary_to_json
 from bench.types import Correction, Question
 from tests.e2e_support import load_records, run_cli
@@ -216,6 +217,60 @@ def test_errata_view_counts_and_ceiling() -> None:
     assert "Ceiling under the official key (categories 1–4): 75.0%" in render_text(summary)
     assert summary_to_json(summary)["errata"]["score_affected"] == 1
     assert errata_view([_record("c:9", 1, None, True, None)], ["raw"]) is None
+
+
+def test_both_keys_join_unlisted_and_listed_questions() -> None:
+    """Unlisted questions count once for both keys; listed ones under each key's own terms."""
+
+    def rec(
+        i: int,
+        errata: str | None,
+        evidence: list[str],
+        fixed_evidence: list[str] | None,
+        correct: bool,
+        fixed: bool | None,
+        f1: float,
+        f1_fixed: float | None,
+    ) -> QuestionRecord:
+        scores = {"f1": f1} if f1_fixed is None else {"f1": f1, "f1_corrected": f1_fixed}
+        res = ArmResult(
+            status=OK,
+            answer="a",
+            correct=correct,
+            correct_corrected=fixed,
+            scores=scores,
+            retrieved_ids=["D1", "D2"],
+        )
+        return QuestionRecord(
+            f"c:{i}",
+            "locomo",
+            "c",
+            1 + i % 2,
+            "q",
+            "g",
+            evidence,
+            {"raw": res},
+            errata_type=errata,
+            corrected_evidence=fixed_evidence,
+        )
+
+    records = [
+        rec(0, None, ["D1"], None, True, None, 0.8, None),
+        rec(1, None, ["D3"], None, False, None, 0.1, None),
+        rec(2, "WRONG_CITATION", ["D3"], ["D2"], True, None, 0.9, None),
+        rec(3, "HALLUCINATION", ["D1", "D4"], ["D4"], False, True, 0.2, 0.7),
+    ]  # fmt: skip
+    summary = summarise_records(LoadedRun(Path("r"), None, records))
+    assert summary.errata is not None and summary.errata == errata_view(records, ["raw"])
+    arm = summary.errata.arms["raw"]
+    official, corrected = arm.official, arm.corrected
+    assert (official.accuracy.k, official.accuracy.n, corrected.accuracy.k) == (2, 4, 3)
+    assert official.f1 == pytest.approx((0.8 + 0.1 + 0.9 + 0.2) / 4)
+    assert corrected.f1 == pytest.approx((0.8 + 0.1 + 0.9 + 0.7) / 4)
+    assert official.evidence_recall == pytest.approx((1 + 0 + 0 + 0.5) / 4)
+    assert corrected.evidence_recall == pytest.approx((1 + 0 + 1 + 0) / 4)
+    assert arm.groups_official == {"1": Rate(2, 2), "2": Rate(0, 2)}
+    assert arm.groups_corrected == {"1": Rate(2, 2), "2": Rate(1, 2)}
 
 
 def test_run_records_carry_both_keys(tmp_path: Path) -> None:

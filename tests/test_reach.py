@@ -7,7 +7,7 @@ from pathlib import Path
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.scoring.reach import gold_token_recall
 from bench.summarise.cli import summarise_run
-from bench.summarise.reach import OFFLINE_CAUTION, reach_rows
+from bench.summarise.reach import OFFLINE_CAUTION, evidence_recall, reach_rows
 from bench.summarise.render import render_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,6 +18,15 @@ def test_gold_token_recall() -> None:
     assert gold_token_recall("a red ceramic bowl", "Alice made a ceramic bowl") == 2 / 3
     assert gold_token_recall("painting", "She paints landscapes") == 1.0
     assert gold_token_recall(None, "anything") is None
+
+
+def test_evidence_recall_counts_evidence_ids_with_repeats() -> None:
+    """|evidence ∩ retrieved| / |evidence|: one id is a membership test, the same ratio."""
+    assert evidence_recall(["D1:1", "D1:2"], ["D1:2"]) == 1.0
+    assert evidence_recall(["D1:1"], ["D1:2"]) == 0.0
+    assert evidence_recall([], ["D1:2"]) == 0.0
+    assert evidence_recall(["D1:1", "D2:1"], ["D1:1", "D1:1", "D3:1"]) == 2 / 3
+    assert evidence_recall(["D1:1"], []) is None and evidence_recall(["D1:1"], None) is None
 
 
 def _rec(qid: str, cat: int, evidence: list[str], res: ArmResult) -> QuestionRecord:

@@ -203,6 +203,25 @@ def test_baseline_pairs_on_question_id_never_on_text(tmp_path: Path) -> None:
     assert {"arm": "rag", "set": "scored", "n": 3, "gained": 2, "lost": 1}.items() <= row.items()
 
 
+def test_baseline_pairs_on_question_id_when_positions_differ(tmp_path: Path) -> None:
+    """A question only the baseline has shifts its records; pairing still follows the id."""
+    before = [
+        record("conv-1:0", 4, {"rag": arm(False, 0.0)}),  # absent from the new run
+        record("conv-1:1", 4, {"rag": arm(True, 1.0)}),
+        record("conv-1:2", 4, {"rag": arm(True, 1.0)}),
+    ]
+    after = [
+        record("conv-1:1", 4, {"rag": arm(True, 1.0)}),
+        record("conv-1:2", 4, {"rag": arm(False, 0.0)}),
+    ]
+    s = summarise_run(
+        write_run(tmp_path / "now", after), baseline=write_run(tmp_path / "base", before)
+    )
+    assert s.baseline is not None
+    pooled = next(r for r in s.baseline if r.set == "all").pooled
+    assert (pooled.n, pooled.both, pooled.a_only, pooled.b_only, pooled.neither) == (2, 1, 1, 0, 0)
+
+
 def test_label_schemes(tmp_path: Path) -> None:
     run = small_run(tmp_path)
     official = summarise_run(run)

@@ -12,7 +12,8 @@ import pytest
 
 from bench.paths import PROJECT_ROOT
 from bench.perf.summarise import figures
-from bench.summarise import main, summarise_run
+from bench.summarise import load_run, main, summarise_records, summarise_run
+from bench.summarise.comparable import comparable_export
 from bench.summarise.render import render_markdown, summary_to_json
 from tests.test_summarise import arm, record, small_run, write_run
 
@@ -147,6 +148,8 @@ BLOCKER = (
     BLOCK
     + """
 sys.argv = ['bench.summarise', *sys.argv[1:]]
+import os
+os._exit = sys.exit  # the CLI ends unfreed; exit through SystemExit to list the modules
 code = 0
 try:
     runpy.run_module('bench.summarise', run_name='__main__', alter_sys=True)
@@ -187,6 +190,35 @@ def test_summariser_runs_where_numpy_scipy_pandas_cannot_be_imported(tmp_path: P
         timeout=60,
     )
     assert "blocked numpy" in control.stderr  # the blocker really blocks
+
+
+def test_cli_process_flushes_everything_before_ending_unfreed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench.summarise` ends with `os._exit`: its piped output is still whole."""
+    run = write_run(small_run(tmp_path / "now"), [], META)
+    base = small_run(tmp_path / "base")
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    for args in (["--json"], ["--format", "comparable", "--write"], ["--baseline", str(base)]):
+        assert main([str(run), *args]) == 0
+        expected = capsys.readouterr().out
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.summarise", str(run), *args],
+            cwd=PROJECT_ROOT,
+            env={**buffered, "PYTHONPATH": str(PROJECT_ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", expected)
+    assert (run / "comparable.json").read_text(encoding="utf-8") == expected_comparable(run)
+
+
+def expected_comparable(run: Path) -> str:
+    """The comparable export `--format comparable --write` writes next to SUMMARY.md."""
+    loaded = load_run(run)
+    export = comparable_export(summarise_records(loaded), loaded.records)
+    return json.dumps(export, indent=1, allow_nan=False) + "\n"
 
 
 def check_golden(name: str, text: str) -> None:

@@ -99,7 +99,9 @@ def count_misses(rows: Iterable[MissRow]) -> dict[str, dict[str, dict[str, int]]
         if kind is None:
             continue
         by_cat = counts.setdefault(arm, {})
-        cell = by_cat.setdefault(category, {RETRIEVAL_MISS: 0, READER_MISS: 0})
+        cell = by_cat.get(category)
+        if cell is None:
+            cell = by_cat[category] = {RETRIEVAL_MISS: 0, READER_MISS: 0}
         cell[kind] += 1
     return counts
 

@@ -16,10 +16,11 @@ import gc
 import json
 import os
 import sys
-from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+from typing import NoReturn
 
 from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
@@ -139,12 +140,12 @@ def _group_key(record: QuestionRecord, locomo_style: bool) -> str:
     )
 
 
-def _outcome(counts: Counter[str | None], meta: RunMeta | None, notes: list[str]) -> str:
+def _outcome(rules: set[str | None], meta: RunMeta | None, notes: list[str]) -> str:
     """The rule behind `correct`, read from the records; run.json must agree with it.
 
-    `counts`: outcome rule -> `ok` results scored by it (`RunScan.outcomes`).
+    `rules`: the outcome rules of the `ok` results (`RunScan.outcomes`).
     """
-    named = sorted(name for name in counts if name)
+    named = sorted(name for name in rules if name)
     declared = meta.outcome if meta else None
     if len(named) > 1:
         notes.append(f"records use several outcome rules: {', '.join(named)}")
@@ -163,16 +164,31 @@ def _threshold(run: LoadedRun, outcome: str) -> float:
     return threshold_from_outcome(outcome) or DEFAULT_F1_THRESHOLD
 
 
-Outcomes = tuple[frozenset[str], frozenset[str]]
-"""Question ids an arm got right, and those it got wrong (results that count only)."""
+Outcomes = tuple[int, int]
+"""The questions an arm got right, and those it got wrong (results that count only), as
+bit masks over the run's records: bit i stands for `run.records[i]` (see `_mask`)."""
 
 
-def _paired(a: Outcomes, b: Outcomes, qids: frozenset[str]) -> PairedTest:
-    """Pair two arms' outcomes on question id over `qids` (both sides must count)."""
+def _mask(positions: Iterable[int]) -> int:
+    """The bit mask of distinct record positions: the sum of 2^i over positions i."""
+    return sum(1 << i for i in positions)
+
+
+def _ids_mask(qids: frozenset[str], position: dict[str, int]) -> int:
+    """The mask of the ids in `qids` that a run holds (`position`: id -> record position)."""
+    return _mask(position[q] for q in qids if q in position)
+
+
+def _paired(a: Outcomes, b: Outcomes, questions: int) -> PairedTest:
+    """Pair two arms' outcomes over the questions of mask `questions` (both must count).
+
+    Outcomes are masks over one run's records, so pairing is on question id (ids are
+    unique) and each cell is the population count of an AND.
+    """
     (a_right, a_wrong), (b_right, b_wrong) = a, b
-    a_right, a_wrong = a_right & qids, a_wrong & qids
-    both, a_only = len(a_right & b_right), len(a_right & b_wrong)
-    b_only, neither = len(a_wrong & b_right), len(a_wrong & b_wrong)
+    a_right, a_wrong = a_right & questions, a_wrong & questions
+    both, a_only = (a_right & b_right).bit_count(), (a_right & b_wrong).bit_count()
+    b_only, neither = (a_wrong & b_right).bit_count(), (a_wrong & b_wrong).bit_count()
     n = a_only + b_only + both + neither
     mde = min_detectable_effect(a_only + b_only, n)
     return PairedTest(n, a_only, b_only, both, neither, mcnemar_exact_p(a_only, b_only), mde)
@@ -186,12 +202,12 @@ def _pair_rows(
     layout: _Layout,
 ) -> list[PairRow]:
     """One row per set; group tests are shared between sets so Holm counts each once."""
-    groups = {g: _paired(a, b, qids) for g, qids in layout.group_qids.items()}
-    pooled_all = _paired(a, b, layout.set_qids["all"])
+    groups = {g: _paired(a, b, mask) for g, mask in layout.group_masks.items()}
+    pooled_all = _paired(a, b, layout.set_masks["all"])
     rows = []
     for name in SETS:
         pooled = pooled_all if name == "all" or not layout.locomo_style else None
-        pooled = pooled or _paired(a, b, layout.set_qids[name])
+        pooled = pooled or _paired(a, b, layout.set_masks[name])
         shown = {g: groups[g] for g in layout.set_groups[name]}
         rows.append(PairRow(a_name, b_name, name, pooled, shown))
     return rows
@@ -211,10 +227,11 @@ def _apply_holm(rows: list[PairRow]) -> None:
 class _Layout:
     """Which questions each set and group holds, groups in display order.
 
-    A plain class: a dataclass would cost the summariser's start-up more than its use.
+    Questions are bit masks over the run's records (`Outcomes`). A plain class: a
+    dataclass would cost the summariser's start-up more than its use.
     """
 
-    __slots__ = ("group_of", "group_qids", "locomo_style", "set_groups", "set_qids")
+    __slots__ = ("group_masks", "group_of", "locomo_style", "set_groups", "set_masks")
 
     group_of: dict[str, str]
     """Question id -> its group key."""
@@ -222,40 +239,44 @@ class _Layout:
     def __init__(
         self,
         locomo_style: bool,
-        set_qids: dict[str, frozenset[str]],
-        group_qids: dict[str, frozenset[str]],
+        set_masks: dict[str, int],
+        group_masks: dict[str, int],
         set_groups: dict[str, list[str]],
         group_of: dict[str, str],
     ) -> None:
         self.locomo_style = locomo_style
-        self.set_qids = set_qids
-        self.group_qids = group_qids
+        self.set_masks = set_masks
+        self.group_masks = group_masks
         self.set_groups = set_groups
         self.group_of = group_of
 
+    def qids(self, name: str) -> frozenset[str]:
+        """The question ids of set `name`."""
+        keys = set(self.set_groups[name])
+        return frozenset(q for q, key in self.group_of.items() if key in keys)
+
 
 def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
-    groups: dict[str, list[str]] = {}
+    """Groups partition the questions, so a set's mask is the sum of its groups' masks."""
+    positions: dict[str, list[int]] = {}
     scored_groups: set[str] = set()
     group_of: dict[str, str] = {}
-    for r in run.records:
+    for i, r in enumerate(run.records):
         key = _group_key(r, locomo_style)
         group_of[r.question_id] = key
-        groups.setdefault(key, []).append(r.question_id)
+        positions.setdefault(key, []).append(i)
         if not locomo_style or r.category in SCORED_CATEGORIES:
             scored_groups.add(key)
-    order = sorted(groups, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+    order = sorted(positions, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
     set_groups = {"all": order, "scored": [k for k in order if k in scored_groups]}
-    group_qids = {k: frozenset(groups[k]) for k in order}
-    set_qids = {
-        name: frozenset(q for k in keys for q in group_qids[k]) for name, keys in set_groups.items()
-    }
-    return _Layout(locomo_style, set_qids, group_qids, set_groups, group_of)
+    group_masks = {k: _mask(positions[k]) for k in order}
+    set_masks = {name: sum(group_masks[k] for k in keys) for name, keys in set_groups.items()}
+    return _Layout(locomo_style, set_masks, group_masks, set_groups, group_of)
 
 
-def _outcome_counts(records: list[QuestionRecord]) -> Counter[str | None]:
-    """Outcome rule -> `ok` results scored by it (the baseline run's; see `RunScan`)."""
-    return Counter(res.outcome for r in records for res in r.arms.values() if res.status == OK)
+def _outcome_rules(records: list[QuestionRecord]) -> set[str | None]:
+    """The outcome rules of the `ok` results (the baseline run's; see `RunScan`)."""
+    return {res.outcome for r in records for res in r.arms.values() if res.status == OK}
 
 
 def summarise_records(
@@ -273,9 +294,11 @@ def summarise_records(
     notes.extend(_cap_notes(scan))
     outcome = _outcome(scan.outcomes, run.meta, notes)
     threshold = _threshold(run, outcome)
-    group_labels = {g: group_label(g, labels, locomo_style=locomo_style) for g in layout.group_qids}
+    group_labels = {
+        g: group_label(g, labels, locomo_style=locomo_style) for g in layout.group_masks
+    }
     arms = {n: arm_stats(n, scan.arms[n], layout.set_groups, group_labels) for n in names}
-    outcomes = {n: (frozenset(scan.arms[n].right), frozenset(scan.arms[n].wrong)) for n in names}
+    outcomes = {n: (_mask(scan.arms[n].right), _mask(scan.arms[n].wrong)) for n in names}
     pairs = [
         row
         for a, b in combinations(names, 2)
@@ -290,9 +313,9 @@ def summarise_records(
         locomo_style=locomo_style,
         labels=labels,
         outcome=outcome,
-        n_questions={name: len(layout.set_qids[name]) for name in SETS},
+        n_questions={name: layout.set_masks[name].bit_count() for name in SETS},
         group_labels=group_labels,
-        group_sizes={g: len(q) for g, q in layout.group_qids.items()},
+        group_sizes={g: mask.bit_count() for g, mask in layout.group_masks.items()},
         set_groups=layout.set_groups,
         arms=arms,
         pairs=pairs,
@@ -307,25 +330,36 @@ def summarise_records(
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
 
         summary.repeats = repeats_view(
-            run.records, names, run.meta, layout.set_qids["scored"], seen=scan.draws
+            run.records, names, run.meta, layout.qids("scored"), seen=scan.draws
         )
     if baseline is not None:
-        _add_baseline(summary, run, baseline, layout, names)
+        _add_baseline(summary, run, baseline, layout, outcomes)
     summary.notes.extend(_closing_notes(summary))
     return summary
 
 
 def _add_baseline(
-    summary: Summary, run: LoadedRun, baseline: LoadedRun, layout: _Layout, names: list[str]
+    summary: Summary,
+    run: LoadedRun,
+    baseline: LoadedRun,
+    layout: _Layout,
+    outcomes: dict[str, Outcomes],
 ) -> None:
-    """Same arm, two runs, paired on question_id (never on question text)."""
+    """Same arm, two runs, paired on question_id (never on question text).
+
+    The baseline's outcomes become masks over this run's records (`_ids_mask`): its
+    questions that this run lacks pair with nothing.
+    """
     base_list = arm_names(baseline.records, list(baseline.meta.arms) if baseline.meta else [])
     base_names = set(base_list)
-    baseline_outcome = _outcome(_outcome_counts(baseline.records), baseline.meta, [])
+    baseline_outcome = _outcome(_outcome_rules(baseline.records), baseline.meta, [])
+    position = {r.question_id: i for i, r in enumerate(run.records)}
+    names = list(outcomes)
     rows = []
     for name in (n for n in names if n in base_names):
-        before, now = outcomes_of(baseline.records, name), outcomes_of(run.records, name)
-        rows.extend(_pair_rows(name, name, before, now, layout))
+        right, wrong = outcomes_of(baseline.records, name)
+        before = (_ids_mask(right, position), _ids_mask(wrong, position))
+        rows.extend(_pair_rows(name, name, before, outcomes[name], layout))
     _apply_holm(rows)
     summary.baseline_dir = str(baseline.run_dir)
     summary.baseline = rows
@@ -445,8 +479,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point; returns the exit status (2 with a one-line message on bad input)."""
+def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
+    """CLI entry point; returns the exit status (2 with a one-line message on bad input).
+
+    `exit_unfreed`: on success end the process without freeing the records
+    (`_exit_unfreed`; `python -m bench.summarise` only, never a caller that goes on).
+    """
     args = _parser().parse_args(argv)
     if args.json and args.format not in (None, "json"):
         print(f"error: --json conflicts with --format {args.format}", file=sys.stderr)
@@ -483,4 +521,19 @@ def main(argv: list[str] | None = None) -> int:
 
             print(os_error_line(exc), file=sys.stderr)
             return 2
+    if exit_unfreed:
+        _exit_unfreed(0)
     return 0
+
+
+def _exit_unfreed(status: int) -> NoReturn:
+    """End the process now: flush stdout and stderr, then `os._exit(status)`.
+
+    A normal exit's last act is freeing every parsed record and tearing the interpreter
+    down, a tenth of the CLI's time on a full run. A one-shot process has nothing left
+    to release: its output is flushed here, `--write` has closed its files, and the
+    summariser registers no exit handlers.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -90,28 +90,46 @@ def corrected_outcome(record: QuestionRecord, result: ArmResult) -> bool | None:
 
 
 class _KeyTally:
-    """Running counts of one arm under one key: outcomes, F1s, evidence recalls."""
+    """Running counts of one arm under one key: outcomes per category, F1s, recalls."""
 
-    __slots__ = ("f1s", "k", "n", "recalls")
+    __slots__ = ("cells", "f1s", "recalls")
 
     def __init__(self) -> None:
-        self.k = 0
-        self.n = 0
+        self.cells: dict[str, list[int]] = {}  # category -> [correct, with an outcome]
         self.f1s: list[float] = []
         self.recalls: list[float] = []
 
-    def add(self, outcome: bool | None, f1: object, recall: float | None) -> None:
+    def add(self, group: str, outcome: bool | None, f1: object, recall: float | None) -> None:
         if outcome is not None:
-            self.n += 1
-            self.k += bool(outcome)
+            cell = self.cells.get(group)
+            if cell is None:
+                cell = self.cells[group] = [0, 0]
+            cell[0] += bool(outcome)
+            cell[1] += 1
         if isinstance(f1, (int, float)):
             self.f1s.append(float(f1))
         if recall is not None:
             self.recalls.append(recall)
 
-    def view(self, reported: bool) -> KeyView:
-        """`reported`: the arm lists source ids (else its evidence recall is unknown)."""
-        return KeyView(Rate(self.k, self.n), mean(self.f1s), mean(self.recalls if reported else []))
+    def rates(self, listed: _KeyTally, groups: list[str]) -> dict[str, Rate]:
+        """Per category of `groups`: this tally's outcomes and `listed`'s together."""
+        none = [0, 0]
+        out = {}
+        for g in groups:
+            (k, n), (more_k, more_n) = self.cells.get(g, none), listed.cells.get(g, none)
+            out[g] = Rate(k + more_k, n + more_n)
+        return out
+
+    def view(self, listed: _KeyTally, reported: bool, rates: dict[str, Rate]) -> KeyView:
+        """The view of this tally together with `listed` (disjoint questions, one key).
+
+        `rates`: `rates(listed, groups)` over every category counted; the accuracy is
+        their sum. `reported`: the arm lists source ids (else its evidence recall is
+        unknown). Means are `math.fsum` over the joined lists: the order does not matter.
+        """
+        recalls = self.recalls + listed.recalls if reported else []
+        accuracy = Rate(sum(r.k for r in rates.values()), sum(r.n for r in rates.values()))
+        return KeyView(accuracy, mean(self.f1s + listed.f1s), mean(recalls))
 
 
 class AuditedQuestion:
@@ -142,14 +160,19 @@ class AuditedQuestion:
 
 
 class ErrataTally:
-    """One arm's running counts under both keys on categories 1–4 (`ok` results)."""
+    """One arm's running counts under both keys on categories 1–4 (`ok` results).
 
-    __slots__ = ("by_group", "corrected", "official", "reported")
+    On a question the audit does not list, both keys give the same outcome, F1 and
+    evidence recall, so it is counted once (`unlisted`); a listed question is counted
+    under each key (`official`, `corrected`), and each key's view joins the two.
+    """
+
+    __slots__ = ("corrected", "official", "reported", "unlisted")
 
     def __init__(self) -> None:
+        self.unlisted = _KeyTally()
         self.official = _KeyTally()
         self.corrected = _KeyTally()
-        self.by_group: dict[str, list[int]] = {}  # official k, n; corrected k, n
         self.reported = False
 
     def add(self, q: AuditedQuestion, res: ArmResult, recall: float | None) -> None:
@@ -162,31 +185,24 @@ class ErrataTally:
         if retrieved:
             self.reported = True
         scores = res.scores
-        official = res.correct
-        now = res.correct_corrected if q.affected else official
-        self.official.add(official, scores.get("f1"), recall)
-        if q.listed:
-            recall = evidence_recall(retrieved, q.corrected_evidence)
-        self.corrected.add(now, scores.get(q.f1_key), recall)
-        cell = self.by_group.get(q.group)
-        if cell is None:
-            cell = self.by_group[q.group] = [0, 0, 0, 0]
-        if official is not None:
-            cell[0] += bool(official)
-            cell[1] += 1
-        if now is not None:
-            cell[2] += bool(now)
-            cell[3] += 1
+        if not q.listed:
+            self.unlisted.add(q.group, res.correct, scores.get("f1"), recall)
+            return
+        self.official.add(q.group, res.correct, scores.get("f1"), recall)
+        now = res.correct_corrected if q.affected else res.correct
+        recall = evidence_recall(retrieved, q.corrected_evidence)
+        self.corrected.add(q.group, now, scores.get(q.f1_key), recall)
 
     def arm(self, name: str, groups: list[str]) -> ErrataArm:
-        """The arm's official vs corrected view, per category of `groups`."""
-        cells = [self.by_group.get(g, [0, 0, 0, 0]) for g in groups]
+        """The arm's official vs corrected view, per category of `groups` (all counted)."""
+        official = self.unlisted.rates(self.official, groups)
+        corrected = self.unlisted.rates(self.corrected, groups)
         return ErrataArm(
             name=name,
-            official=self.official.view(self.reported),
-            corrected=self.corrected.view(self.reported),
-            groups_official={g: Rate(c[0], c[1]) for g, c in zip(groups, cells, strict=True)},
-            groups_corrected={g: Rate(c[2], c[3]) for g, c in zip(groups, cells, strict=True)},
+            official=self.unlisted.view(self.official, self.reported, official),
+            corrected=self.unlisted.view(self.corrected, self.reported, corrected),
+            groups_official=official,
+            groups_corrected=corrected,
         )
 
 

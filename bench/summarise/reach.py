@@ -42,10 +42,15 @@ class Reach:
 
 
 def evidence_recall(retrieved: list[str], evidence: list[str] | None) -> float | None:
-    """|evidence ∩ retrieved| / |evidence|, evidence ids counted with repeats; None if none."""
+    """|evidence ∩ retrieved| / |evidence|, evidence ids counted with repeats; None if none.
+
+    One evidence id (most LoCoMo questions) is a membership test of the retrieved list.
+    """
     if not evidence:
         return None
-    got = set(retrieved) if len(evidence) > 1 else retrieved
+    if len(evidence) == 1:
+        return 1.0 if evidence[0] in retrieved else 0.0
+    got = set(retrieved)
     return sum(map(got.__contains__, evidence)) / len(evidence)
 
 

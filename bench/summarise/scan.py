@@ -9,8 +9,9 @@ arm order (the order `misses` and the exclusion counts are first seen in). Per a
   order; sets are unions of whole groups (`arm_stats` merges them);
 - latency and context-token lists, and the score rates (`abstained` on answerable items,
   `abstained` and `trap_hit` on LoCoMo category 5, `stale_in_context`): true of present;
-- the question ids right and wrong (paired tests), capped answers, contexts cut to fit
-  and unparseable verdicts (`cli` notes), retrieval/reader misses (`bench.suite.miss`);
+- the positions in `records` of the questions right and wrong (paired tests), capped
+  answers, contexts cut to fit and unparseable verdicts (`cli` notes), retrieval/reader
+  misses (`bench.suite.miss`);
 - reachability (`reach.ReachTally`) and, when the records carry the answer-key audit,
   both keys (`errata.ErrataTally`): the rules stay in those modules, the pass is here.
 
@@ -115,10 +116,10 @@ class ArmScan:
     """`scores["trap_hit"]` on LoCoMo category 5."""
     stale: Share
     """`scores["stale_in_context"]` on every `ok` result."""
-    right: set[str]
-    """Question ids whose counting result is correct."""
-    wrong: set[str]
-    """Question ids whose counting result is wrong."""
+    right: list[int]
+    """Positions in `records` of the questions whose counting result is correct."""
+    wrong: list[int]
+    """Positions in `records` of the questions whose counting result is wrong."""
     answered: int
     """`ok` results."""
     capped: int
@@ -140,8 +141,8 @@ class ArmScan:
         self.abstained_adversarial = Share()
         self.trap_hits = Share()
         self.stale = Share()
-        self.right = set()
-        self.wrong = set()
+        self.right = []
+        self.wrong = []
         self.answered = 0
         self.capped = 0
         self.cut = 0
@@ -157,8 +158,8 @@ class RunScan:
 
     arms: dict[str, ArmScan]
     """Arm name -> counters, every arm of `names`."""
-    outcomes: Counter[str | None]
-    """Outcome rule (`ArmResult.outcome`) -> `ok` results scored by it."""
+    outcomes: set[str | None]
+    """The outcome rules (`ArmResult.outcome`) of the `ok` results."""
     misses: dict[str, dict[str, dict[str, int]]]
     """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
     judged: bool
@@ -169,7 +170,7 @@ class RunScan:
     def __init__(
         self,
         arms: dict[str, ArmScan],
-        outcomes: Counter[str | None],
+        outcomes: set[str | None],
         misses: dict[str, dict[str, dict[str, int]]],
         judged: bool,
         draws: int,
@@ -206,13 +207,13 @@ def scan_records(
     `names` must hold every arm of the records; `group_of` maps question id to group key.
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
-    outcomes: Counter[str | None] = Counter()
+    outcomes: set[str | None] = set()
     miss_rows: list[MissRow] = []
     judged = False
     draws = 1
     n_names = len(names)
     audited = locomo_style and any(r.errata_type is not None for r in records)
-    for record in records:
+    for position, record in enumerate(records):
         qid = record.question_id
         group = group_of[qid]
         adversarial = locomo_style and record.category == 5
@@ -232,7 +233,7 @@ def scan_records(
                 tally.excluded["error"] += 1
                 continue
             scan.answered += 1
-            outcomes[res.outcome] += 1
+            outcomes.add(res.outcome)
             correct = res.correct
             scores = res.scores
             if correct is None:
@@ -241,9 +242,9 @@ def scan_records(
                 tally.n += 1
                 if correct:
                     tally.k += 1
-                    scan.right.add(qid)
+                    scan.right.append(position)
                 else:
-                    scan.wrong.add(qid)
+                    scan.wrong.append(position)
                 f1 = scores.get("f1")
                 if isinstance(f1, (int, float)) and not isinstance(f1, bool):
                     tally.f1.append(float(f1))
@@ -266,8 +267,10 @@ def scan_records(
                 if (stale := scores.get("stale_in_context")) is not None:
                     scan.stale.n += 1
                     scan.stale.k += bool(stale)
-            scan.capped += res.truncated is True
-            scan.cut += bool(res.context_cut_tokens)
+            if res.truncated is True:
+                scan.capped += 1
+            if res.context_cut_tokens:
+                scan.cut += 1
             if res.judgements:
                 scan.unparseable += sum(j.status == UNPARSEABLE for j in res.judgements.values())
                 judged = judged or any(
