@@ -120,6 +120,31 @@ def test_cli_fails_with_one_line(
     assert expected in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("where", "field", "value"),
+    [
+        ("result", "latency_ms", "slow"),
+        ("result", "scores", "f1"),
+        ("record", "category", [4]),
+        ("record", "question_id", None),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_one_line_naming_the_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, field: str, value: object
+) -> None:
+    """Records are built without type checks; a hostile value is still one line, exit 2."""
+    run = small_run(tmp_path / "run")
+    path = run / "questions" / "conv-1_3.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (data if where == "record" else data["arms"]["rag"])[field] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert main([str(run), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    named = "conv-1_3.json" if field == "question_id" else "question conv-1:3 "
+    assert named in err and ("wrong type" in err or "not a string" in err), err
+
+
 def test_cli_rejects_conflicting_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["somewhere", "--json", "--format", "text"]) == 2
     assert "conflicts" in capsys.readouterr().err

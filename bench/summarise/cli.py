@@ -107,6 +107,8 @@ def _read_records(folder: str) -> list[QuestionRecord]:
             with open(path, "rb") as fh:
                 data = json.loads(fh.read())
             record = from_json(data, source=path)
+            if record.question_id.__class__ is not str:
+                raise TypeError(f"question_id is {record.question_id!r}, not a string")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             reason = (str(exc).splitlines() or [""])[0][:200]
             raise SummaryError(
@@ -279,6 +281,39 @@ def _outcome_rules(records: list[QuestionRecord]) -> set[str | None]:
     return {res.outcome for r in records for res in r.arms.values() if res.status == OK}
 
 
+def _scan(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[str], RunScan]:
+    """The run's layout, its arm names and its one pass over the records."""
+    layout = _layout(run, locomo_style)
+    names = arm_names(run.records, list(run.meta.arms) if run.meta else [])
+    groups = layout.set_groups["all"]
+    return layout, names, scan_records(run.records, names, layout.group_of, groups, locomo_style)
+
+
+def _scan_or_blame(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[str], RunScan]:
+    """`_scan`; a value of the wrong type in a record is a SummaryError naming the record.
+
+    Records are built without checking each value's type (the reader's cost is the
+    summariser's floor), so a hostile `null` or string surfaces as a TypeError (or
+    AttributeError, ...) in the pass. Only then is each record passed alone, and the
+    first that fails the same way is named; if none does, the fault is the
+    summariser's, and the error is raised as it is.
+    """
+    try:
+        return _scan(run, locomo_style)
+    except (TypeError, AttributeError, ValueError, KeyError) as exc:
+        for record in run.records:
+            try:
+                _scan(LoadedRun(run.run_dir, run.meta, [record]), locomo_style)
+            except type(exc) as again:
+                reason = (str(again).splitlines() or [""])[0][:200]
+                raise SummaryError(
+                    f"a value of the wrong type in the record of question {record.question_id} "
+                    f"in {run.run_dir / 'questions'} ({type(again).__name__}: {reason}): fix "
+                    "the record; its format is bench/schema/question_record.schema.json"
+                ) from None
+        raise
+
+
 def summarise_records(
     run: LoadedRun, *, baseline: LoadedRun | None = None, labels: str = "official"
 ) -> Summary:
@@ -288,9 +323,7 @@ def summarise_records(
     notes: list[str] = [run.meta_problem] if run.meta_problem else []
     dataset = _dataset_name(run)
     locomo_style = _is_locomo_style(run, dataset)
-    layout = _layout(run, locomo_style)
-    names = arm_names(run.records, list(run.meta.arms) if run.meta else [])
-    scan = scan_records(run.records, names, layout.group_of, layout.set_groups["all"], locomo_style)
+    layout, names, scan = _scan_or_blame(run, locomo_style)
     notes.extend(_cap_notes(scan))
     outcome = _outcome(scan.outcomes, run.meta, notes)
     threshold = _threshold(run, outcome)
