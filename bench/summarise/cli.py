@@ -110,10 +110,7 @@ def _read_records(folder: str) -> list[QuestionRecord]:
             if record.question_id.__class__ is not str:
                 raise TypeError(f"question_id is {record.question_id!r}, not a string")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            reason = (str(exc).splitlines() or [""])[0][:200]
-            raise SummaryError(
-                f"{path}: unreadable record ({type(exc).__name__}: {reason})"
-            ) from None
+            raise SummaryError(f"{path}: unreadable record ({_reason(exc)})") from None
         if record.question_id in seen:
             raise SummaryError(
                 f"{path}: question_id {record.question_id} also in {seen[record.question_id]}"
@@ -121,6 +118,11 @@ def _read_records(folder: str) -> list[QuestionRecord]:
         seen[record.question_id] = path
         records.append(record)
     return records
+
+
+def _reason(exc: BaseException) -> str:
+    """`Type: first line of the message` (200 characters at most) for a one-line error."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
 
 
 def _dataset_name(run: LoadedRun) -> str:
@@ -305,11 +307,10 @@ def _scan_or_blame(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[st
             try:
                 _scan(LoadedRun(run.run_dir, run.meta, [record]), locomo_style)
             except type(exc) as again:
-                reason = (str(again).splitlines() or [""])[0][:200]
                 raise SummaryError(
                     f"a value of the wrong type in the record of question {record.question_id} "
-                    f"in {run.run_dir / 'questions'} ({type(again).__name__}: {reason}): fix "
-                    "the record; its format is bench/schema/question_record.schema.json"
+                    f"in {run.run_dir / 'questions'} ({_reason(again)}): fix the record; its "
+                    "format is bench/schema/question_record.schema.json"
                 ) from None
         raise
 
