@@ -125,6 +125,7 @@ def test_cli_fails_with_one_line(
     [
         ("result", "latency_ms", "slow"),
         ("result", "scores", "f1"),
+        ("result", "outcome", 3),
         ("record", "category", [4]),
         ("record", "question_id", None),
     ],
