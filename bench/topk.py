@@ -26,10 +26,8 @@ def top_k(scores: np.ndarray, k: int, keys: np.ndarray | None = None) -> np.ndar
     kth = np.partition(scores, n - k)[n - k]  # the k-th largest value
     above = np.flatnonzero(scores > kth)
     tied = np.flatnonzero(scores == kth)
-    if keys is None:
-        chosen = np.concatenate([above, tied[: k - len(above)]])
-        return chosen[np.lexsort((chosen, -scores[chosen]))]
-    keys = np.asarray(keys)
-    tied = tied[np.argsort(keys[tied], kind="stable")][: k - len(above)]
-    chosen = np.concatenate([above, tied])
-    return chosen[np.lexsort((keys[chosen], -scores[chosen]))]
+    if keys is not None:
+        keys = np.asarray(keys)
+        tied = tied[np.argsort(keys[tied], kind="stable")]
+    chosen = np.concatenate([above, tied[: k - len(above)]])
+    return chosen[np.lexsort((chosen if keys is None else keys[chosen], -scores[chosen]))]

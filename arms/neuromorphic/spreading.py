@@ -120,7 +120,8 @@ def spread(
 def _least(best: dict[int, float], cap: int) -> float:
     """The activation a row must reach to still rank: the `cap`-th best so far, else −inf.
 
-    From the last hop on, `best` only gains rows and raises values, so once it holds
+    In `_top`, only rows at or above it can be among the `cap` best. In `spread`, from
+    the last hop on, `best` only gains rows and raises values, so once it holds
     `cap` rows at ≥ this value, a row offered less can never be among the final `cap`
     (nor change which rows are). A source of activation p > 0 offers at most p·max(gain)
     (rounding is monotone; p ≤ 0 offers nothing), so a source with p·max(gain) below
@@ -140,6 +141,6 @@ def _top(ws: WorkingSet, scores: dict[int, float], cap: int) -> list[tuple[int, 
     the key (−activation, id).
     """
     ids = ws.ids
-    least = sorted(scores.values(), reverse=True)[cap - 1] if 0 < cap < len(scores) else -inf
+    least = _least(scores, cap)
     items = [(-act, ids[row], row) for row, act in scores.items() if act >= least]
     return [(row, -neg) for neg, _, row in sorted(items)[:cap] if neg < 0.0]

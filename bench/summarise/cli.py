@@ -560,12 +560,12 @@ def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
             print(os_error_line(exc), file=sys.stderr)
             return 2
     if exit_unfreed:
-        _exit_unfreed(0)
+        _exit_unfreed()
     return 0
 
 
-def _exit_unfreed(status: int) -> NoReturn:
-    """End the process now: flush stdout and stderr, then `os._exit(status)`.
+def _exit_unfreed() -> NoReturn:
+    """End the process now, successfully: flush stdout and stderr, then `os._exit(0)`.
 
     A normal exit's last act is freeing every parsed record and tearing the interpreter
     down, a tenth of the CLI's time on a full run. A one-shot process has nothing left
@@ -574,4 +574,4 @@ def _exit_unfreed(status: int) -> NoReturn:
     """
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(status)
+    os._exit(0)
