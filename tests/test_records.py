@@ -14,6 +14,7 @@ from bench.records import (
     SCHEMA_VERSION,
     ArmResult,
     QuestionRecord,
+    read_file_bytes,
     read_record,
     write_json_atomic,
     write_record,
@@ -121,3 +122,28 @@ def test_from_json_drops_a_newer_writers_keys_and_fills_defaults() -> None:
     assert all("added_later" not in vars(r) for r in read.arms.values())
     first, second = list(read.arms.values())[:2]
     assert first.usage is not second.usage
+
+
+def test_read_file_bytes_returns_whole_files_of_any_size(tmp_path: Path) -> None:
+    """Empty, small and multi-chunk files come back byte for byte."""
+    for size in (0, 1, 4_096, 200_003):
+        path = tmp_path / f"f{size}.json"
+        body = bytes(i % 251 for i in range(size))
+        path.write_bytes(body)
+        assert read_file_bytes(str(path)) == body
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs Linux /proc")
+def test_read_file_bytes_reads_on_when_the_size_is_not_what_fstat_said() -> None:
+    """A /proc file reports size 0 but has content: the reader must go on to its end."""
+    expected = Path("/proc/self/cmdline").read_bytes()
+    assert expected
+    assert read_file_bytes("/proc/self/cmdline") == expected
+
+
+def test_read_file_bytes_of_a_directory_is_an_os_error(tmp_path: Path) -> None:
+    """The summariser reports OSError as an unreadable record; a folder must raise one."""
+    folder = tmp_path / "q.json"
+    folder.mkdir()
+    with pytest.raises(OSError):
+        read_file_bytes(str(folder))

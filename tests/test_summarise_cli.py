@@ -269,6 +269,7 @@ def test_golden_json_and_summary_md(tmp_path: Path) -> None:
 RATIO_KEYS = {
     "summarise_over_bare_read",
     "summarise_over_bare_read_gc_on",
+    "summarise_over_bare_read_same_reader",
     "cpu_load_over_bare_read",
     "cpu_stats_over_bare_read",
     "cpu_summarise_over_bare_read",
@@ -301,7 +302,9 @@ def test_perf_figures_shape(tmp_path: Path) -> None:
 def test_bare_read_parses_every_record(tmp_path: Path) -> None:
     """The floor loop reads each record file once (the ratio's denominator is honest)."""
     from bench.perf.summarise import bare_read, write_synthetic_run
+    from bench.records import read_file_bytes
 
     assert bare_read(tmp_path) == 0
     written = write_synthetic_run(tmp_path)
     assert bare_read(tmp_path) == written == 1986
+    assert bare_read(tmp_path, read_file_bytes) == written

@@ -22,7 +22,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import NoReturn
 
-from bench.records import OK, QuestionRecord, natural_key, write_text_atomic
+from bench.records import OK, QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.errata import errata_view
@@ -93,7 +93,8 @@ def _read_records(folder: str) -> list[QuestionRecord]:
 
     One `scandir` and a sort of plain strings, paths made by concatenating strings:
     globbing and sorting Path objects cost as much as reading a few hundred of the
-    files, and `os.path.join` per file a hundredth of the parse.
+    files, and `os.path.join` per file a hundredth of the parse. Each file is read with
+    `read_file_bytes` (half the system calls of `open().read()`).
     """
     with os.scandir(folder) as entries:
         names = sorted(e.name for e in entries if e.name.endswith(".json") and e.name[0] != ".")
@@ -104,9 +105,7 @@ def _read_records(folder: str) -> list[QuestionRecord]:
     for name in names:
         path = prefix + name
         try:
-            with open(path, "rb") as fh:
-                data = json.loads(fh.read())
-            record = from_json(data, source=path)
+            record = from_json(json.loads(read_file_bytes(path)), source=path)
             if record.question_id.__class__ is not str:
                 raise TypeError(f"question_id is {record.question_id!r}, not a string")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
