@@ -130,20 +130,30 @@ def test_cli_fails_with_one_line(
         ("record", "question_id", None),
     ],
 )
+@pytest.mark.parametrize("hostile", ["run", "baseline"])
 def test_a_value_of_the_wrong_type_is_one_line_naming_the_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, field: str, value: object
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    field: str,
+    value: object,
+    hostile: str,
 ) -> None:
-    """Records are built without type checks; a hostile value is still one line, exit 2."""
+    """Records are built without type checks; a hostile value is still one line, exit 2,
+    in the run and in the baseline it is compared with."""
     run = small_run(tmp_path / "run")
-    path = run / "questions" / "conv-1_3.json"
+    bad = small_run(tmp_path / "baseline") if hostile == "baseline" else run
+    path = bad / "questions" / "conv-1_3.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     (data if where == "record" else data["arms"]["rag"])[field] = value
     path.write_text(json.dumps(data), encoding="utf-8")
-    assert main([str(run), "--json"]) == 2
+    args = [str(run), "--json"] + (["--baseline", str(bad)] if bad != run else [])
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1, err
     named = "conv-1_3.json" if field == "question_id" else "question conv-1:3 "
     assert named in err and ("wrong type" in err or "not a string" in err), err
+    assert str(bad / "questions") in err, err
 
 
 def test_cli_rejects_conflicting_formats(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import NoReturn
 
-from bench.records import OK, QuestionRecord, natural_key, read_file_bytes, write_text_atomic
+from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.errata import errata_view
@@ -36,7 +36,6 @@ from bench.summarise.model import (
     Summary,
     group_label,
     kappa_rows,
-    outcomes_of,
 )
 from bench.summarise.reach import OFFLINE_CAUTION, reach_view
 from bench.summarise.render import render_markdown, render_text, summary_to_json
@@ -177,9 +176,14 @@ def _mask(positions: Iterable[int]) -> int:
     return sum(1 << i for i in positions)
 
 
-def _ids_mask(qids: frozenset[str], position: dict[str, int]) -> int:
-    """The mask of the ids in `qids` that a run holds (`position`: id -> record position)."""
-    return _mask(position[q] for q in qids if q in position)
+def _moved(positions: list[int], records: list[QuestionRecord], position: dict[str, int]) -> int:
+    """Record positions of one run as a mask over another run's records.
+
+    `positions` index `records`; `position` maps the other run's question ids to its
+    record positions. Questions the other run lacks are dropped.
+    """
+    ids = (records[i].question_id for i in positions)
+    return _mask(position[q] for q in ids if q in position)
 
 
 def _paired(a: Outcomes, b: Outcomes, questions: int) -> PairedTest:
@@ -275,11 +279,6 @@ def _layout(run: LoadedRun, locomo_style: bool) -> _Layout:
     group_masks = {k: _mask(positions[k]) for k in order}
     set_masks = {name: sum(group_masks[k] for k in keys) for name, keys in set_groups.items()}
     return _Layout(locomo_style, set_masks, group_masks, set_groups, group_of)
-
-
-def _outcome_rules(records: list[QuestionRecord]) -> set[str | None]:
-    """The outcome rules of the `ok` results (the baseline run's; see `RunScan`)."""
-    return {res.outcome for r in records for res in r.arms.values() if res.status == OK}
 
 
 def _scan(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[str], RunScan]:
@@ -384,18 +383,23 @@ def _add_baseline(
 ) -> None:
     """Same arm, two runs, paired on question_id (never on question text).
 
-    The baseline's outcomes become masks over this run's records (`_ids_mask`): its
-    questions that this run lacks pair with nothing.
+    The baseline is scanned as the run is (the same pass, so a wrong-typed value in its
+    records is the same one-line error); its outcomes become masks over this run's
+    records (`_moved`): its questions that this run lacks pair with nothing.
     """
-    base_list = arm_names(baseline.records, list(baseline.meta.arms) if baseline.meta else [])
+    base_style = _is_locomo_style(baseline, _dataset_name(baseline))
+    _, base_list, base_scan = _scan_or_blame(baseline, base_style)
     base_names = set(base_list)
-    baseline_outcome = _outcome(_outcome_rules(baseline.records), baseline.meta, [])
+    baseline_outcome = _outcome(base_scan.outcomes, baseline.meta, [])
     position = {r.question_id: i for i, r in enumerate(run.records)}
     names = list(outcomes)
     rows = []
     for name in (n for n in names if n in base_names):
-        right, wrong = outcomes_of(baseline.records, name)
-        before = (_ids_mask(right, position), _ids_mask(wrong, position))
+        arm = base_scan.arms[name]
+        before = (
+            _moved(arm.right, baseline.records, position),
+            _moved(arm.wrong, baseline.records, position),
+        )
         rows.extend(_pair_rows(name, name, before, outcomes[name], layout))
     _apply_holm(rows)
     summary.baseline_dir = str(baseline.run_dir)

@@ -248,17 +248,6 @@ def is_abstention_item(record: QuestionRecord, locomo_style: bool) -> bool:
     return record.question_id.endswith("_abs")
 
 
-def outcomes_of(records: list[QuestionRecord], arm: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Question ids where `arm`'s counting result is (right, wrong); others are in neither."""
-    right: set[str] = set()
-    wrong: set[str] = set()
-    for r in records:
-        res = r.arms.get(arm)
-        if res is not None and res.status == OK and res.correct is not None:
-            (right if res.correct else wrong).add(r.question_id)
-    return frozenset(right), frozenset(wrong)
-
-
 def kappa_rows(
     records: list[QuestionRecord], threshold: float, locomo_style: bool
 ) -> list[KappaRow]:
