@@ -205,10 +205,8 @@ def scan_records(
     """Walk every result once (records in order, each record's arms in its order).
 
     `names` must hold every arm of the records; `group_of` maps question id to group key.
-    Every arm sees every question, so a group's questions are counted once per record.
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
-    sizes = dict.fromkeys(groups, 0)
     outcomes: set[str | None] = set()
     miss_rows: list[MissRow] = []
     judged = False
@@ -218,7 +216,6 @@ def scan_records(
     for position, record in enumerate(records):
         qid = record.question_id
         group = group_of[qid]
-        sizes[group] += 1
         adversarial = locomo_style and record.category == 5
         scored = record.category in SCORED_CATEGORIES
         reachable = bool(record.gold) and (scored or not locomo_style)
@@ -229,6 +226,7 @@ def scan_records(
         for name, res in results.items():
             scan = arms[name]
             tally = scan.groups[group]
+            tally.questions += 1
             if res.repeats:
                 draws = max(draws, len(res.repeats) + 1)
             if res.status != OK:
@@ -292,10 +290,9 @@ def scan_records(
         if len(results) < n_names:
             for name in names:
                 if name not in results:
-                    arms[name].groups[group].excluded["missing"] += 1
-    for scan in arms.values():
-        for group, tally in scan.groups.items():
-            tally.questions = sizes[group]
+                    tally = arms[name].groups[group]
+                    tally.questions += 1
+                    tally.excluded["missing"] += 1
     return RunScan(arms, outcomes, count_misses(miss_rows), judged, draws)
 
 
