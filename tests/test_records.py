@@ -132,7 +132,7 @@ def test_from_json_keys_are_the_field_names_in_field_order() -> None:
     """
     data = json.loads((GOLDEN / f"v{SCHEMA_VERSION}_question_record.json").read_text())
     read = QuestionRecord.from_json(data)
-    made = [read, *read.arms.values()]
+    made: list[QuestionRecord | ArmResult] = [read, *read.arms.values()]
     for obj in made:
         names = [f.name for f in fields(obj)]
         assert list(vars(obj)) == names
