@@ -235,6 +235,15 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
+class _Unset:
+    """The placeholder of a field `_Shape.build` has not filled yet (never a JSON value)."""
+
+    __slots__ = ()
+
+
+_UNSET: Final = _Unset()
+
+
 class _Shape(Generic[_T]):
     """How to build a record dataclass from its parsed JSON fields without `__init__`.
 
@@ -242,20 +251,25 @@ class _Shape(Generic[_T]):
     `__init__` of a 27-field dataclass costs as much as parsing the result's JSON, while
     adopting the field dict as the instance's `__dict__` costs one dict merge. The
     result is the same object `cls(**fields)` gives (no dataclass here has a
-    `__post_init__`): missing optional fields take their defaults (a fresh value from
-    each `default_factory`), and a missing required field raises TypeError as
-    `__init__` would. A plain class: a dataclass here would cost every reader's
-    start-up more than the class's own code.
+    `__post_init__`): its fields in field order, missing optional fields at their
+    defaults (a fresh value from each `default_factory`), and a missing required field
+    raises TypeError as `__init__` would. A plain class: a dataclass here would cost
+    every reader's start-up more than the class's own code.
+
+    The dict is merged over `template`, which holds every field name, so its keys are
+    the class's own (interned) name strings, not the parser's copies: an attribute load
+    is specialised only on a key that *is* the name in the code, and with the parser's
+    keys every load of a required or factory field took the generic path.
     """
 
-    __slots__ = ("cls", "defaults", "factories", "names", "required")
+    __slots__ = ("cls", "factories", "names", "required", "template")
 
     cls: type[_T]
     """The dataclass built."""
     names: frozenset[str]
     """Its field names."""
-    defaults: dict[str, Any]
-    """Field name -> default value (immutable defaults), in field order."""
+    template: dict[str, Any]
+    """Every field name in field order -> its default (immutable defaults), or `_UNSET`."""
     factories: tuple[tuple[str, Callable[[], Any]], ...]
     """(field name, default_factory) of the fields with a mutable default."""
     required: frozenset[str]
@@ -266,7 +280,7 @@ class _Shape(Generic[_T]):
         found = fields(kind)  # type: ignore[arg-type]
         self.cls = kind
         self.names = frozenset(f.name for f in found)
-        self.defaults = {f.name: f.default for f in found if f.default is not MISSING}
+        self.template = {f.name: _UNSET if f.default is MISSING else f.default for f in found}
         self.factories = tuple(
             (f.name, f.default_factory) for f in found if f.default_factory is not MISSING
         )
@@ -277,17 +291,17 @@ class _Shape(Generic[_T]):
     def build(self, data: dict[str, Any]) -> _T:
         """The instance of the fields in `data` over the defaults (unknown keys dropped).
 
-        The subset test and the merge run in C. With every required field present the
-        merged dict holds exactly one key per field unless a newer writer added keys,
-        so its length tells (a subset test of every key costs a sixth of the build);
-        only then is it filtered. Raises TypeError when a required field is missing.
+        The subset test and the merge run in C. The merged dict holds exactly one key
+        per field unless a newer writer added keys, so its length tells (a subset test
+        of every key costs a sixth of the build); only then is it filtered. Raises
+        TypeError when a required field is missing.
         """
         if not self.required <= data.keys():
             missing = ", ".join(sorted(self.required - data.keys()))
             raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
-        values = {**self.defaults, **data}
+        values = {**self.template, **data}
         for name, factory in self.factories:
-            if name not in values:
+            if values[name] is _UNSET:
                 values[name] = factory()
         if len(values) != len(self.names):
             values = {k: v for k, v in values.items() if k in self.names}

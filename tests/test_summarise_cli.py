@@ -318,3 +318,14 @@ def test_bare_read_parses_every_record(tmp_path: Path) -> None:
     written = write_synthetic_run(tmp_path)
     assert bare_read(tmp_path) == written == 1986
     assert bare_read(tmp_path, read_file_bytes) == written
+
+
+def test_mask_is_the_sum_of_powers_of_two() -> None:
+    """`_mask` builds 2^i summed over distinct positions i, in any order, from any iterable."""
+    from bench.summarise.cli import _mask
+
+    assert _mask([]) == 0
+    assert _mask(iter([0])) == 1
+    assert _mask([5, 0, 3]) == (1 << 5) + (1 << 3) + 1
+    positions = list(range(0, 2_000, 3))[::-1]
+    assert _mask(p for p in positions) == sum(1 << p for p in positions)

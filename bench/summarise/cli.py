@@ -172,8 +172,19 @@ bit masks over the run's records: bit i stands for `run.records[i]` (see `_mask`
 
 
 def _mask(positions: Iterable[int]) -> int:
-    """The bit mask of distinct record positions: the sum of 2^i over positions i."""
-    return sum(1 << i for i in positions)
+    """The bit mask of distinct record positions: the sum of 2^i over positions i.
+
+    Parsed from its base-2 numeral, a 1 at each position: summing the powers makes a
+    new big integer per position, each as long as the mask (quadratic in the run).
+    """
+    at = list(positions)
+    if not at:
+        return 0
+    digits = bytearray(b"0") * (max(at) + 1)
+    for i in at:
+        digits[i] = 49  # "1"
+    digits.reverse()
+    return int(digits, 2)
 
 
 def _moved(positions: list[int], records: list[QuestionRecord], position: dict[str, int]) -> int:

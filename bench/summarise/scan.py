@@ -302,7 +302,13 @@ def _rate(share: Share) -> Rate | None:
 
 
 def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
-    out = {f"p{q}": percentile(latencies, q) for q in LATENCY_QUANTILES}
+    """Percentiles and mean of the latencies.
+
+    Sorted once here: `percentile` sorts its values, and a sorted list costs its sort
+    one comparison per value instead of log2(n).
+    """
+    ordered = sorted(latencies)
+    out = {f"p{q}": percentile(ordered, q) for q in LATENCY_QUANTILES}
     out["mean"] = mean(latencies)
     return out
 
