@@ -381,6 +381,15 @@ def write_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> Path:
     return path
 
 
+def not_an_outcome(field: str, value: object) -> TypeError:
+    """The error for an outcome field holding something other than true, false or null.
+
+    `correct` and `correct_corrected` are counted as outcomes, never by truthiness: a
+    hostile `"yes"` must not count as right.
+    """
+    return TypeError(f"{field} is {value!r}, not true, false or null")
+
+
 _READ_FLAGS: Final = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 

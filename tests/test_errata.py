@@ -17,7 +17,7 @@ from bench.loaders.errata import ERRATA_FILENAME, ERRATA_SHA256, errata_file
 from bench.loaders.resolve import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
-from bench.summarise.cli import LoadedRun, summarise_records
+from bench.summarise.cli import LoadedRun, SummaryError, summarise_records
 from bench.summarise.errata import errata_view
 from bench.summarise.model import Rate
 from bench.summarise.render import render_text, summary_to_json
@@ -217,6 +217,16 @@ def test_errata_view_counts_and_ceiling() -> None:
     assert "Ceiling under the official key (categories 1–4): 75.0%" in render_text(summary)
     assert summary_to_json(summary)["errata"]["score_affected"] == 1
     assert errata_view([_record("c:9", 1, None, True, None)], ["raw"]) is None
+
+
+def test_a_corrected_outcome_that_is_not_a_boolean_is_refused() -> None:
+    """`correct_corrected: "yes"` is a wrong-typed value naming the question, not a right."""
+    records = [
+        _record("c:0", 1, "HALLUCINATION", False, "yes"),
+        _record("c:1", 1, None, True, None),
+    ]  # type: ignore[arg-type]
+    with pytest.raises(SummaryError, match=r"question c:0 .*correct_corrected is 'yes'"):
+        summarise_records(LoadedRun(Path("r"), None, records))
 
 
 def test_both_keys_join_unlisted_and_listed_questions() -> None:

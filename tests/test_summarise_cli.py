@@ -126,6 +126,8 @@ def test_cli_fails_with_one_line(
         ("result", "latency_ms", "slow"),
         ("result", "scores", "f1"),
         ("result", "outcome", 3),
+        ("result", "correct", "yes"),
+        ("result", "status", ["x"]),
         ("record", "category", [4]),
         ("record", "question_id", None),
     ],
@@ -153,6 +155,8 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_record(
     assert err.startswith("error: ") and err.count("\n") == 1, err
     named = "conv-1_3.json" if field == "question_id" else "question conv-1:3 "
     assert named in err and ("wrong type" in err or "not a string" in err), err
+    if field in ("correct", "status"):  # checked by name (they would pass the pass silently)
+        assert f"{field} is " in err, err
     assert str(bad / "questions") in err, err
 
 

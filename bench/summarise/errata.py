@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.records import OK, ArmResult, QuestionRecord
+from bench.records import OK, ArmResult, QuestionRecord, not_an_outcome
 from bench.summarise.model import SCORED_CATEGORIES, Rate
 from bench.summarise.reach import evidence_recall
 from bench.summarise.stats import mean
@@ -190,6 +190,8 @@ class ErrataTally:
             return
         self.official.add(q.group, res.correct, scores.get("f1"), recall)
         now = res.correct_corrected if q.affected else res.correct
+        if now is not None and now.__class__ is not bool:
+            raise not_an_outcome("correct_corrected", now)
         recall = evidence_recall(retrieved, q.corrected_evidence)
         self.corrected.add(q.group, now, scores.get(q.f1_key), recall)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bench.records import OK, UNPARSEABLE, QuestionRecord
+from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord, not_an_outcome
 from bench.suite.miss import MissRow, count_misses, result_miss
 from bench.summarise.errata import AuditedQuestion, ErrataTally
 from bench.summarise.model import (
@@ -229,7 +229,10 @@ def scan_records(
             tally.questions += 1
             if res.repeats:
                 draws = max(draws, len(res.repeats) + 1)
-            if res.status != OK:
+            status = res.status
+            if status != OK:
+                if status != ERROR:
+                    raise TypeError(f"status is {status!r}, neither ok nor error")
                 tally.excluded["error"] += 1
                 continue
             scan.answered += 1
@@ -239,6 +242,8 @@ def scan_records(
             if correct is None:
                 tally.excluded["no_outcome"] += 1
             else:
+                if correct.__class__ is not bool:
+                    raise not_an_outcome("correct", correct)
                 tally.n += 1
                 if correct:
                     tally.k += 1
