@@ -164,7 +164,7 @@ def test_consolidation_drops_links_to_entities_that_exist_nowhere(tmp_path: Path
     mem.close()
 
 
-@pytest.mark.parametrize("t", [0, 1, 63, 64, 120, 1_500])  # Δt tables of 64 to 2,048
+@pytest.mark.parametrize("t", [0, 1, 63, 64, 120, 1_023, 1_024, 1_500])  # tables, then per record
 def test_weights_from_the_decay_table_equal_the_formula_bit_for_bit(t: int) -> None:
     rng = np.random.default_rng(2)
     lambdas = np.array([0.0, 0.05, 0.69])

@@ -48,21 +48,32 @@ def weights(
     Δt is a whole number and λ_eff one of a few (tier, k) values, so exp(−λ_eff·Δt)
     is read from `decayed_table` (one exp per (tier, k, Δt) per table, not one per
     record per turn), gathered by (tier·size + k)·span + Δt, and multiplied by w_r:
-    the same products, exps and product as computing them per record. The end of each
-    record's decay, min(invalid_at, t) when invalid and t when valid (invalid_at = −1),
-    is one unsigned minimum: −1 read as uint64 is 2⁶⁴ − 1, above every turn.
+    the same products, exps and product as computing them per record. Past
+    `MAX_SPAN` turns of Δt they are computed per record (λ_eff from `negated_table`,
+    gathered by tier·size + k). The end of each record's decay, min(invalid_at, t)
+    when invalid and t when valid (invalid_at = −1), is one unsigned minimum: −1 read
+    as uint64 is 2⁶⁴ − 1, above every turn.
     """
     end = np.minimum(np.asarray(invalid_at, dtype=np.int64).view(np.uint64), np.uint64(t))
     dt = end.view(np.int64) - last_reinforced
     np.maximum(dt, 0, out=dt)
     size = _pow2(int(k.max()) + 1 if len(k) else 1)
     span = _pow2(int(dt.max()) + 1 if len(dt) else 1)
-    table = decayed_table(tuple(lambdas.tolist()), eta, size, span)
+    lams = tuple(lambdas.tolist())
     code = tier * size
     code += k
+    if span > MAX_SPAN:
+        x = dt.astype(np.float64)
+        x *= negated_table(lams, eta, size).take(code)
+        return np.asarray(np.multiply(w_r, np.exp(x, out=x), out=x))
+    table = decayed_table(lams, eta, size, span)
     code *= span
     code += dt
     return np.asarray(np.multiply(w_r, table.take(code)))
+
+
+MAX_SPAN = 1_024
+"""The longest Δt table: 3·size·1,024 doubles (1.5 MB at size 64), built once per doubling."""
 
 
 def _pow2(n: int) -> int:
@@ -70,7 +81,7 @@ def _pow2(n: int) -> int:
     return max(64, 1 << (n - 1).bit_length())
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def decayed_table(lambdas: tuple[float, ...], eta: float, size: int, span: int) -> np.ndarray:
     """exp(−λ_eff·Δt) of every (tier, k < `size`, Δt < `span`), flattened by that order.
 
