@@ -24,8 +24,13 @@ def top_k(scores: np.ndarray, k: int, keys: np.ndarray | None = None) -> np.ndar
     if k <= 0:
         return np.empty(0, dtype=np.int64)
     kth = np.partition(scores, n - k)[n - k]  # the k-th largest value
-    above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)
+    # one pass finds the candidates (≥ kth; few), then they split in two: the same
+    # ascending index lists as `flatnonzero(scores > kth)` and `(scores == kth)` (a NaN
+    # passes none of the three tests)
+    candidates = np.flatnonzero(scores >= kth)
+    value = scores[candidates]
+    above = candidates[value > kth]
+    tied = candidates[value == kth]
     if keys is not None:
         keys = np.asarray(keys)
         tied = tied[np.argsort(keys[tied], kind="stable")]

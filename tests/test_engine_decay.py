@@ -164,15 +164,16 @@ def test_consolidation_drops_links_to_entities_that_exist_nowhere(tmp_path: Path
     mem.close()
 
 
-def test_weights_from_the_lambda_table_equal_the_formula_bit_for_bit() -> None:
+@pytest.mark.parametrize("t", [0, 1, 63, 64, 120, 1_023, 1_024, 1_500])  # tables, then per record
+def test_weights_from_the_decay_table_equal_the_formula_bit_for_bit(t: int) -> None:
     rng = np.random.default_rng(2)
     lambdas = np.array([0.0, 0.05, 0.69])
     for n in (0, 1, 5, 1_000):  # k up to 199: tables of 64 and 256 entries
         tier, k = rng.integers(3, size=n), rng.integers(0, 200, size=n)
-        w_r, last = rng.random(n), rng.integers(0, 100, size=n)
-        invalid = np.where(rng.random(n) < 0.1, rng.integers(0, 120, size=n), -1)
-        end = np.where(invalid >= 0, np.minimum(invalid, 120), 120)
+        w_r, last = rng.random(n), rng.integers(0, t + 1, size=n)
+        invalid = np.where(rng.random(n) < 0.1, rng.integers(0, t + 2, size=n), -1)
+        end = np.where(invalid >= 0, np.minimum(invalid, t), t)
         dt = np.maximum(end - last, 0).astype(np.float64)
         want = w_r * np.exp(-decay.effective_lambda(lambdas[tier], k, 0.15) * dt)
-        got = decay.weights(w_r, tier, k, last, invalid, 120, lambdas, 0.15)
+        got = decay.weights(w_r, tier, k, last, invalid, t, lambdas, 0.15)
         assert got.tobytes() == want.tobytes()

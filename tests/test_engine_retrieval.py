@@ -218,6 +218,33 @@ def test_archive_cosines_equal_one_dot_product_per_fact() -> None:
             assert all(type(x) is float for x in got)
 
 
+def test_dense_search_equals_the_masked_top_k_of_every_fact() -> None:
+    """Superseded facts set to −inf by position give the mask-select's hits bit for bit."""
+    from arms.neuromorphic.archive_index import ArchiveIndex
+    from bench.topk import top_k
+
+    rng = np.random.default_rng(12)
+    index = ArchiveIndex(16)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors[50:60] = vectors[40]  # exact ties, broken by fact id
+    for i, vec in enumerate(vectors):
+        index.add_fact(FactRow(i + 1, 1, f"e{i}", "x", Tier.ACTIVE, (), "d", (), vec))
+    superseded = np.zeros(300, dtype=bool)
+    qvec = rng.standard_normal(16).astype(np.float32)
+    for batch in ([], [41, 3], list(range(100, 230)), [52, 41, 7], list(range(1, 301))):
+        index.supersede(batch, 2)
+        superseded[[f - 1 for f in batch]] = True
+        full = index.scores(qvec)
+        kept = full.copy()
+        for k in (1, 10, 200, 400):
+            masked = np.where(superseded, -np.inf, full)
+            top = top_k(masked, min(k, 300), keys=np.arange(1, 301))
+            want = [(int(i) + 1, float(masked[i])) for i in top if np.isfinite(masked[i])]
+            assert index.dense_search(qvec, k, full) == want
+            assert index.dense_search(qvec, k) == want
+        assert full.tobytes() == kept.tobytes()  # the caller's scores are not changed
+
+
 def test_spreading_ties_break_by_record_id() -> None:
     ws = _chain_ws()  # a → b → c → d; from b, a (reverse link) and c tie at 0.5
     got = spread(ws, np.ones(5), [(1, 1.0)], [], max_hops=1, cap=10, factor=0.5)

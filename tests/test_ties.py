@@ -30,6 +30,31 @@ def test_top_k_matches_a_full_stable_sort(k: int) -> None:
     assert list(top_k(scores, k, keys=np.arange(40))) == list(full)  # the keyed path
 
 
+def test_top_k_equals_its_two_pass_form_with_nan_and_infinities() -> None:
+    """The one-pass candidate split selects what separate > and == passes selected."""
+
+    def two_pass(scores: np.ndarray, k: int, keys: np.ndarray | None) -> np.ndarray:
+        n = len(scores)
+        kth = np.partition(scores, n - k)[n - k]
+        above, tied = np.flatnonzero(scores > kth), np.flatnonzero(scores == kth)
+        if keys is not None:
+            tied = tied[np.argsort(keys[tied], kind="stable")]
+        chosen = np.concatenate([above, tied[: k - len(above)]])
+        order = np.lexsort((chosen if keys is None else keys[chosen], -scores[chosen]))
+        return chosen[order]
+
+    rng = np.random.default_rng(4)
+    for trial in range(300):
+        n = int(rng.integers(1, 60))
+        scores = rng.integers(0, 5, size=n).astype(np.float32)
+        for value in (np.nan, -np.inf, np.inf)[: trial % 4]:
+            scores[rng.integers(n, size=3)] = value
+        keys = rng.permutation(n) if trial % 2 else None
+        for k in (1, n // 2 + 1, n):
+            got = top_k(scores, k, keys=keys)
+            assert got.tolist() == two_pass(scores, k, keys).tolist()
+
+
 def test_rrf_formula_and_tie_keys() -> None:
     fused = rrf_fuse([[1, 2, 3], [2, 1]], k=60)
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)

