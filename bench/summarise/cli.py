@@ -297,11 +297,7 @@ def _scan(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[str], RunSc
     layout = _layout(run, locomo_style)
     names = arm_names(run.records, list(run.meta.arms) if run.meta else [])
     groups = layout.set_groups["all"]
-    scan = scan_records(run.records, names, layout.group_of, groups, locomo_style)
-    for rule in scan.outcomes:  # `_outcome` sorts the rules' names
-        if rule is not None and rule.__class__ is not str:
-            raise TypeError(f"outcome {rule!r} is not the name of a rule")
-    return layout, names, scan
+    return layout, names, scan_records(run.records, names, layout.group_of, groups, locomo_style)
 
 
 def _scan_or_blame(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[str], RunScan]:

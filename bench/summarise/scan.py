@@ -205,6 +205,9 @@ def scan_records(
     """Walk every result once (records in order, each record's arms in its order).
 
     `names` must hold every arm of the records; `group_of` maps question id to group key.
+    A value the pass counts that has the wrong type (`status` other than ok or error,
+    `correct` other than true, false or null, a non-string `outcome`) raises TypeError;
+    so do values that break the arithmetic (`cli._scan_or_blame` names the record).
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
     outcomes: set[str | None] = set()
@@ -298,6 +301,9 @@ def scan_records(
                     tally = arms[name].groups[group]
                     tally.questions += 1
                     tally.excluded["missing"] += 1
+    for rule in outcomes:  # checked once per rule, not per result (`cli._outcome` sorts them)
+        if rule is not None and rule.__class__ is not str:
+            raise TypeError(f"outcome {rule!r} is not the name of a rule")
     return RunScan(arms, outcomes, count_misses(miss_rows), judged, draws)
 
 
