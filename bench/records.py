@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -29,7 +28,7 @@ ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
 
 
-@dataclass
+@dataclass(slots=True)
 class Judgement:
     """One judge's verdict on one answer, or why there is none."""
 
@@ -54,7 +53,7 @@ class Judgement:
     """Asks made for this verdict (more than one only after unparseable replies)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RepeatResult:
     """One extra draw (repeat 1, 2, ...) of an arm's answer and verdicts on one question.
 
@@ -79,7 +78,7 @@ class RepeatResult:
     """True when this repeat's answer came from the response cache."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmResult:
     """One arm's answer to one question, with its scores and costs."""
 
@@ -153,7 +152,7 @@ class ArmResult:
         return cls(status=ERROR, error=message.splitlines()[0][:500] if message else "error")
 
 
-@dataclass
+@dataclass(slots=True)
 class QuestionRecord:
     """Everything known about one question and every arm's answer to it."""
 
@@ -235,79 +234,24 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
-class _Unset:
-    """The placeholder of a field `_Shape.build` has not filled yet (never a JSON value)."""
-
-    __slots__ = ()
-
-
-_UNSET: Final = _Unset()
-
-
 class _Shape(Generic[_T]):
-    """How to build a record dataclass from its parsed JSON fields without `__init__`.
+    """Builds a record dataclass from its parsed JSON fields, dropping keys it does not know.
 
-    Reading a run's records is the summariser's floor (issue 15): keyword-argument
-    `__init__` of a 27-field dataclass costs as much as parsing the result's JSON, while
-    adopting the field dict as the instance's `__dict__` costs one dict merge. The
-    result is the same object `cls(**fields)` gives (no dataclass here has a
-    `__post_init__`): its fields in field order, missing optional fields at their
-    defaults (a fresh value from each `default_factory`), and a missing required field
-    raises TypeError as `__init__` would. A plain class: a dataclass here would cost
-    every reader's start-up more than the class's own code.
-
-    The dict is merged over `template`, which holds every field name, so its keys are
-    the class's own (interned) name strings, not the parser's copies: an attribute load
-    is specialised only on a key that *is* the name in the code, and with the parser's
-    keys every load of a required or factory field took the generic path.
+    A newer writer may add fields; an older reader keeps the ones its class has. A
+    missing required field raises TypeError, as the constructor does.
     """
 
-    __slots__ = ("cls", "factories", "names", "required", "template")
-
-    cls: type[_T]
-    """The dataclass built."""
-    names: frozenset[str]
-    """Its field names."""
-    template: dict[str, Any]
-    """Every field name in field order -> its default (immutable defaults), or `_UNSET`."""
-    factories: tuple[tuple[str, Callable[[], Any]], ...]
-    """(field name, default_factory) of the fields with a mutable default."""
-    required: frozenset[str]
-    """Fields without a default."""
+    __slots__ = ("cls", "names")
 
     def __init__(self, kind: type[_T]) -> None:
         """The shape of dataclass `kind`, read from its fields."""
-        found = fields(kind)  # type: ignore[arg-type]
         self.cls = kind
-        self.names = frozenset(f.name for f in found)
-        self.template = {f.name: _UNSET if f.default is MISSING else f.default for f in found}
-        self.factories = tuple(
-            (f.name, f.default_factory) for f in found if f.default_factory is not MISSING
-        )
-        self.required = frozenset(
-            f.name for f in found if f.default is MISSING and f.default_factory is MISSING
-        )
+        self.names = frozenset(f.name for f in fields(kind))  # type: ignore[arg-type]
 
     def build(self, data: dict[str, Any]) -> _T:
-        """The instance of the fields in `data` over the defaults (unknown keys dropped).
-
-        The subset test and the merge run in C. The merged dict holds exactly one key
-        per field unless a newer writer added keys, so its length tells (a subset test
-        of every key costs a sixth of the build); only then is it filtered. Raises
-        TypeError when a required field is missing.
-        """
-        if not self.required <= data.keys():
-            missing = ", ".join(sorted(self.required - data.keys()))
-            raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
-        values = {**self.template, **data}
-        for name, factory in self.factories:
-            if values[name] is _UNSET:
-                values[name] = factory()
-        if len(values) != len(self.names):
-            values = {k: v for k, v in values.items() if k in self.names}
-        made = object.__new__(self.cls)
-        made.__dict__ = values
-        return made
+        """`cls(**data)` over the keys `cls` has (unknown keys dropped)."""
+        names = self.names
+        return self.cls(**{k: v for k, v in data.items() if k in names})
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)

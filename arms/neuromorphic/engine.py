@@ -6,15 +6,13 @@
         print(memory.render(memory.recall("Where does Alice live?")))
 
 Per exchange (`process_exchange`): advance the clock; retrieve against the exchange
-(and remember what came back); extract facts; archive each one, supersede the facts it
-overrides and insert it at w = 1; prune by the decayed weights; consolidate every
-`consolidate_every` turns; reinforce what was retrieved (LTP, one batch). New facts go
-to SQLite (and FTS5) at once, since the next retrieval searches them; the exchange's
-events wait, and every `flush_every` exchanges they are written in one batch and the
-archive is committed; every `hot_sync_every` such flushes (and on `flush()`/`close()`)
-the hot set's changed records are appended to LanceDB in one batch. Every state change
-is an event in the append-only archive, so reopening, resuming after a crash and
-rollback all rebuild the same state.
+(remembering what came back); extract facts; archive each, supersede what it overrides,
+insert it at w = 1; prune by decayed weight; consolidate every `consolidate_every`
+turns; reinforce what was retrieved (LTP). New facts go to SQLite (and FTS5, and the
+engine's `KeywordSearch`) at once; events are written and committed every `flush_every`
+exchanges, and every `hot_sync_every` flushes (and on `flush()`/`close()`) the hot set's
+changed records go to LanceDB in one batch. Every state change is an event in the
+append-only archive, so reopening, resuming and rollback rebuild the same state.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, keyword_index, ltp, pruning
+from arms.neuromorphic import consolidation, decay, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
@@ -35,6 +33,7 @@ from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
+from arms.neuromorphic.keyword_index import KeywordSearch
 from arms.neuromorphic.records import Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import Hit, archived_fact, hit_fact, recall, recall_hits
@@ -73,6 +72,7 @@ class MemoryEngine:
         self.extractor = extractor or make_extractor(None)
         self.scope = (agent_id or self.config.agent_id, conversation_id)
         self.archive = ColdArchive(self.path / "archive.sqlite", *self.scope)
+        self.keywords = KeywordSearch(self.archive)
         self._hot_uri = hot_uri or str(self.path / "hot.lance")
         self._hot: HotStore | None = None
         self._hot_trusted = not read_only
@@ -203,7 +203,7 @@ class MemoryEngine:
     def _write(self, events: list[tuple[int, str, dict[str, Any]]], facts: list[FactRow]) -> None:
         """Append to the archive; facts are reported to the in-memory keyword index."""
         self.archive.write(events, facts)
-        keyword_index.written(self.archive, facts)
+        self.keywords.written(facts)
 
     def _write_facts(self) -> None:
         """Write the pending facts only: keyword search must see them from the next read on.
@@ -243,7 +243,7 @@ class MemoryEngine:
             text = exchange.text()
             qvec = self._embed([text])[0]
             start = time.perf_counter()
-            retrieved = recall_hits(self.state, self.archive, cfg, text, qvec, weights)
+            retrieved = recall_hits(self.state, self.keywords, cfg, text, qvec, weights)
             self.timings["recall"] += time.perf_counter() - start
         shown = retrieved[: cfg.extractor_context_k]  # only these are viewed
         known = [hit_fact(self.state, hit, weights) for hit in shown]
@@ -358,7 +358,7 @@ class MemoryEngine:
 
     # ---- reading --------------------------------------------------------------------
     def _recall(self, query: str, qvec: np.ndarray) -> list[Recalled]:
-        return recall(self.state, self.archive, self.config, query, qvec, self.weights())
+        return recall(self.state, self.keywords, self.config, query, qvec, self.weights())
 
     def recall(self, query: str, *, reinforce: bool | None = None) -> list[Recalled]:
         """Facts relevant to `query`, best first; changes nothing unless reinforcing."""

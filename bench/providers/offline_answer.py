@@ -151,7 +151,7 @@ def _reply_to(idx: Index, line: Line, weights: Mapping[str, float]) -> Line:
     return reply if reply.speaker != line.speaker else line
 
 
-def _by_kind(
+def _by_kind(  # noqa: C901
     kind: Kind, question: str, q_terms: frozenset[str], line: Line, sentence: str,
     ranked: list[Ranked], weights: Mapping[str, float],
 ) -> str | None:  # fmt: skip

@@ -32,7 +32,7 @@ from bench.run.settings import launch, load_run_config
 
 
 @hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
-def _hydra_main(cfg: DictConfig) -> None:
+def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
     for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:

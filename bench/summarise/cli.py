@@ -527,7 +527,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
+def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:  # noqa: C901
     """CLI entry point; returns the exit status (2 with a one-line message on bad input).
 
     `exit_unfreed`: on success end the process without freeing the records

@@ -195,7 +195,7 @@ def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
     return names
 
 
-def scan_records(
+def scan_records(  # noqa: C901, PLR0912, PLR0915
     records: list[QuestionRecord],
     names: list[str],
     group_of: dict[str, str],
