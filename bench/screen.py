@@ -32,7 +32,9 @@ from bench.hashing import stable_hash
 from bench.loaders import load_dataset
 from bench.records import write_json_atomic
 from bench.run.answer_prompt import load_answer_prompt
-from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
+from bench.run.arm_setup import open_arms
+from bench.run.conversation import ingest_arms
+from bench.run.pipeline import limit_dataset
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.scoring import reach
 from bench.suite.miss import session_recall

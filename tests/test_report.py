@@ -173,6 +173,7 @@ def test_log_axis_ticks_at_one_two_five() -> None:
     assert axis["ticktext"] == ["500", "1k", "2k", "5k", "10k", "20k"]
 
 
+@pytest.mark.slow
 def test_make_report_target_is_listed() -> None:
     import shutil
     import subprocess

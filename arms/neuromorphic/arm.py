@@ -28,7 +28,7 @@ from arms.neuromorphic.answer_gate import answer_type
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import exchanges
-from arms.neuromorphic.extraction import make_extractor
+from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.records import Recalled
 from arms.neuromorphic.store_check import counter_problem, file_problem
 from bench import __version__

@@ -30,7 +30,8 @@ from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange, exchanges
-from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
+from arms.neuromorphic.extraction import Extraction, Extractor
+from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
 from arms.neuromorphic.keyword_index import KeywordSearch
@@ -80,8 +81,7 @@ class MemoryEngine:
         self._pending: list[tuple[int, str, dict[str, Any]]] = []
         self._pending_facts: list[FactRow] = []
         self.timings = {"extract": 0.0, "embed": 0.0, "recall": 0.0}
-        """Wall seconds in the extractor and embedder (engine time excludes both) and in
-        ingest-time retrieval (engine time includes it: this shows the read path's share)."""
+        """Wall seconds in extractor, embedder (outside engine time) and ingest retrieval."""
         self._open(read_only)
 
     # ---- opening and persistence ----------------------------------------------------

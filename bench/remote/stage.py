@@ -30,7 +30,7 @@ from bench.config import RunConfig
 from bench.paths import safe_name
 from bench.remote.mirror import Mirror, Scope
 from bench.remote.uri import is_remote, parse_s3, staging_dir
-from bench.scale.units import Unit
+from bench.run.scale.units import Unit
 
 log = logging.getLogger("bench.run")
 TOP = Scope(top=True)

@@ -52,7 +52,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
 
         shared = Path(sweep_dir) / "stores" if sweep_dir else None
         outcome = run_benchmark(run_cfg, shared)
-        from bench.run.repeats import plan_repeats
+        from bench.run.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
             print(skipped, file=sys.stderr)

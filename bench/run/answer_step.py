@@ -12,7 +12,7 @@ from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.run.context_fit import usable
-from bench.run.repeats import RepeatPlan
+from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer

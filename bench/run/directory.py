@@ -24,7 +24,8 @@ from bench.records import (
     write_record,
 )
 from bench.run.provenance import provenance, secret_values
-from bench.run.repeats import RepeatPlan, pending
+from bench.run.repeat_plan import RepeatPlan
+from bench.run.repeats import pending
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.types import Question

@@ -235,7 +235,9 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     """Walk the run's questions with recording providers; return what would be sent."""
     from bench.loaders import load_dataset
     from bench.run.answer_prompt import load_answer_prompt
-    from bench.run.pipeline import _answer_step, ingest_arms, limit_dataset, open_arms
+    from bench.run.arm_setup import open_arms
+    from bench.run.conversation import answer_step, ingest_arms
+    from bench.run.pipeline import limit_dataset
     from bench.run.repeats import draw
     from bench.run.settings import arm_specs
 
@@ -246,7 +248,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     with tempfile.TemporaryDirectory(prefix="bench-dry-run-") as tmp:
         providers = _DryProviders(cfg, Path(tmp), est, cache)
         try:
-            step = _answer_step(cfg, prompt, providers)
+            step = answer_step(cfg, prompt, providers)
             arms = open_arms(specs, cfg, providers, step.tokens, Path(tmp))
             try:
                 for conversation in dataset.conversations:

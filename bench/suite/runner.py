@@ -106,7 +106,7 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
 def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: Any, tokens: TokenCounter) -> (
     tuple[list[ArmSpec], dict[str, Arm]]
 ):  # fmt: skip
-    from bench.run.pipeline import open_arms
+    from bench.run.arm_setup import open_arms
     from bench.run.settings import arm_specs
     from bench.screen import _read_only
 

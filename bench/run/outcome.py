@@ -1,0 +1,100 @@
+"""What a run, or one unit of it, did: questions seen, records written, errors left.
+
+`RunOutcome` is the run's tally (in this process); `UnitResult` is one unit's, made by a
+worker process or a Ray task and summed into the run's with `RunOutcome.add_unit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
+from bench.run import health as ext_health
+from bench.run import repeats as run_repeats
+
+Tick = Callable[[int, int, int], None]
+"""`tick(done, errors, resumed)`: questions finished now, their arm errors, and questions
+found already finished by an earlier session."""
+
+
+@dataclass
+class UnitResult:
+    """What one unit did (summed into the run's `RunOutcome` and accounting)."""
+
+    unit_id: str
+    """The unit's id (its conversation id)."""
+    position: int
+    """The unit's index in the dataset's order (see `Unit.position`)."""
+    questions: int = 0
+    """Questions seen."""
+    written: int = 0
+    """Records written."""
+    errors: int = 0
+    """Requested arms' results still in `error` after this unit."""
+    first_error: str | None = None
+    """The first such error message (or why the unit failed); None when none."""
+    judge_errors: int = 0
+    """Verdicts whose judge call failed (see `RunOutcome.judge_errors`)."""
+    judge_unparseable: int = 0
+    """Verdicts recorded as `unparseable` (see `RunOutcome.judge_unparseable`)."""
+    accounting: dict[str, Any] = field(default_factory=dict)
+    """The providers' usage and cost accounting for this unit; empty on failure."""
+    health: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """This unit's extraction health (`bench.run.health.table_to_json` form: plain data,
+    so it pickles to the parent process or the Ray driver); empty when nothing ingested."""
+    seconds: float = 0.0
+    """Wall time of the unit, in seconds; 0.0 when it could not run."""
+
+
+def no_tick(done: int, errors: int, resumed: int) -> None:
+    """Progress sink for callers that do not track progress."""
+
+
+@dataclass
+class RunOutcome:
+    """What a run did: questions seen, records written, arm results still in error."""
+
+    run_dir: Path
+    """The run directory written to."""
+    questions: int = 0
+    """Questions seen."""
+    written: int = 0
+    """Records written."""
+    errors: int = 0
+    """Requested arms' results still in `error` after this run."""
+    first_error: str | None = None
+    """The first such error message; None when there is none."""
+    health: ext_health.HealthTable = field(default_factory=dict)
+    """Extraction health per arm and conversation, this session's merged over earlier ones."""
+    judge_errors: int = 0
+    """Verdicts on the requested arms' answers whose judge call failed (retried on resume)."""
+    judge_unparseable: int = 0
+    """Verdicts on the requested arms' answers recorded as `unparseable`."""
+
+    def count_errors(self, record: QuestionRecord, arms: list[str]) -> None:
+        """Add the requested arms' `error` results and judge problems to the tally."""
+        for name, result in record.arms.items():
+            if name not in arms:
+                continue
+            failed = [result.error] if result.status == ERROR else run_repeats.errors(result)
+            if failed:  # an arm with repeats in error counts once
+                self.errors += 1
+                self.first_error = self.first_error or failed[0]
+            if result.status == OK:
+                statuses = [j.status for j in result.judgements.values()]
+                self.judge_errors += statuses.count(ERROR)
+                self.judge_unparseable += statuses.count(UNPARSEABLE)
+
+    def add_unit(self, unit: UnitResult) -> None:
+        """Add the counts of a unit run by a worker process or a Ray task."""
+        self.questions += unit.questions
+        self.written += unit.written
+        self.errors += unit.errors
+        self.first_error = self.first_error or unit.first_error
+        self.judge_errors += unit.judge_errors
+        self.judge_unparseable += unit.judge_unparseable
+        for arm, per_conv in ext_health.table_from_json(unit.health).items():
+            self.health.setdefault(arm, {}).update(per_conv)  # this session's over earlier
