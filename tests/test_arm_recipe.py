@@ -83,7 +83,7 @@ def _run(cwd: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
 def test_the_recipe_has_every_part() -> None:
     heads = [body.partition("\n")[0] for _, body in recipe_blocks()]
     assert "# file: arms/keyword.py" in heads and "# file: conf/arm/keyword.yaml" in heads
-    assert any("bench/registry.py" in h for h in heads)
+    assert any("bench/arm/registry.py" in h for h in heads)
     assert any("conf/config.yaml" in h for h in heads)
 
 

@@ -82,9 +82,9 @@ def test_nan_is_refused_and_the_old_file_survives(tmp_path: Path) -> None:
 
 def test_shipped_schema_is_generated_from_the_dataclasses() -> None:
     """The schema file equals what the dataclasses generate, so no field can drift."""
-    from bench.record_schema import build_schema
+    from bench.verify.record_schema import build_schema
 
-    assert build_schema() == SCHEMA, "run `python -m bench.record_schema --write`"
+    assert build_schema() == SCHEMA, "run `python -m bench.verify.record_schema --write`"
 
 
 def test_schema_forbids_unknown_fields() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import report, summarise
-from bench.report_png import chart_page
+from bench import summarise
+from bench.report import page as report
+from bench.report.png import chart_page
 from bench.summarise import render
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run

@@ -18,8 +18,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from bench import report
-from bench.report_png import CHARTS_DIR, DEFAULT_HEIGHT, WIDTH, PngSession, export_pngs
+from bench.report import page as report
+from bench.report.png import CHARTS_DIR, DEFAULT_HEIGHT, WIDTH, PngSession, export_pngs
 from tests.test_frame import N_QUESTIONS, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

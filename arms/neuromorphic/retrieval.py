@@ -26,7 +26,7 @@ from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores, gather_scores
 from arms.neuromorphic.workingset import WorkingSet
-from bench.topk import top_k
+from bench.arm.topk import top_k
 
 MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""

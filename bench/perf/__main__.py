@@ -27,8 +27,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bench.arm.registry import load_symbol
 from bench.paths import PROJECT_ROOT
-from bench.registry import load_symbol
 
 # Engine benchmarks live with the engine; named lazily so bench never imports arms.
 ENGINE_FIGURES = "arms.neuromorphic.perf:figures"
@@ -154,7 +154,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:  # noqa: C
 
             out[name] = startup_figures()
         else:
-            from bench.registry import unknown
+            from bench.arm.registry import unknown
 
             groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.arm.registry import unknown
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
@@ -31,7 +32,6 @@ from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
-from bench.registry import unknown
 from bench.types import ChatResult
 
 CHAT_KINDS = ("offline", "openai")

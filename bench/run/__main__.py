@@ -71,7 +71,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
                 record_sweep_job("run", run_outcomes(outcome.run_dir))
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
-            from bench.verify import manifest_current, write_manifest
+            from bench.verify.check import manifest_current, write_manifest
 
             if outcome.written or not manifest_current(outcome.run_dir):
                 write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
@@ -124,7 +124,8 @@ def _report(run_dir: str, fresh: bool = False) -> None:
 
     `fresh`: this session wrote no record; outputs newer than every input are kept.
     """
-    from bench import report, summarise
+    from bench import summarise
+    from bench.report import page as report
     from bench.run.resume import report_current
 
     if fresh and report_current(Path(run_dir)):

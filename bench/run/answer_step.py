@@ -16,9 +16,9 @@ from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.scoring.miss import evidence_retrieved, miss_from
 from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
-from bench.suite.miss import evidence_retrieved, miss_from
 from bench.tokens import TokenCounter
 from bench.types import ChatResult, Context, Question
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.arm import Arm, ArmServices
+from bench.arm.registry import arm_kind, load_symbol
 from bench.config import RunConfig
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.registry import arm_kind, load_symbol
 from bench.run.settings import ArmSpec
 from bench.tokens import TokenCounter
 

@@ -42,9 +42,13 @@ class PendingQuestion:
     """A question with its existing record and the arms to answer or re-judge."""
 
     question: Question
+    """The question."""
     record: QuestionRecord | None
+    """Its record from an earlier session; None when it has none yet."""
     to_answer: list[str]
+    """Arms to retrieve, answer, score and judge."""
     to_judge: list[str]
+    """Arms whose kept answer only needs a (new) verdict."""
 
 
 def run_conversation(
@@ -174,12 +178,19 @@ class QuestionRun:
     """What every question of one conversation shares: arms, answer step, pool, folder."""
 
     arms: dict[str, Arm]
+    """The open arms by name."""
     failed: dict[str, str]
+    """Arms whose ingestion failed -> why (their results are `error`)."""
     step: AnswerStep
+    """The answer step (answerer, judges, repeats)."""
     cfg: RunConfig
+    """The run configuration."""
     run_dir: RunDirectory
+    """Where records are written."""
     pool: ThreadPoolExecutor
+    """Runs answers and judgements; retrievals stay in the calling thread."""
     health: dict[str, ext_health.Health] = field(default_factory=dict)
+    """Each extracting arm's extraction health on this conversation."""
 
     def with_health(self, name: str, result: ArmResult) -> ArmResult:
         """The result with the arm's extraction health on this conversation, when it has one."""

@@ -231,7 +231,7 @@ class Summary:
     """Accuracy beside evidence and gold-token recall, per arm (empty when unknown)."""
     misses: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """Arm -> group key -> wrong answers that were retrieval / reader misses
-    (bench.suite.miss; arms that list no retrieved ids are absent)."""
+    (bench.scoring.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
 

@@ -11,7 +11,7 @@ arm order (the order `misses` and the exclusion counts are first seen in). Per a
   `abstained` and `trap_hit` on LoCoMo category 5, `stale_in_context`): true of present;
 - the positions in `records` of the questions right and wrong (paired tests), capped
   answers, contexts cut to fit and unparseable verdicts (`cli` notes), retrieval/reader
-  misses (`bench.suite.miss`);
+  misses (`bench.scoring.miss`);
 - reachability (`reach.ReachTally`) and, when the records carry the answer-key audit,
   both keys (`errata.ErrataTally`): the rules stay in those modules, the pass is here.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord, not_an_outcome
-from bench.suite.miss import MissRow, count_misses, result_miss
+from bench.scoring.miss import MissRow, count_misses, result_miss
 from bench.summarise.errata import AuditedQuestion, ErrataTally
 from bench.summarise.model import (
     LATENCY_QUANTILES,
@@ -161,7 +161,7 @@ class RunScan:
     outcomes: set[str | None]
     """The outcome rules (`ArmResult.outcome`) of the `ok` results."""
     misses: dict[str, dict[str, dict[str, int]]]
-    """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
+    """Arm -> group key -> retrieval / reader misses (`bench.scoring.miss.count_misses`)."""
     judged: bool
     """True when any `ok` result carries a judge verdict."""
     draws: int

@@ -170,7 +170,7 @@ def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
         return path
     write_text_atomic(path, data.decode("utf-8"))
     if key is not None:
-        from bench.signing import sign
+        from bench.verify.signing import sign
 
         write_text_atomic(run_dir / SIGNATURE, base64.b64encode(sign(data, key)).decode() + "\n")
     return run_dir / MANIFEST
@@ -255,7 +255,7 @@ def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
 
 
 def _check_signature(run_dir: Path, data: bytes, public_key: Path) -> list[str]:
-    from bench.signing import verify_signature
+    from bench.verify.signing import verify_signature
 
     sig_path = run_dir / SIGNATURE
     if not sig_path.is_file():
@@ -307,7 +307,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

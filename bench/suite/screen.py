@@ -37,7 +37,7 @@ from bench.run.conversation import ingest_arms
 from bench.run.pipeline import limit_dataset
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.scoring import reach
-from bench.suite.miss import session_recall
+from bench.scoring.miss import session_recall
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -57,7 +57,7 @@ class ScreenRow:
     context_tokens: int
     """Tokens in the arm's context block."""
     session_recall: float | None = None
-    """Share of the evidence's sessions with a retrieved turn (bench.suite.miss)."""
+    """Share of the evidence's sessions with a retrieved turn (bench.scoring.miss)."""
 
 
 def evidence_recall(question: Question, context: Context) -> float | None:
@@ -136,7 +136,7 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
     }
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     try:
         _screen_and_print(cfg)
@@ -175,7 +175,3 @@ def _fmt(value: float | None) -> str:
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
     launch(_hydra_main, __file__)
-
-
-if __name__ == "__main__":
-    main()

@@ -5,7 +5,7 @@ construction: CSS and JS are inline and the data is one embedded JSON blob (`<` 
 as `\u003c`, so no record text can close the script element). The question list is
 virtualised: only the rows in view exist in the DOM, so 1,986 questions × 5 arms stay
 responsive. Filters: category, arm, correct/wrong (on the chosen arm, or any arm),
-arms disagreeing, retrieval vs reader miss (`bench.suite.miss.classify_miss`).
+arms disagreeing, retrieval vs reader miss (`bench.scoring.miss.classify_miss`).
 
 The detail pane shows each arm's answer, verdict, F1, context tokens, where the evidence
 turns ranked among the retrieved ids, the saved context (`save_context=true`) with the
@@ -23,7 +23,7 @@ from typing import Any
 from bench.loaders.locomo import load_locomo
 from bench.records import OK, QuestionRecord, iter_records
 from bench.runmeta import RunMeta
-from bench.suite.miss import classify_miss
+from bench.scoring.miss import classify_miss
 from bench.summarise.model import group_label
 
 EXPLORER_NAME = "explorer.html"

@@ -3,7 +3,7 @@
 Every number comes from the summariser's typed `Summary` (`bench.summarise`): accuracy
 with Wilson 95% intervals on both denominators, per category, paired discordance with
 the exact McNemar p, context tokens and latency. The per-answer distribution of
-context tokens comes from `bench.frame.load_run`. plotly.js is inlined, so the file
+context tokens comes from `bench.report.frame.load_run`. plotly.js is inlined, so the file
 opens offline. `SUMMARY.md` is written by the summariser when it is absent.
 
 Exit status: 0 on success, 2 with a one-line message when RUN_DIR is not a run.
@@ -22,11 +22,11 @@ import plotly.graph_objects as go
 
 from bench import summarise
 from bench.errors import BenchError
-from bench.explorer import write_explorer
-from bench.frame import load_run
 from bench.records import OK
-from bench.report_errata import errata_html
-from bench.report_png import CHARTS_DIR, PngSession
+from bench.report.errata import errata_html
+from bench.report.explorer import write_explorer
+from bench.report.frame import load_run
+from bench.report.png import CHARTS_DIR, PngSession
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
@@ -91,7 +91,7 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
     """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path.
 
     With `png`, also `RUN_DIR/charts/<chart>.png` when a browser is available
-    (`bench.report_png`), else a one-line note on stderr. The browser is started before
+    (`bench.report.png`), else a one-line note on stderr. The browser is started before
     the pages are built, so its start-up overlaps them.
     """
     with PngSession() if png else nullcontext() as session:  # the browser starts now
@@ -499,7 +499,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {path}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
