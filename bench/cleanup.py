@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.arm.registry import load_symbol
 from bench.errors import BenchError
 from bench.live_state import STATE_FILE, NamespaceLedger
+from bench.names import load_symbol
 
 CLEANERS = {"http": "arms.http:delete_leftovers", "mcp": "arms.mcp:delete_leftovers"}
 """Arm kind -> `module:function(name, options, ledger) -> int` (lazy: bench never imports arms)."""

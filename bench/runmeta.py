@@ -144,7 +144,7 @@ class RunMeta:
     accounting: dict[str, Any] = field(default_factory=dict)
     """Cumulative requests, tokens, latency and cost per role, over every session."""
     extraction_health: dict[str, Any] = field(default_factory=dict)
-    """arm -> conversation -> {exchanges, failed, facts} (bench.run.health)."""
+    """arm -> conversation -> {exchanges, failed, facts} (bench.scoring.health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.health import Health, degraded_warnings, table_from_json, table_to_json
+from bench.scoring.health import Health, degraded_warnings, table_from_json, table_to_json
 from tests.e2e_support import load_records, run_cli
 from tests.fault_server import Fault, FaultServer
 

@@ -8,9 +8,10 @@ import sys
 import pytest
 from hydra import compose, initialize_config_dir
 
-from bench.arm.registry import ARM_KINDS, did_you_mean
+from bench.arm.registry import ARM_KINDS
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.names import did_you_mean
 from bench.paths import CONF_DIR
 from bench.run.directory import RunDirectory, identity
 from bench.run.settings import arm_specs, check_group_overrides, group_options, load_run_config

@@ -9,13 +9,13 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.arm.registry import unknown
 from bench.config import DatasetConfig
 from bench.loaders.errata import AUTO, apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.loaders.stats import dataset_stats
+from bench.names import unknown
 from bench.types import Dataset
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench.arm.registry import load_symbol
+from bench.names import load_symbol
 from bench.paths import PROJECT_ROOT
 
 # Engine benchmarks live with the engine; named lazily so bench never imports arms.
@@ -154,7 +154,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:  # noqa: C
 
             out[name] = startup_figures()
         else:
-            from bench.arm.registry import unknown
+            from bench.names import unknown
 
             groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")

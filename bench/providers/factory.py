@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.arm.registry import unknown
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
+from bench.names import unknown
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message

@@ -29,8 +29,9 @@ from bench.report.frame import load_run
 from bench.report.png import CHARTS_DIR, PngSession
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
-from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
+from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Summary
 from bench.summarise.render import power_note
+from bench.summarise.stats import Rate
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"

@@ -26,9 +26,9 @@ from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
-from bench.run.health import MAX_FAILED_SHARE, degraded_warnings
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
+from bench.scoring.health import MAX_FAILED_SHARE, degraded_warnings
 
 
 @hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
@@ -37,7 +37,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
-        from bench.suite.sweep import job_dirs
+        from bench.run.sweep import job_dirs
 
         # a multirun job's own directory; its stores shared in the sweep folder
         run_cfg.out, sweep_dir = job_dirs(run_cfg.out, None)
@@ -65,7 +65,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
-            from bench.suite.sweep import in_multirun, record_sweep_job, run_outcomes
+            from bench.run.sweep import in_multirun, record_sweep_job, run_outcomes
 
             if in_multirun():  # reads every record: only a -m sweep job has a table to feed
                 record_sweep_job("run", run_outcomes(outcome.run_dir))

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.arm import Arm, ArmServices
-from bench.arm.registry import arm_kind, load_symbol
+from bench.arm.registry import arm_kind
 from bench.config import RunConfig
 from bench.hashing import stable_hash
+from bench.names import load_symbol
 from bench.paths import contained, safe_name
 from bench.run.settings import ArmSpec
 from bench.tokens import TokenCounter

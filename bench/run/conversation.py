@@ -21,7 +21,6 @@ from bench.config import RunConfig
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
-from bench.run import health as ext_health
 from bench.run import phases, resume
 from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt
@@ -30,6 +29,7 @@ from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory, arms_to_run
 from bench.run.outcome import RunOutcome, Tick, no_tick
 from bench.run.repeat_plan import plan_repeats
+from bench.scoring import health as ext_health
 from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Question

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
-from bench.run import health as ext_health
 from bench.run import repeats as run_repeats
+from bench.scoring import health as ext_health
 
 Tick = Callable[[int, int, int], None]
 """`tick(done, errors, resumed)`: questions finished now, their arm errors, and questions
@@ -43,7 +43,7 @@ class UnitResult:
     accounting: dict[str, Any] = field(default_factory=dict)
     """The providers' usage and cost accounting for this unit; empty on failure."""
     health: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-    """This unit's extraction health (`bench.run.health.table_to_json` form: plain data,
+    """This unit's extraction health (`bench.scoring.health.table_to_json` form: plain data,
     so it pickles to the parent process or the Ray driver); empty when nothing ingested."""
     seconds: float = 0.0
     """Wall time of the unit, in seconds; 0.0 when it could not run."""

@@ -18,7 +18,6 @@ from bench.arm import Arm
 from bench.config import RunConfig
 from bench.loaders import dataset_stats, load_dataset
 from bench.remote.stage import remote_run
-from bench.run import health as ext_health
 from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.arm_setup import open_arms
@@ -31,6 +30,7 @@ from bench.run.scale.executor import UnitPlan, plan_units
 from bench.run.scale.units import parse_shard, units_of
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import read_run_meta
+from bench.scoring import health as ext_health
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 

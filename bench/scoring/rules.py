@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+SCORED_CATEGORIES = frozenset({1, 2, 3, 4})
+"""LoCoMo categories scored as the field reports them (1-4; 5, adversarial, apart)."""
+
 DEFAULT_F1_THRESHOLD = 0.5
 F1_OUTCOME_PREFIX = "f1>="
 JUDGE_OUTCOME_PREFIX = "judge:"

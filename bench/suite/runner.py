@@ -108,9 +108,9 @@ def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: Any, tokens: TokenCou
 ):  # fmt: skip
     from bench.run.arm_setup import open_arms
     from bench.run.settings import arm_specs
-    from bench.suite.screen import _read_only
+    from bench.suite.screen import read_only
 
-    specs = [_read_only(spec) for spec in arm_specs(run_cfg)]
+    specs = [read_only(spec) for spec in arm_specs(run_cfg)]
     stores = Path(cfg.stores) if cfg.stores else None
     return specs, open_arms(specs, run_cfg, providers, tokens, Path(cfg.out), stores)
 

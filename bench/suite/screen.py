@@ -77,7 +77,7 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     """Retrieve for every question with every arm; return per-arm means and rows."""
     from bench.providers.factory import build_providers
 
-    specs = [_read_only(spec) for spec in arm_specs(cfg)]
+    specs = [read_only(spec) for spec in arm_specs(cfg)]
     load_answer_prompt(cfg.answer.prompt)  # fail early on a bad prompt path, like a run
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     providers = build_providers(cfg.provider, Path(cfg.out), answerer=False)  # nothing answers
@@ -100,7 +100,7 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     return {name: _summary(name, cfg, r) for name, r in rows.items()}
 
 
-def _read_only(spec: ArmSpec) -> ArmSpec:
+def read_only(spec: ArmSpec) -> ArmSpec:
     """Screens only read: switch off any reinforcement on retrieval (invariant 4)."""
     if getattr(spec.options, "reinforce_on_query", False):
         return replace(spec, options=replace(spec.options, reinforce_on_query=False))
@@ -163,7 +163,7 @@ def _screen_and_print(cfg: DictConfig) -> None:
             f"{_fmt(res['gold_token_recall']):>19}{_fmt(res['context_tokens_mean']):>12}"
         )
     print(json.dumps({n: str(Path(run_cfg.out) / "screens") for n in results}), file=sys.stderr)
-    from bench.suite.sweep import record_sweep_job, screen_outcomes
+    from bench.run.sweep import record_sweep_job, screen_outcomes
 
     record_sweep_job("screen", screen_outcomes(results))  # in a -m sweep only
 

@@ -24,11 +24,10 @@ from typing import NoReturn
 
 from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
-from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
+from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, threshold_from_outcome
 from bench.summarise.errata import errata_view
 from bench.summarise.model import (
     LABEL_SCHEMES,
-    SCORED_CATEGORIES,
     SETS,
     SMALL_N,
     PairedTest,
@@ -460,8 +459,8 @@ def _cap_notes(scan: RunScan) -> list[str]:
 
 
 def _extraction_notes(summary: Summary) -> list[str]:
-    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.run.health)."""
-    from bench.run.health import arm_total, degraded_warnings, mode_note, table_from_json
+    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.scoring.health)."""
+    from bench.scoring.health import arm_total, degraded_warnings, mode_note, table_from_json
 
     table = table_from_json(summary.meta.extraction_health if summary.meta else None)
     notes = []

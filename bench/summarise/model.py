@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
-from bench.summarise.stats import cohen_kappa, wilson_interval
+from bench.summarise.stats import Rate, cohen_kappa
 
 if TYPE_CHECKING:
     from bench.summarise.errata import ErrataView
@@ -37,7 +37,6 @@ LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "mem0": {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain", 5: "adversarial"},
 }
 """Category labels: `official` follows the LoCoMo evaluation code; `mem0` its paper."""
-SCORED_CATEGORIES = frozenset({1, 2, 3, 4})
 
 
 def group_label(key: str, labels: str = "official", *, locomo_style: bool = True) -> str:
@@ -57,26 +56,6 @@ SETS = ("scored", "all")
 SMALL_N = 300
 """Below this many paired questions a comparison is underpowered: not a result."""
 LATENCY_QUANTILES = (50, 75, 90, 99)
-
-
-@dataclass(frozen=True)
-class Rate:
-    """`k` of `n`, with its Wilson 95% interval."""
-
-    k: int
-    """Count of successes."""
-    n: int
-    """Count of trials (0 gives no interval)."""
-
-    @property
-    def value(self) -> float | None:
-        """K / n, or None when n = 0."""
-        return self.k / self.n if self.n else None
-
-    @property
-    def ci(self) -> tuple[float, float] | None:
-        """Wilson 95% interval, or None when n = 0."""
-        return wilson_interval(self.k, self.n)
 
 
 @dataclass

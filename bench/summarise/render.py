@@ -16,10 +16,10 @@ from bench.summarise.model import (
     GroupStats,
     PairedTest,
     PairRow,
-    Rate,
     Summary,
 )
 from bench.summarise.reach import render_reach
+from bench.summarise.stats import Rate
 
 _DASH = "—"
 

@@ -25,17 +25,11 @@ from collections import Counter
 
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord, not_an_outcome
 from bench.scoring.miss import MissRow, count_misses, result_miss
+from bench.scoring.rules import SCORED_CATEGORIES
 from bench.summarise.errata import AuditedQuestion, ErrataTally
-from bench.summarise.model import (
-    LATENCY_QUANTILES,
-    SCORED_CATEGORIES,
-    SETS,
-    ArmStats,
-    GroupStats,
-    Rate,
-)
+from bench.summarise.model import LATENCY_QUANTILES, SETS, ArmStats, GroupStats
 from bench.summarise.reach import ReachTally, evidence_recall
-from bench.summarise.stats import mean, percentile
+from bench.summarise.stats import Rate, mean, percentile
 
 
 class Tally:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.arm.registry import did_you_mean, load_symbol
 from bench.errors import ConfigError
+from bench.names import did_you_mean, load_symbol
 from bench.suite.model import Suite, suite_to_json
 from bench.suite.validate import parse_suite
 
