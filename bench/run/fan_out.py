@@ -46,7 +46,7 @@ def run_fanned_out(
     judges: tuple[JudgeKey, ...] | None = judge_keys(cfg.judges)
     if judges is None:  # a judge that cannot be keyed: building it names the problem
         judges = _built_judge_keys(cfg, run_dir)
-    outcome = RunOutcome(run_dir.path)
+    outcome = RunOutcome(run_dir=run_dir.path)
     meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), judges)
     run_json = RunJson(cfg, run_dir, dict(ident), meta, outcome, dict)
     run_json.save()

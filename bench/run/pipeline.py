@@ -98,7 +98,7 @@ def _run_in_process(
 
     phase = cfg.phase
     providers = build_providers(cfg.provider, run_dir.path)
-    outcome = RunOutcome(run_dir.path)
+    outcome = RunOutcome(run_dir=run_dir.path)
     try:
         step = answer_step(cfg, prompt, providers)
         meta = run_meta(cfg, dataset, prompt, step.answerer.model, step.judges)
@@ -153,7 +153,7 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
     """The outcome of a session that found every question done: counts, earlier health."""
     log.info("nothing pending: every requested arm has its result")
     units = units_of(dataset.conversations, parse_shard(cfg.shard))
-    outcome = RunOutcome(run_dir.path, questions=sum(u.questions for u in units))
+    outcome = RunOutcome(run_dir=run_dir.path, questions=sum(u.questions for u in units))
     previous, _ = read_run_meta(run_dir.run_json)
     outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
     return outcome

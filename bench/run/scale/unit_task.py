@@ -61,7 +61,7 @@ def run_unit(
     if remote:
         remote.pull_unit(task.unit)
     run_dir.record_provenance = dict(task.record_provenance)
-    outcome = RunOutcome(run_dir.path)
+    outcome = RunOutcome(run_dir=run_dir.path)
     if resume.nothing_pending([task.unit.conversation], cfg, run_dir):  # no provider needed
         tick(0, 0, task.unit.questions)
         return UnitResult(
@@ -87,12 +87,7 @@ def run_unit(
     return UnitResult(
         unit_id=task.unit.unit_id,
         position=task.unit.position,
-        questions=outcome.questions,
-        written=outcome.written,
-        errors=outcome.errors,
-        first_error=outcome.first_error,
-        judge_errors=outcome.judge_errors,
-        judge_unparseable=outcome.judge_unparseable,
+        **vars(outcome.counts()),
         accounting=accounting,
         health=ext_health.table_to_json(outcome.health),
         seconds=time.perf_counter() - started,
@@ -113,7 +108,7 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
     remote = remote_run(task.cfg)
     if remote:  # the unit as its last attempt left it (maybe on another node)
         remote.pull_unit(task.unit)
-    result = UnitResult(task.unit.unit_id, task.unit.position, first_error=message)
+    result = UnitResult(unit_id=task.unit.unit_id, position=task.unit.position, first_error=message)
     for question in task.unit.conversation.questions:
         record = run_dir.load_record(question)
         results: dict[str, ArmResult] = dict(record.arms) if record else {}
