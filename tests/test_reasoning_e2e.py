@@ -45,3 +45,25 @@ def test_a_run_with_a_reasoning_judge_has_a_verdict_for_every_answer(tmp_path: P
     judge = json.loads((out / "run.json").read_text())["accounting"]["roles"]["judge:llm"]
     assert (judge["calls"], judge["http_requests"], judge["errors"]) == (64, 65, 0)
     assert judge["reasoning_tokens"] == 64 * THOUGHT
+
+
+def test_the_dry_run_bounds_a_reasoning_judge_by_max_completion_tokens(tmp_path: Path) -> None:
+    from tests.test_dry_run import estimate
+
+    judge = [
+        "judge=llm", "judges.0.endpoint.kind=openai", "judges.0.endpoint.model=gpt-5-stub",
+        "judges.0.endpoint.base_url=http://127.0.0.1:9/v1",  # never called
+    ]  # fmt: skip
+    rows = {}
+    for mode in ("false", "true"):
+        proc = run_cli(
+            "dataset=smoke", f"out={tmp_path / mode}", "progress=false", "dry_run=true",
+            *judge, f"judges.0.endpoint.reasoning={mode}",
+            "judges.0.endpoint.max_completion_tokens=1000",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rows[mode] = estimate(proc.stdout)["judge:llm"]
+    n = rows["false"]["requests"]  # distinct judge prompts (placeholder answers repeat)
+    assert n > 0 and rows["true"]["requests"] == n
+    assert rows["false"]["completion"] == n * 128  # the judge's max_tokens
+    assert rows["true"]["completion"] == n * 1000
