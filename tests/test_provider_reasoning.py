@@ -133,8 +133,11 @@ def test_auto_switches_once_when_many_threads_hit_the_400_together(
         t.start()
     for t in threads:
         t.join(timeout=30)
+    snapshot = providers.accounting()["roles"]["answerer"]
     providers.close()
     assert results == {i: f"echo: t{i}" for i in range(8)}
+    assert (snapshot["calls"], snapshot["errors"]) == (8, 0)
+    assert snapshot["http_requests"] == len(server.requests)
     assert len(switch_lines(caplog)) == 1
     accepted = [r for r in server.requests if r.fault is None]
     assert len(accepted) == 8 and all("max_completion_tokens" in (r.body or {}) for r in accepted)
@@ -156,9 +159,11 @@ def test_identical_requests_in_flight_share_the_second_ask(
         t.start()
     for t in threads:
         t.join(timeout=30)
+    snapshot = providers.accounting()["roles"]["answerer"]
     providers.close()
     assert texts == ["echo: When?"] * 4
     assert sum(r.fault is None for r in server.requests) == 1  # asked again once, shared
+    assert (snapshot["calls"], snapshot["http_requests"]) == (4, len(server.requests))
 
 
 def test_a_rerun_of_an_auto_endpoint_reads_the_reasoning_replies_from_the_cache(

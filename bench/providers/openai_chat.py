@@ -125,7 +125,7 @@ class OpenAIChat:
             if pending is None:
                 pending = self._pending[key] = Future()
         if not owner:  # the same request is in flight on another thread: share its result
-            return self._shared(pending, started)
+            return self._shared(pending, started, extra)
         try:
             hit = self._cache.get_json(key)  # it may have finished just before we registered
             result = (
@@ -255,15 +255,15 @@ class OpenAIChat:
         self._record(_with_latency(result, lookup_ms), http_requests=extra)
         return result
 
-    def _shared(self, pending: Future[ChatResult], started: float) -> ChatResult:
+    def _shared(self, pending: Future[ChatResult], started: float, extra: int) -> ChatResult:
         try:
             result = pending.result()
         except SamplingRejected:
             raise SamplingRejected(0) from None  # ask again, as the owner does
         except Exception:
-            self._record_failure(0, started)
+            self._record_failure(extra, started)
             raise
-        return self._hit(_to_json(result), started)
+        return self._hit(_to_json(result), started, extra)
 
     def _record_failure(self, http_requests: int, started: float) -> None:
         self._accountant.record(
