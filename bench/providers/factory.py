@@ -178,7 +178,10 @@ class ProviderSet:
 
             return AccountedChat(OfflineAnswerer(), role=role, accountant=self._accountant)
         from bench.providers.openai_chat import OpenAIChat
+        from bench.providers.reasoning import check_effort, reasoning_mode
 
+        reasoning_mode(cfg.reasoning, f"{setting}.reasoning")  # the error names the setting
+        check_effort(cfg.reasoning_effort, f"{setting}.reasoning_effort")
         return OpenAIChat(
             cfg,
             role=role,

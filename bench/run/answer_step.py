@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.errors import ProviderError
+from bench.providers.accounting import usage_dict
 from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
@@ -93,10 +94,7 @@ class AnswerStep:
             latency_ms=round(latency_ms, 3),
             retrieve_ms=round(retrieve_ms, 3),
             retrieved_ids=_source_ids(context),
-            usage={
-                "prompt_tokens": reply.usage.prompt_tokens,
-                "completion_tokens": reply.usage.completion_tokens,
-            },
+            usage=usage_dict(reply.usage),
             cached=reply.cached,
             answerer=reply.model,
             context=context.text if self.save_context else None,
