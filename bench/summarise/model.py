@@ -22,7 +22,10 @@ from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.stats import cohen_kappa, wilson_interval
 
 if TYPE_CHECKING:
+    from bench.summarise.cost import CostView
+    from bench.summarise.equivalence import EquivalenceRow
     from bench.summarise.errata import ErrataView
+    from bench.summarise.judge_runs import JudgeRuns
     from bench.summarise.reach import Reach
     from bench.summarise.repeats import RepeatsView
 
@@ -234,6 +237,14 @@ class Summary:
     (bench.suite.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
+    baseline_arm: str | None = None
+    """The baseline arm every arm is paired with (an imported arm); None: same-name arms."""
+    judge_runs: list[JudgeRuns] = field(default_factory=list)
+    """Repeated judge runs (`<id>#<k>`): per run, mean ± SD, majority (`judge_runs`)."""
+    equivalence: list[EquivalenceRow] = field(default_factory=list)
+    """Paired equivalence (TOST) of every pair and baseline row (bench.summarise.equivalence)."""
+    cost: CostView | None = None
+    """Tokens (and money) per correct answer per arm (bench.summarise.cost); None if unknown."""
 
     @property
     def sets_identical(self) -> bool:
