@@ -2,8 +2,9 @@
 
     python -m bench.published FILE --format evermemos|longmemeval --out RUN_DIR --arm NAME
         [--dataset PATH] [--source-url URL] [--judge-model NAME] [--judgements LOG ...]
-    python -m bench.published merge RUN_DIR IMPORTED_DIR
+    python -m bench.published merge RUN_DIR IMPORTED_DIR --out MERGED_DIR
     python -m bench.published export RUN_DIR --format evermemos|longmemeval --arm NAME --out FILE
+        [--dataset PATH]
 
 The first form is `import` (the word may be given: `python -m bench.published import FILE
 ...`). Bad input is one `error:` line on stderr and exit 2, with nothing written.
@@ -46,10 +47,11 @@ def _import_parser() -> argparse.ArgumentParser:
 def _merge_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.published merge",
-        description="Put an imported run's arm beside a run's own arms (same questions).",
+        description="Write a new run: a run's records with an imported arm beside its arms.",
     )
     parser.add_argument("run_dir", type=Path, help="the run to add the imported arm to")
     parser.add_argument("imported_dir", type=Path, help="a run directory made by import")
+    parser.add_argument("--out", required=True, type=Path, help="merged run directory to create")
     return parser
 
 
@@ -62,6 +64,7 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", required=True, choices=READABLE)
     parser.add_argument("--arm", required=True, help="the arm whose answers are written")
     parser.add_argument("--out", required=True, type=Path, help="file to write")
+    parser.add_argument("--dataset", type=Path, help="evermemos: the run's LoCoMo file")
     return parser
 
 
@@ -117,7 +120,7 @@ def _run_merge(argv: list[str]) -> int:
     args = _merge_parser().parse_args(argv)
     from bench.published.merge import merge_imported
 
-    print(merge_imported(args.run_dir, args.imported_dir))
+    print(merge_imported(args.run_dir, args.imported_dir, args.out))
     return 0
 
 
@@ -125,7 +128,8 @@ def _run_export(argv: list[str]) -> int:
     args = _export_parser().parse_args(argv)
     from bench.published.export import export_run
 
-    print(export_run(args.run_dir, args.format, args.arm, args.out))
+    dataset = load_for(args.format, args.dataset) if args.format == "evermemos" else None
+    print(export_run(args.run_dir, args.format, args.arm, args.out, dataset))
     return 0
 
 
