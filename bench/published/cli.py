@@ -72,8 +72,11 @@ def load_for(fmt: str, given: Path | None) -> Dataset:
     """The dataset a format is matched to: `--dataset PATH`, else the standard resolver.
 
     The answer-key audit is not applied: published rows are matched to the questions
-    as the dataset file states them.
+    as the dataset file states them. The loader's warnings about the file's own content
+    (e.g. empty sessions) are not shown: matching reads ids and question text only.
     """
+    import logging
+
     from omegaconf import OmegaConf
 
     from bench.config import DatasetConfig
@@ -89,7 +92,13 @@ def load_for(fmt: str, given: Path | None) -> Dataset:
         if not given.is_file():
             raise PublishedError(f"--dataset {given}: file not found: pass the dataset file")
         cfg.path = str(given)
-    return load_dataset(cfg)
+    quiet = logging.getLogger("bench.loaders")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        return load_dataset(cfg)
+    finally:
+        quiet.setLevel(level)
 
 
 def _run_import(argv: list[str]) -> int:
@@ -99,7 +108,7 @@ def _run_import(argv: list[str]) -> int:
             f"--format {args.format}: not supported yet ({NOT_YET[args.format]}): no verified "
             "upstream example is available to test a reader against; use evermemos or longmemeval"
         )
-    from bench.published.importing import ImportRequest, import_published
+    from bench.published.importing import ImportRequest, import_published, read_published
 
     request = ImportRequest(
         file=args.file,
@@ -112,7 +121,8 @@ def _run_import(argv: list[str]) -> int:
     )
     if not args.file.is_file():
         raise PublishedError(f"{args.file}: file not found: pass the published results file")
-    print(import_published(request, load_for(args.format, args.dataset)))
+    published = read_published(request)  # a bad file fails before the dataset is read
+    print(import_published(request, published, load_for(args.format, args.dataset)))
     return 0
 
 

@@ -59,9 +59,8 @@ def read_published(request: ImportRequest) -> PublishedFile:
     return published
 
 
-def import_published(request: ImportRequest, dataset: Dataset) -> str:
-    """Import the file into `request.out`; return the one summary line."""
-    published = read_published(request)
+def import_published(request: ImportRequest, published: PublishedFile, dataset: Dataset) -> str:
+    """Import the read file into `request.out`; return the one summary line."""
     if not published.rows:
         raise PublishedError(f"{request.file}: no rows to import")
     source = Source(
