@@ -242,6 +242,18 @@ def test_pairing_the_offline_run_with_the_import_counts_as_computed_here(importe
         test = rows[arm].pooled
         assert (test.n, test.a_only, test.b_only) == (1540, lost, gained)
         assert test.both == sum(majority[q] and outcome[q] for q in shared)
+    audit = json.loads((DATA / "locomo-audit-errors.json").read_text(encoding="utf-8"))
+    changed = set()
+    for entry in audit:
+        if entry["error_type"] != "WRONG_CITATION":
+            i, j = (int(x) for x in entry["question_id"][len("locomo_") :].split("_qa"))
+            changed.add(f"{locomo[i]['sample_id']}:{j}")
+    clean = {r.b: r.pooled for r in summary.baseline or [] if r.set.startswith("scored, key")}
+    for arm, outcome in ours.items():
+        kept = [q for q in majority if q in outcome and q not in changed]
+        lost = sum(majority[q] and not outcome[q] for q in kept)
+        gained = sum(outcome[q] and not majority[q] for q in kept)
+        assert (clean[arm].n, clean[arm].a_only, clean[arm].b_only) == (1441, lost, gained)
 
 
 @needs_data

@@ -439,6 +439,7 @@ def _add_baseline(
         against, summary.baseline_arm = baseline_pairs(names, base_list, baseline.records, chosen)
     except BaselineArmError as exc:
         raise SummaryError(str(exc)) from None
+    clean = _audit_clean(run, layout) if summary.baseline_arm else None
     rows = []
     for name, base_name in against.items():
         arm = base_scan.arms[base_name]
@@ -447,6 +448,9 @@ def _add_baseline(
             _moved(arm.wrong, baseline.records, position),
         )
         rows.extend(_pair_rows(base_name, name, before, outcomes[name], layout))
+        if summary.baseline_arm and clean is not None:
+            test = _paired(before, outcomes[name], clean)
+            rows.append(PairRow(base_name, name, AUDIT_CLEAN, test, {}))
     if summary.baseline_arm:  # a published arm covers some groups only (LoCoMo 1-4)
         for row in rows:
             row.groups = {g: t for g, t in row.groups.items() if t.n}
@@ -465,6 +469,22 @@ def _add_baseline(
             f"baseline outcome rule {baseline_outcome} differs from this run's {summary.outcome}: "
             "gained/lost compare different rules"
         )
+
+
+AUDIT_CLEAN = "scored, key unchanged by the audit"
+"""The errata view of a pairing with an imported arm: the scored questions whose gold
+the answer-key audit leaves standing. An imported arm cannot be judged again against
+the corrected key, so both sides are compared only where the official key is sound."""
+
+
+def _audit_clean(run: LoadedRun, layout: _Layout) -> int | None:
+    """Mask of the scored questions the audit does not change; None without the audit."""
+    from bench.summarise.errata import is_score_affected
+
+    if not layout.locomo_style or not any(r.errata_type is not None for r in run.records):
+        return None
+    affected = _mask(i for i, r in enumerate(run.records) if is_score_affected(r))
+    return layout.set_masks["scored"] & ~affected
 
 
 def _closing_notes(summary: Summary) -> list[str]:
