@@ -148,21 +148,29 @@ def _arm_row(arm: str, unit: str, costs: Costs) -> CostRow:
     if got is None or n < 2:
         return CostRow(arm, unit, n, got[0] if got else None, None)
     ratio, c_bar, residuals = got
-    half = _half_width(math.fsum(r * r for r in residuals) / (c_bar * c_bar), n)
+    half = _half_width(sum(r * r for r in residuals) / (c_bar * c_bar), n)
     return CostRow(arm, unit, n, ratio, (ratio - half, ratio + half))
 
 
 def _pair_row(a: str, b: str, unit: str, ca: Costs, cb: Costs) -> CostRow:
-    """The difference R_A − R_B on the questions both arms have, with its paired interval."""
-    shared = sorted(ca.keys() & cb.keys())
-    n = len(shared)
-    ra, rb = _ratio([ca[q] for q in shared]), _ratio([cb[q] for q in shared])
+    """The difference R_A − R_B on the questions both arms have, with its paired interval.
+
+    Positions are in record order in both tables (the scan's order), so when both arms
+    counted the same questions their rows align as they are.
+    """
+    if ca.keys() == cb.keys():
+        n = len(ca)
+        ra, rb = _ratio(list(ca.values())), _ratio(list(cb.values()))
+    else:
+        shared = [q for q in ca if q in cb]
+        n = len(shared)
+        ra, rb = _ratio([ca[q] for q in shared]), _ratio([cb[q] for q in shared])
     name = f"{a} − {b}"
     if ra is None or rb is None or n < 2:
         return CostRow(name, unit, n, None, None)
     diff = ra[0] - rb[0]
     wa, wb = 1.0 / ra[1], 1.0 / rb[1]
-    sum_sq = math.fsum((x * wa - y * wb) ** 2 for x, y in zip(ra[2], rb[2], strict=True))
+    sum_sq = sum((x * wa - y * wb) ** 2 for x, y in zip(ra[2], rb[2], strict=True))
     half = _half_width(sum_sq, n)
     return CostRow(name, unit, n, diff, (diff - half, diff + half))
 
