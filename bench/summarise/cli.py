@@ -433,27 +433,12 @@ def _add_baseline(
     base_style = _is_locomo_style(baseline, _dataset_name(baseline))
     _, base_list, base_scan = _scan_or_blame(baseline, base_style)
     baseline_outcome = _outcome(base_scan.outcomes, baseline.meta, [])
-    position = {r.question_id: i for i, r in enumerate(run.records)}
     names = list(outcomes)
     try:
         against, summary.baseline_arm = baseline_pairs(names, base_list, baseline.records, chosen)
     except BaselineArmError as exc:
         raise SummaryError(str(exc)) from None
-    clean = _audit_clean(run, layout) if summary.baseline_arm else None
-    rows = []
-    for name, base_name in against.items():
-        arm = base_scan.arms[base_name]
-        before = (
-            _moved(arm.right, baseline.records, position),
-            _moved(arm.wrong, baseline.records, position),
-        )
-        rows.extend(_pair_rows(base_name, name, before, outcomes[name], layout))
-        if summary.baseline_arm and clean is not None:
-            test = _paired(before, outcomes[name], clean)
-            rows.append(PairRow(base_name, name, AUDIT_CLEAN, test, {}))
-    if summary.baseline_arm:  # a published arm covers some groups only (LoCoMo 1-4)
-        for row in rows:
-            row.groups = {g: t for g, t in row.groups.items() if t.n}
+    rows = _baseline_rows(run, baseline, base_scan, layout, outcomes, against, summary.baseline_arm)
     _apply_holm(rows)
     summary.baseline_dir = str(baseline.run_dir)
     summary.baseline = rows
@@ -469,6 +454,36 @@ def _add_baseline(
             f"baseline outcome rule {baseline_outcome} differs from this run's {summary.outcome}: "
             "gained/lost compare different rules"
         )
+
+
+def _baseline_rows(
+    run: LoadedRun,
+    baseline: LoadedRun,
+    base_scan: RunScan,
+    layout: _Layout,
+    outcomes: dict[str, Outcomes],
+    against: dict[str, str],
+    single: str | None,
+) -> list[PairRow]:
+    """Rows of each arm against its baseline arm (`single`: one imported arm for all)."""
+    position = {r.question_id: i for i, r in enumerate(run.records)}
+    clean = _audit_clean(run, layout) if single else None
+    rows = []
+    for name, base_name in against.items():
+        arm = base_scan.arms[base_name]
+        before = (
+            _moved(arm.right, baseline.records, position),
+            _moved(arm.wrong, baseline.records, position),
+        )
+        rows.extend(_pair_rows(base_name, name, before, outcomes[name], layout))
+        if clean is not None:
+            rows.append(
+                PairRow(base_name, name, AUDIT_CLEAN, _paired(before, outcomes[name], clean), {})
+            )
+    if single:  # a published arm covers some groups only (LoCoMo 1-4)
+        for row in rows:
+            row.groups = {g: t for g, t in row.groups.items() if t.n}
+    return rows
 
 
 AUDIT_CLEAN = "scored, key unchanged by the audit"
@@ -598,6 +613,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _summary_of(args: argparse.Namespace, run: LoadedRun, base: LoadedRun | None) -> Summary:
+    """`summarise_records` with the command line's options (the margin checked first)."""
+    if not 0 < args.margin < 100:
+        raise SummaryError(f"--margin {args.margin}: must be between 0 and 100 points")
+    return summarise_records(
+        run, baseline=base, labels=args.labels, margin=args.margin / 100,
+        baseline_arm=args.baseline_arm,
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
     """CLI entry point; returns the exit status (2 with a one-line message on bad input).
 
@@ -612,15 +637,7 @@ def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
     try:
         run = load_run(_local(args.run_dir))
         base = load_run(_local(args.baseline)) if args.baseline else None
-        if not 0 < args.margin < 100:
-            raise SummaryError(f"--margin {args.margin}: must be between 0 and 100 points")
-        summary = summarise_records(
-            run,
-            baseline=base,
-            labels=args.labels,
-            margin=args.margin / 100,
-            baseline_arm=args.baseline_arm,
-        )
+        summary = _summary_of(args, run, base)
     except SummaryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
