@@ -168,6 +168,18 @@ def test_bad_rows_are_one_error_line_and_nothing_written(
 
 
 @needs_data
+def test_another_gold_is_said_not_refused(tmp_path: Path) -> None:
+    path = _edited(tmp_path, _set("locomo_exp_user_4", 2, "golden_answer", "something else"))
+    out = tmp_path / "o"
+    proc = run_cli(str(path), "--format", "evermemos", "--out", str(out), "--arm", "x")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") == 1
+    assert "; 1 rows give a golden_answer other than the dataset's gold" in proc.stdout
+    blank = run_cli(str(path), "--format", "evermemos", "--out", str(tmp_path / "b"), "--arm", " ")
+    assert blank.returncode == 2 and blank.stderr.startswith("error: --arm")
+
+
+@needs_data
 @pytest.mark.parametrize("fmt", ["nmafc", "zep"])
 def test_formats_without_a_verified_example_are_refused(tmp_path: Path, fmt: str) -> None:
     proc = run_cli(str(COT), "--format", fmt, "--out", str(tmp_path / "o"), "--arm", "x")

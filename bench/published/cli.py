@@ -119,6 +119,8 @@ def _run_import(argv: list[str]) -> int:
         judge_model=args.judge_model,
         judgement_logs=tuple(args.judgements),
     )
+    if not args.arm.strip() or args.arm != args.arm.strip():
+        raise PublishedError(f"--arm {args.arm!r}: give a name without surrounding spaces")
     if not args.file.is_file():
         raise PublishedError(f"{args.file}: file not found: pass the published results file")
     published = read_published(request)  # a bad file fails before the dataset is read

@@ -101,6 +101,7 @@ def _row(path: Path, where: str, item: Any, user: int) -> PublishedRow:
         verdicts=tuple(verdicts),
         question=need(path, item, "question", str, where),
         category=int(category),
+        gold=None if item.get("golden_answer") is None else str(item["golden_answer"]),
     )
 
 

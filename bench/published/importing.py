@@ -71,19 +71,16 @@ def import_published(request: ImportRequest, published: PublishedFile, dataset: 
         judge_model=published.judge_model,
         answer_model=published.answer_model,
     )
+    pairs = match_rows(published, dataset, request.file.name)
     records = [
-        (
-            question,
-            _record(
-                question, imported_result(row, source, published.judge_files), request, dataset
-            ),
-        )
-        for row, question in match_rows(published, dataset, request.file.name)
+        (q, _record(q, imported_result(row, source, published.judge_files), request, dataset))
+        for row, q in pairs
     ]
     meta = imported_meta(request.out, request.arm, source, dataset, published.runs, len(records))
     write_run(request.out, records, meta)
     missing = unmatched_counts(dataset, {q.question_id for q, _ in records})
-    return summary_line(request, len(records), published.runs, missing, published.skipped)
+    other_gold = sum(row.gold is not None and row.gold != str(q.gold) for row, q in pairs)
+    return summary_line(request, len(records), published.runs, missing, other_gold)
 
 
 def _record(
@@ -106,9 +103,13 @@ def _record(
 
 
 def summary_line(
-    request: ImportRequest, rows: int, runs: int, missing: Counter[int], skipped: Counter[str]
+    request: ImportRequest, rows: int, runs: int, missing: Counter[int], other_gold: int
 ) -> str:
-    """`imported N rows ... ; not in the file: M dataset questions (category c: k, ...)`."""
+    """`imported N rows ...; not in the file: M dataset questions (category c: k, ...)`.
+
+    `other_gold`: rows whose `golden_answer` is not the dataset's gold; their verdicts
+    were judged against that key, which the line says (it is no reason to refuse).
+    """
     parts = [
         f"imported {rows} rows of {request.file.name} as arm {request.arm} "
         f"({runs} judge run{'s' if runs != 1 else ''}) into {request.out}"
@@ -116,8 +117,9 @@ def summary_line(
     if missing:
         by_cat = ", ".join(f"category {c}: {n}" for c, n in sorted(missing.items()))
         parts.append(f"not in the file: {sum(missing.values())} dataset questions ({by_cat})")
-    if skipped:
+    if other_gold:
         parts.append(
-            "skipped rows: " + ", ".join(f"{why}: {n}" for why, n in sorted(skipped.items()))
+            f"{other_gold} rows give a golden_answer other than the dataset's gold "
+            "(their verdicts were judged against it)"
         )
     return "; ".join(parts)

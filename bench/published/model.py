@@ -6,7 +6,6 @@ Every format reader (`evermemos`, `longmemeval`) returns a `PublishedFile`; matc
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.errors import BenchError
@@ -42,6 +41,8 @@ class PublishedRow:
     """The question text the file carries (None when the format has none)."""
     category: int | None = None
     """The category the file gives (LoCoMo), checked against the dataset's."""
+    gold: str | None = None
+    """The gold answer the file gives (its verdicts were judged against it), if any."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,6 @@ class PublishedFile:
     """The answering model the file names, else None."""
     runs: int = 0
     """Judge runs per row (every row has the same number)."""
-    skipped: Counter[str] = field(default_factory=Counter)
-    """Reason -> rows of the file not imported (reported in the summary line)."""
     judge_files: list[str] = field(default_factory=list)
     """SHA-256 of each separate verdict log read."""
 
