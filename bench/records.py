@@ -54,6 +54,29 @@ class Judgement:
 
 
 @dataclass(slots=True)
+class Imported:
+    """Where an imported (published) result came from; it is never re-answered or re-judged.
+
+    A result carrying this marker was read from a published results file by
+    `python -m bench.published`, not produced by a run: `bench.run` skips it on resume
+    and `needs_judgement` refuses it, so its answer and verdicts stay the publisher's.
+    """
+
+    format: str
+    """The published format read (`evermemos`, `longmemeval`)."""
+    file_sha256: str
+    """SHA-256 of the published file's bytes."""
+    file_name: str
+    """The published file's base name (never a local path)."""
+    row: str
+    """The row's own id in the published file (e.g. `locomo_0_qa3`)."""
+    source_url: str | None = None
+    """Where the file was published, when given on import."""
+    judge_files: list[str] = field(default_factory=list)
+    """SHA-256 of each separate verdict log read (LongMemEval `autoeval_label` logs)."""
+
+
+@dataclass(slots=True)
 class RepeatResult:
     """One extra draw (repeat 1, 2, ...) of an arm's answer and verdicts on one question.
 
@@ -145,6 +168,8 @@ class ArmResult:
     retrieved, answer wrong); None when right or when it cannot be told."""
     repeats: list[RepeatResult] = field(default_factory=list)
     """Repeats 1 .. N-1 of a `repeats=N` run (this result is repeat 0); omitted otherwise."""
+    imported: Imported | None = None
+    """Set on a result read from a published file (`bench.published`); omitted otherwise."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -222,10 +247,11 @@ _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
+    "imported",
 )  # fmt: skip
-"""Errata fields, extraction health, a live arm's write path, the miss fields and the
-fit/cap flags, written
-only when set, so records of runs (and arms) without them are unchanged."""
+"""Errata fields, extraction health, a live arm's write path, the miss fields, the
+fit/cap flags and the import marker, written only when set, so records of runs (and
+arms) without them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -258,6 +284,7 @@ _RECORD_SHAPE = _Shape(QuestionRecord)
 _RESULT_SHAPE = _Shape(ArmResult)
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
+_IMPORTED_SHAPE = _Shape(Imported)
 
 
 def _judgements(given: Any) -> dict[str, Judgement]:
@@ -286,6 +313,9 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     given = made.repeats
     if given or given.__class__ is not list:
         made.repeats = [_repeat_from_json(r) for r in given] if given else []
+    given = made.imported
+    if given is not None:
+        made.imported = _IMPORTED_SHAPE.build(given)
     return made
 
 

@@ -50,9 +50,11 @@ STAGES = {
     "verify": 5,
     "run": 6,
     "suite": 7,
+    "published": 7,  # published results: import, merge, export (python -m bench.published)
     "screen": 8,  # the `python -m bench.screen` command
     "perf": 9,
     "dev": 9,  # developer commands
+    "calibrate": 8,  # python -m bench.calibrate (judges over answer sets of known truth)
 }
 DEV_COMMANDS = {"bench.llm_smoke", "bench.cleanup", "bench.live_state"}
 """Top-level modules that are commands, not nouns (to move out of the top level)."""

@@ -159,6 +159,20 @@ def test_efficiency_chart_has_one_point_per_arm(offline_report: tuple[Path, str]
     assert 'id="fig-efficiency"' in text
 
 
+def test_speed_chart_puts_accuracy_against_median_latency(
+    offline_report: tuple[Path, str],
+) -> None:
+    run_dir, text = offline_report
+    summary = summarise.summarise_run(run_dir)
+    fig = report._speed_figure(summary)
+    assert fig is not None and [t.name for t in fig.data] == list(summary.arms)
+    for trace in fig.data:
+        arm = summary.arms[trace.name]
+        assert list(trace.x) == [arm.latency_ms["p50"]]
+        assert list(trace.y) == [pytest.approx(100 * (arm.accuracy["scored"].value or 0))]
+    assert fig.layout.xaxis.type == "log" and 'id="fig-speed"' in text
+
+
 def test_long_arm_names_get_angled_labels_and_room() -> None:
     short = report._arm_layout(["raw", "rag"])
     assert "xaxis" not in short

@@ -68,6 +68,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         ("pairs", _pairs_figure(summary)),
         ("tokens", _tokens_figure(summary, tokens)),
         ("efficiency", _efficiency_figure(summary)),
+        ("speed", _speed_figure(summary)),
         ("latency", _latency_figure(summary)),
     ]
     parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
@@ -426,8 +427,30 @@ def _log_axis(values: list[float]) -> dict[str, Any]:
 
 def _efficiency_figure(summary: Summary) -> go.Figure | None:
     """Accuracy (Wilson 95%) against mean context tokens per arm, log x; one marker per arm."""
+    return _accuracy_scatter(
+        summary,
+        {n: a.context_tokens_mean for n, a in summary.arms.items()},
+        "Efficiency: accuracy ({}) vs mean context tokens",
+        ("mean context tokens per answer (log scale)", "tokens"),
+    )
+
+
+def _speed_figure(summary: Summary) -> go.Figure | None:
+    """Accuracy (Wilson 95%) against median answering latency per arm, log x."""
+    return _accuracy_scatter(
+        summary,
+        {n: a.latency_ms.get("p50") for n, a in summary.arms.items()},
+        "Speed: accuracy ({}) vs median answering latency",
+        ("median latency per answer, ms (log scale)", "ms"),
+    )
+
+
+def _accuracy_scatter(
+    summary: Summary, x_of: dict[str, float | None], title: str, axis: tuple[str, str]
+) -> go.Figure | None:
+    """One marker per arm: accuracy (Wilson 95%) on the main set against `x_of[arm]`, log x."""
     key = _sets(summary)[0]
-    arms = [(n, a) for n, a in summary.arms.items() if a.context_tokens_mean and a.accuracy[key].n]
+    arms = [(n, a) for n, a in summary.arms.items() if x_of.get(n) and a.accuracy[key].n]
     if not arms:
         return None
     fig = go.Figure()
@@ -436,19 +459,19 @@ def _efficiency_figure(summary: Summary) -> go.Figure | None:
         fig.add_trace(
             go.Scatter(
                 name=name,
-                x=[arm.context_tokens_mean],
+                x=[x_of[name]],
                 y=[100 * rate.value if rate.value is not None else None],
                 mode="markers",
                 marker={"size": 12},
                 error_y=_error_bars([rate]),
-                hovertemplate=f"{html.escape(name)}: %{{y:.1f}}% at %{{x:,.0f}} tokens"
+                hovertemplate=f"{html.escape(name)}: %{{y:.1f}}% at %{{x:,.0f}} {axis[1]}"
                 "<extra></extra>",
             )
         )
     fig.update_layout(
-        title=f"Efficiency: accuracy ({_SET_TITLES[key]}) vs mean context tokens",
-        xaxis_title="mean context tokens per answer (log scale)",
-        xaxis=_log_axis([float(a.context_tokens_mean or 1) for _, a in arms]),
+        title=title.format(_SET_TITLES[key]),
+        xaxis_title=axis[0],
+        xaxis=_log_axis([float(x_of[n] or 1) for n, _ in arms]),
         yaxis_title="% correct",
         yaxis_range=_rate_range([a.accuracy[key] for _, a in arms]),
         **{**_LAYOUT, "legend": _LEGEND, "barmode": None},

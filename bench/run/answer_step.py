@@ -143,8 +143,11 @@ class AnswerStep:
         return reply, (time.perf_counter() - started) * 1000
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
-        """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
-        if result.status != OK or not self.judges:
+        """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`.
+
+        An imported result (`bench.published`) is returned as it is, even with `rejudge`.
+        """
+        if result.status != OK or not self.judges or result.imported is not None:
             return result
         judgements = dict(result.judgements)
         for judge in self.judges:

@@ -22,7 +22,9 @@ from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.stats import Rate, cohen_kappa
 
 if TYPE_CHECKING:
+    from bench.summarise.cost import CostView
     from bench.summarise.errata import ErrataView
+    from bench.summarise.judge_runs import JudgeRuns
     from bench.summarise.reach import Reach
     from bench.summarise.repeats import RepeatsView
 
@@ -166,6 +168,32 @@ class KappaRow:
     """Cohen's kappa; None when undefined (e.g. n is 0)."""
 
 
+@dataclass(frozen=True)
+class EquivalenceRow:
+    """One pair (or arm against the baseline) on one set: TOST at margin δ."""
+
+    a: str
+    """Arm A (the baseline arm for baseline rows)."""
+    b: str
+    """Arm B."""
+    set: str
+    """The question set (`scored`)."""
+    n: int
+    """Questions both answered."""
+    diff: float
+    """d = accuracy of B − accuracy of A, on those questions."""
+    ci90: tuple[float, float] | None
+    """d ± z₀.₉₅·se (the interval TOST checks); None when se = 0."""
+    p: float | None
+    """max(p₁, p₂); None when no test is possible (se = 0 or n = 0)."""
+    margin: float
+    """δ, as a share (0.02 = 2 points)."""
+    equivalent: bool
+    """True when p < 0.05: the difference is within ±δ."""
+    note: str = ""
+    """`few discordant pairs` or `no discordant pairs` when the test is unreliable or absent."""
+
+
 @dataclass
 class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
@@ -213,6 +241,14 @@ class Summary:
     (bench.scoring.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
+    baseline_arm: str | None = None
+    """The baseline arm every arm is paired with (an imported arm); None: same-name arms."""
+    judge_runs: list[JudgeRuns] = field(default_factory=list)
+    """Repeated judge runs (`<id>#<k>`): per run, mean ± SD, majority (`judge_runs`)."""
+    equivalence: list[EquivalenceRow] = field(default_factory=list)
+    """Paired equivalence (TOST) of every pair and baseline row (bench.summarise.equivalence)."""
+    cost: CostView | None = None
+    """Tokens (and money) per correct answer per arm (bench.summarise.cost); None if unknown."""
 
     @property
     def sets_identical(self) -> bool:

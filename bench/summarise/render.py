@@ -151,7 +151,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     for row in rows:
         by_pair.setdefault((row.a, row.b), []).append(row)
     for (a, b), pair_rows in by_pair.items():
-        ident = [a] if baseline else [a, b]
+        ident = [a if a == b else f"{b} vs {a}"] if baseline else [a, b]
         shown = [r for r in pair_rows if not (s.sets_identical and r.set == "all")]
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
@@ -201,8 +201,10 @@ def _sections(s: Summary) -> list[str]:
         out += ["", "## Paired comparisons (exact McNemar; paired on question_id)", ""]
         out += [_pair_table(s, s.pairs, baseline=False)]
     if s.baseline is not None:
-        out += ["", f"## Against baseline {s.baseline_dir} (same arm, paired on question_id)"]
+        how = f"each arm vs {s.baseline_arm}" if s.baseline_arm else "same arm"
+        out += ["", f"## Against baseline {s.baseline_dir} ({how}, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
+    out += _added_sections(s)
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
     if s.repeats is not None:  # the repeats module is imported only for runs with repeats
@@ -218,6 +220,19 @@ def _sections(s: Summary) -> list[str]:
         f"with the discordant pairs observed; underpowered: n < {SMALL_N} or no MDE.",
     ]
     return out
+
+
+def _added_sections(s: Summary) -> list[str]:
+    """Judge runs, equivalence and cost per correct answer (their modules render them)."""
+    from bench.summarise.cost import render_cost
+    from bench.summarise.equivalence import render_equivalence
+
+    out: list[str] = []
+    if s.judge_runs:
+        from bench.summarise.judge_runs import render_judge_runs
+
+        out += render_judge_runs(s.judge_runs, s.group_labels)
+    return out + render_equivalence(s.equivalence) + render_cost(s.cost)
 
 
 def render_text(s: Summary) -> str:
@@ -321,7 +336,9 @@ def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
 
 
 def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
-    ident = {"arm": row.a} if baseline else {"a": row.a, "b": row.b}
+    ident = {"arm": row.b} if baseline else {"a": row.a, "b": row.b}
+    if baseline and row.a != row.b:
+        ident["baseline_arm"] = row.a
     body = _test_json(row.pooled, baseline)
     groups = {k: _test_json(t, baseline) for k, t in row.groups.items()}
     return {**ident, "set": row.set, **body, "by_category": groups}
@@ -359,4 +376,22 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
+    out.update(_added_json(s))
+    return out
+
+
+def _added_json(s: Summary) -> dict[str, Any]:
+    """`judge_runs`, `equivalence` and `cost_per_correct` (each when there is one)."""
+    from bench.summarise.cost import cost_json
+    from bench.summarise.equivalence import equivalence_json
+
+    out: dict[str, Any] = {}
+    if s.judge_runs:
+        from bench.summarise.judge_runs import judge_runs_json
+
+        out["judge_runs"] = judge_runs_json(s.judge_runs)
+    if s.equivalence:
+        out["equivalence"] = equivalence_json(s.equivalence)
+    if s.cost is not None:
+        out["cost_per_correct"] = cost_json(s.cost)
     return out

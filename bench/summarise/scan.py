@@ -91,7 +91,7 @@ class ArmScan:
     """Every counter of one arm, from the one pass."""
 
     __slots__ = (
-        "abstained_adversarial", "abstained_answerable", "answered", "capped", "cut",
+        "abstained_adversarial", "abstained_answerable", "answered", "capped", "costs", "cut",
         "errata", "groups", "latencies", "reach", "right", "stale", "tokens", "trap_hits",
         "unparseable", "wrong",
     )  # fmt: skip
@@ -114,6 +114,9 @@ class ArmScan:
     """Positions in `records` of the questions whose counting result is correct."""
     wrong: list[int]
     """Positions in `records` of the questions whose counting result is wrong."""
+    costs: list[tuple[int, int | None, dict[str, int], bool]]
+    """(position, context_tokens, usage, correct) of each counting result on a scored
+    question (`bench.summarise.cost`)."""
     answered: int
     """`ok` results."""
     capped: int
@@ -137,6 +140,7 @@ class ArmScan:
         self.stale = Share()
         self.right = []
         self.wrong = []
+        self.costs = []
         self.answered = 0
         self.capped = 0
         self.cut = 0
@@ -215,6 +219,7 @@ def scan_records(  # noqa: C901, PLR0912, PLR0915
         group = group_of[qid]
         adversarial = locomo_style and record.category == 5
         scored = record.category in SCORED_CATEGORIES
+        costed = scored or not locomo_style
         reachable = bool(record.gold) and (scored or not locomo_style)
         audit = AuditedQuestion(record) if audited and scored else None
         evidence = record.evidence
@@ -250,6 +255,8 @@ def scan_records(  # noqa: C901, PLR0912, PLR0915
                 f1 = scores.get("f1")
                 if isinstance(f1, (int, float)) and not isinstance(f1, bool):
                     tally.f1.append(float(f1))
+                if costed:
+                    scan.costs.append((position, res.context_tokens, res.usage, correct))
             if res.latency_ms is not None:
                 scan.latencies.append(float(res.latency_ms))
             if res.context_tokens is not None:

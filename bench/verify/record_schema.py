@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bench import records
-from bench.records import SCHEMA_VERSION, ArmResult, Judgement, QuestionRecord, RepeatResult
+from bench.records import (
+    SCHEMA_VERSION,
+    ArmResult,
+    Imported,
+    Judgement,
+    QuestionRecord,
+    RepeatResult,
+)
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "question_record.schema.json"
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -31,6 +38,7 @@ _REFS = {
     ArmResult: "#/$defs/arm_result",
     Judgement: "#/$defs/judgement",
     RepeatResult: "#/$defs/repeat_result",
+    Imported: "#/$defs/imported",
 }
 
 
@@ -64,6 +72,7 @@ def build_schema() -> dict[str, Any]:
             "arm_result": arm,
             "judgement": _object(Judgement),
             "repeat_result": _object(RepeatResult),
+            "imported": _object(Imported),
         },
     }
 
