@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import tenacity
@@ -106,6 +107,31 @@ class _Retryable(Exception):
     """A 429/5xx answer worth another attempt."""
 
 
+class ServiceRefused(ContractError):
+    """The service answered a 4xx other than 401/403; `status` is its HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+GONE = (404, 410)
+"""Statuses of a delete that mean the namespace is already gone (counted as deleted)."""
+
+
+def fill_path(template: str, values: dict[str, Any]) -> str:
+    """`template` with each placeholder percent-encoded as one path segment.
+
+    Every string or number is quoted with no safe characters, so a value can never add
+    a path step, a query or a fragment (ids are checked before they get here, too).
+    """
+    quoted = {
+        k: quote(str(v), safe="") if isinstance(v, str | int | float) else v
+        for k, v in values.items()
+    }
+    return template.format(**quoted)
+
+
 class HttpBackend:
     """REST transport: templated requests, retries, rate limit, one-line errors."""
 
@@ -124,7 +150,7 @@ class HttpBackend:
 
     def call(self, spec: RequestSpec, values: dict[str, Any], *, attempts: int = 0) -> Any:
         """Send one templated request (with retries); the JSON reply, or None if empty."""
-        path = spec.path.format(**values)
+        path = fill_path(spec.path, values)
         body = fill(spec.body, values) if spec.body is not None else None
         url = f"{self.where}{path}"
 
@@ -166,8 +192,9 @@ class HttpBackend:
             raise BenchError(f"{spec.method} {url}: HTTP {reply.status_code} unauthorised; "
                              f"{hint}")  # fmt: skip
         if reply.status_code >= 400:
-            raise ContractError(f"{spec.method} {url}: HTTP {reply.status_code} "
-                                f"{reply.text[:200]!r}; check the request template")  # fmt: skip
+            raise ServiceRefused(f"{spec.method} {url}: HTTP {reply.status_code} "
+                                 f"{reply.text[:200]!r}; check the request template",
+                                 reply.status_code)  # fmt: skip
         if not reply.content:
             return None
         try:
@@ -189,8 +216,8 @@ class HttpBackend:
         """Delete a namespace (already gone counts as deleted)."""
         try:
             self.call(self.cfg.delete, {"namespace": namespace})
-        except ContractError as exc:
-            if "HTTP 404" not in str(exc):  # already gone is what we want
+        except ServiceRefused as exc:
+            if exc.status not in GONE:  # already gone is what we want
                 raise
 
     def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:

@@ -23,7 +23,15 @@ from typing import Any, Protocol
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
 from bench.errors import BenchError
-from bench.live_state import LiveArm, Namespace, NamespaceLedger, owner_gone, this_process
+from bench.live_state import (
+    LiveArm,
+    Namespace,
+    NamespaceError,
+    NamespaceLedger,
+    checked_namespace,
+    owner_gone,
+    this_process,
+)
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 log = logging.getLogger("arms.live")
@@ -158,6 +166,8 @@ class LiveMemoryArm:
         if options.marker not in MARKER_MODES:
             raise BenchError(f"arm_options.{name}.marker={options.marker}: "
                              f"use one of {', '.join(MARKER_MODES)}")  # fmt: skip
+        if options.namespace is not None:
+            checked_namespace(options.namespace, f"arm_options.{name}.namespace")
         self.name = name
         self.options = options
         self.backend = backend
@@ -219,11 +229,21 @@ class LiveMemoryArm:
                 "writes": len(writes), "write_ms": round(sum(writes), 3)}  # fmt: skip
 
     def _create(self, unit: str) -> str:
+        """Create a namespace for `unit`; its checked id, recorded before any write.
+
+        The id comes from the service: it is checked (`checked_namespace`) and must not
+        be in use by another unit of this run (`NamespaceLedger.add`), else the unit
+        fails with a ContractError naming the reply and nothing is written or deleted.
+        """
         started = time.perf_counter()
-        namespace = str(self.backend.create(f"armbench {self.name} {unit}"))
+        raw = self.backend.create(f"armbench {self.name} {unit}")
         self.calls.timed("create", started)
-        entry = Namespace(self.name, namespace, unit, this_process())
-        self.ledger.add(entry)  # before the first write
+        where = f"{self.backend.where} create reply for unit {unit!r}"
+        try:
+            namespace = checked_namespace(raw, where)
+            self.ledger.add(Namespace(self.name, namespace, unit, this_process()))
+        except NamespaceError as exc:
+            raise ContractError(str(exc)) from None
         return namespace
 
     def _write(self, namespace: str, exchange: Exchange) -> None:

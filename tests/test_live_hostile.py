@@ -1,0 +1,153 @@
+"""The live arms against a misbehaving memory service (tests/hostile_service.py, loopback).
+
+Issue 29: ids a service hands back are checked before use, state.json entries are
+checked before cleanup sends anything, an already-gone namespace counts as deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from arms.http import HttpArm, HttpConfig, fill_path
+from arms.live import ContractError
+from bench.arm import ArmServices
+from bench.live_state import NamespaceError, NamespaceLedger, checked_namespace
+from bench.tokens import TokenCounter
+from bench.types import Conversation, Question, Session, Turn
+from tests.e2e_support import last_line, run_cli
+from tests.hostile_service import HostileService
+
+OTHER = "victim42"
+"""Another user's project on the same service: nothing may touch it."""
+
+
+def conversation(cid: str) -> Conversation:
+    """Two sessions, two speakers; a question about the first turn."""
+    turns = (Turn("Ann", "I moved to Lisbon in March.", "D1:1", 1), Turn("Bo", "Nice!", "D1:2", 1))
+    question = Question(f"{cid}_0", cid, "Where did Ann move?", 1, "Lisbon", ("D1:1",))
+    return Conversation(cid, ("Ann", "Bo"), (Session(1, "1 April 2024", turns),), (question,))
+
+
+def http_arm(service: HostileService, run_dir: Path, **options: Any) -> HttpArm:
+    """The http arm on `service` (no start-up probe unless asked), its ledger in `run_dir`."""
+    options.setdefault("probe", False)
+    cfg = HttpConfig(base_url=service.url, **options)
+    services = ArmServices(cast(Any, None), TokenCounter(), run_dir, run_dir)
+    return HttpArm("http", cfg, services)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [f"zz/../{OTHER}", "..", "a..b", ".hidden", "", None, True, 1.5, "a b", "a%2Fb", "a?x=1",
+     "a#b", "http://x", "x" * 129, ["p1"], {"id": "p1"}, -1],
+)  # fmt: skip
+def test_unsafe_namespace_ids_are_refused(value: object) -> None:
+    with pytest.raises(NamespaceError, match="not a safe id"):
+        checked_namespace(value, "where")
+
+
+@pytest.mark.parametrize("value", ["p1", "0123456789abcdef", "proj_A-1.2", "x" * 128, 7])
+def test_plain_namespace_ids_are_accepted(value: object) -> None:
+    assert checked_namespace(value, "where") == str(value)
+
+
+def test_path_values_are_one_segment() -> None:
+    assert fill_path("/v1/projects/{namespace}", {"namespace": "a/../b?c#d"}) == (
+        "/v1/projects/a%2F..%2Fb%3Fc%23d"
+    )
+
+
+@pytest.mark.parametrize("reply", [f"zz/../{OTHER}", None, "p0 x"])
+def test_a_hostile_create_reply_never_reaches_another_project(
+    tmp_path: Path, reply: object
+) -> None:
+    with HostileService() as service:
+        service.add_project(OTHER, [{"text": "private", "bench": "x"}])
+        service.mode.create_ids = deque([reply])
+        arm = http_arm(service, tmp_path)
+        with pytest.raises(ContractError, match="create reply for unit 'c1'.*not a safe id"):
+            arm.ingest(conversation("c1"))
+        arm.close()
+        assert service.touched(OTHER) == []
+        assert service.projects[OTHER] == [{"text": "private", "bench": "x"}]
+        assert NamespaceLedger(tmp_path).namespaces() == []  # never recorded, never deleted
+
+
+def test_a_reused_namespace_id_is_an_error_naming_the_reply(tmp_path: Path) -> None:
+    with HostileService() as service:
+        service.mode.create_ids = deque(["same", "same"])
+        service.add_project("same", [])
+        arm = http_arm(service, tmp_path)
+        arm.ingest(conversation("c1"))
+        with pytest.raises(ContractError, match="'same' for unit 'c2', already in use for unit"):
+            arm.ingest(conversation("c2"))
+        writes = [e for e in service.log if e[1] == "same" and e[2] == "capture"]
+        assert len(writes) == 1  # c1's single exchange only: c2 wrote nothing into it
+        arm.close()
+        assert [e[0] for e in service.touched("same")][-1] == "DELETE"  # c1's, by cleanup
+
+
+def state_with(run_dir: Path, url: str, namespaces: list[Any], kind: str = "http") -> None:
+    """A state.json listing `namespaces` for an arm of `kind` pointed at `url`."""
+    options = {"base_url": url} if kind == "http" else {"command": url.split(), "url": None}
+    data = {"arms": {kind: {"kind": kind, "options": options}}, "namespaces": namespaces}
+    (run_dir / "state.json").write_text(json.dumps(data))
+
+
+def test_cleanup_refuses_a_hostile_state_entry_and_sends_nothing(tmp_path: Path) -> None:
+    with HostileService() as service:
+        service.add_project(OTHER, [{"text": "private", "bench": "x"}])
+        service.add_project("p1", [])
+        entries = [
+            {"arm": "http", "namespace": n, "unit": "c", "owner": "h:1"}
+            for n in ("p1", f"zz/../{OTHER}")
+        ]
+        state_with(tmp_path, service.url, entries)
+        done = run_cli(str(tmp_path), module="bench.cleanup")
+        assert done.returncode == 2
+        line = last_line(done.stderr)
+        assert line.startswith("error: ") and "namespaces[1]" in line and "not a safe id" in line
+        assert "Traceback" not in done.stderr
+        assert service.log == []  # refused before any request, the valid entry included
+        assert OTHER in service.projects and "p1" in service.projects
+
+
+@pytest.mark.parametrize(
+    "state",
+    [[], {"arms": [], "namespaces": []}, {"arms": {}, "namespaces": {}},
+     {"arms": {}, "namespaces": [7]}, {"arms": {}, "namespaces": [{"arm": 1, "namespace": "p"}]},
+     {"arms": {"http": "x"}, "namespaces": []}],
+)  # fmt: skip
+def test_cleanup_refuses_wrong_types_in_one_line(tmp_path: Path, state: Any) -> None:
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    done = run_cli(str(tmp_path), module="bench.cleanup")
+    assert done.returncode == 2, done.stderr
+    assert last_line(done.stderr).startswith("error: ") and "state.json" in last_line(done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_cleanup_counts_a_namespace_already_gone_as_deleted(tmp_path: Path) -> None:
+    with HostileService() as service:
+        service.add_project("p1", [])
+        entries = [{"arm": "http", "namespace": n, "unit": "c", "owner": "h:1"}
+                   for n in ("p1", "gone1")]  # fmt: skip
+        state_with(tmp_path, service.url, entries)
+        done = run_cli(str(tmp_path), module="bench.cleanup")
+        assert done.returncode == 0, done.stderr
+        assert "http: deleted 2 namespace(s)" in done.stdout
+        assert NamespaceLedger(tmp_path).namespaces() == [] and "p1" not in service.projects
+
+
+def test_cleanup_after_a_killed_mcp_stdio_run_is_never_stuck(tmp_path: Path) -> None:
+    """The stdio server kept its stores in a temporary folder: the namespace is gone."""
+    entries = [{"arm": "mcp", "namespace": "0123456789abcdef", "unit": "c1", "owner": "h:1"}]
+    state_with(tmp_path, "python -m arms.server --mcp-stdio", entries, kind="mcp")
+    done = run_cli(str(tmp_path), module="bench.cleanup", timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "mcp: deleted 1 namespace(s)" in done.stdout
+    assert NamespaceLedger(tmp_path).namespaces() == []
