@@ -4,12 +4,13 @@ Requests are templates (method, path, JSON body with `{placeholders}`), so a ser
 with another shape needs YAML, not Python. Calls are retried with tenacity (429, 5xx,
 timeouts, connection errors; never other 4xx), optionally rate limited, and timed
 (service latency per call). A bearer token is read from the environment variable
-named by `token_env`; the token itself is never stored.
+named by `token_env`; the token itself is never stored, and it is masked
+(`bench.providers.secrets.redact`) in every message, record and log line, including
+a reply that echoes it.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,9 +29,10 @@ from arms.live import (
 )
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
-from bench.errors import BenchError, ConfigError
+from bench.errors import BenchError
 from bench.live_state import NamespaceLedger
 from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.secrets import read_service_token, redact
 from bench.types import Context, Question, ServiceAnswer
 
 
@@ -139,11 +141,8 @@ class HttpBackend:
         self.name, self.cfg = name, cfg
         self.where = cfg.base_url.rstrip("/")
         headers = {}
-        if cfg.token_env:
-            token = os.environ.get(cfg.token_env)
-            if not token:
-                raise ConfigError(f"arm_options.{name}.token_env={cfg.token_env}: "
-                                  "environment variable is not set")  # fmt: skip
+        if cfg.token_env:  # remembered: every message and record below is redacted
+            token = read_service_token(cfg.token_env, f"arm_options.{name}.token_env")
             headers["Authorization"] = f"Bearer {token}"
         self.client = httpx.Client(base_url=self.where, headers=headers, timeout=cfg.timeout_s)
         self.limiter = SlidingWindowLimiter(cfg.requests_per_minute, None)
@@ -192,8 +191,9 @@ class HttpBackend:
             raise BenchError(f"{spec.method} {url}: HTTP {reply.status_code} unauthorised; "
                              f"{hint}")  # fmt: skip
         if reply.status_code >= 400:
+            body = redact(reply.text[:200])  # services echo what they were sent
             raise ServiceRefused(f"{spec.method} {url}: HTTP {reply.status_code} "
-                                 f"{reply.text[:200]!r}; check the request template",
+                                 f"{body!r}; check the request template",
                                  reply.status_code)  # fmt: skip
         if not reply.content:
             return None
@@ -247,7 +247,8 @@ class HttpBackend:
             if cfg.answer_model_path
             else None
         )
-        return ServiceAnswer(str(text), round(ms, 3), f"service:{model or self.where}")
+        return ServiceAnswer(redact(str(text)), round(ms, 3),
+                             redact(f"service:{model or self.where}"))  # fmt: skip
 
     def close(self) -> None:
         """Release the connection."""

@@ -32,6 +32,7 @@ from bench.live_state import (
     owner_gone,
     this_process,
 )
+from bench.providers.secrets import redact
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 log = logging.getLogger("arms.live")
@@ -293,14 +294,15 @@ class LiveMemoryArm:
             found = markers_of(entry, text, o.marker_path)
             ids = tuple(dict.fromkeys(m for m in found if m in units or not units))
             unmapped += not ids
-            items.append(ContextItem(MARKER.sub("", text), float(score), ids, kind="memory"))
+            shown = redact(MARKER.sub("", text))  # a service may echo a credential
+            items.append(ContextItem(shown, float(score), ids, kind="memory"))
         return items, unmapped
 
     def _context(self, reply: Any, items: list[ContextItem]) -> str:
         if self.options.context_path:
             where = f"{self.backend.where} search"
             setting = f"arm_options.{self.name}.context_path"
-            return MARKER.sub("", str(at(reply, self.options.context_path, where, setting)))
+            return redact(MARKER.sub("", str(at(reply, self.options.context_path, where, setting))))
         return "\n".join(["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"])
 
     def close(self) -> None:

@@ -35,6 +35,7 @@ from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.errors import BenchError, ConfigError
 from bench.live_state import NamespaceLedger
+from bench.providers.secrets import redact
 
 
 def _args(template: dict[str, Any]) -> Any:
@@ -143,7 +144,7 @@ class McpBackend:
         result = self._portal.call(self._client.call_tool, tool, arguments)
         where = f"{self.where} tool {tool}"
         if result.is_error:
-            text = " ".join(getattr(c, "text", "") for c in result.content)[:200]
+            text = redact(" ".join(getattr(c, "text", "") for c in result.content)[:200])
             raise ContractError(f"{where}: tool error {text!r}; check arm_options.{self.name}")
         if result.structured_content is not None:
             return result.structured_content

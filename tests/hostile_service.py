@@ -10,7 +10,8 @@ Misbehaviour is set on `HostileService.mode` (all off by default):
 
 - `create_ids`: ids returned by the next creates, in order (`zz/../other`, `None`, a
   repeated id ...); the project really created keeps its own id;
-- `echo_token`: every /v1 route answers 422 with the Authorization header in the body;
+- `echo_token`: these routes (`search`, `capture`, `post` for create; `*` for every /v1
+  route) answer 422 with the bearer token, without its `Bearer ` prefix, in the body;
 - `trickle`: a search answers 200 and then 10 bytes every 0.4 s, for ever (until stop);
 - `hang`: a search sends nothing for `hang_s` seconds;
 - `retry_after`: the first N searches answer 429 with `Retry-After: <retry_after_s>`;
@@ -38,7 +39,7 @@ class Mode:
     """What the service gets wrong (see the module docstring)."""
 
     create_ids: deque[Any] = field(default_factory=deque)
-    echo_token: bool = False
+    echo_token: tuple[str, ...] = ()
     trickle: bool = False
     hang_s: float = 0.0
     retry_after: int = 0
@@ -114,9 +115,9 @@ class _Handler(BaseHTTPRequestHandler):
             svc.log.append((method, project, route or method.lower()))
         if path == "/health":
             return self._json(200, {"status": "ok"})
-        if svc.mode.echo_token:
-            sent = self.headers.get("authorization", "")
-            return self._json(422, {"detail": f"bad request from {sent}"})
+        if (route or method.lower()) in svc.mode.echo_token or "*" in svc.mode.echo_token:
+            sent = self.headers.get("authorization", "").removeprefix("Bearer ")
+            return self._json(422, {"detail": f"token {sent} may not do that"})
         if path == "/v1/projects" and method == "POST":
             return self._create()
         if project not in svc.projects:

@@ -16,6 +16,7 @@ import pytest
 from arms.http import HttpArm, HttpConfig, fill_path
 from arms.live import ContractError
 from bench.arm import ArmServices
+from bench.errors import ConfigError
 from bench.live_state import NamespaceError, NamespaceLedger, checked_namespace
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question, Session, Turn
@@ -151,3 +152,50 @@ def test_cleanup_after_a_killed_mcp_stdio_run_is_never_stuck(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-2000:]
     assert "mcp: deleted 1 namespace(s)" in done.stdout
     assert NamespaceLedger(tmp_path).namespaces() == []
+
+
+TOKEN = "tok-7f3a9c2e51d04b8e"
+"""A service token the hostile service echoes without its `Bearer ` prefix."""
+
+
+def test_a_token_echoed_in_a_4xx_body_is_masked_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARMBENCH_HOSTILE_TOKEN", TOKEN)
+    with HostileService() as service:
+        service.mode.echo_token = ("post",)
+        arm = http_arm(service, tmp_path, token_env="ARMBENCH_HOSTILE_TOKEN")
+        with pytest.raises(ContractError) as caught:
+            arm.ingest(conversation("c1"))
+        arm.close()
+    message = str(caught.value)
+    assert "HTTP 422" in message and "token *** may not" in message
+    assert TOKEN not in message and TOKEN[:8] not in message and TOKEN[-8:] not in message
+
+
+def test_a_token_too_short_to_mask_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARMBENCH_HOSTILE_TOKEN", "short")
+    with HostileService() as service, pytest.raises(ConfigError, match="shorter than 8"):
+        http_arm(service, tmp_path, token_env="ARMBENCH_HOSTILE_TOKEN")
+
+
+def test_an_echoed_token_reaches_no_record_log_or_file(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with HostileService() as service:
+        service.mode.echo_token = ("search",)
+        done = run_cli(
+            "dataset=smoke", f"out={out}", "progress=false", "arms=[http]",
+            f"arm_options.http.base_url={service.url}", "arm_options.http.probe=false",
+            "arm_options.http.token_env=ARMBENCH_HOSTILE_TOKEN",
+            env={"ARMBENCH_HOSTILE_TOKEN": TOKEN}, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]  # finished, every answer in error
+    seen = done.stdout + done.stderr
+    for path in out.rglob("*"):
+        if path.is_file():
+            seen += path.read_bytes().decode("utf-8", "replace")
+    assert "HTTP 422" in seen and "token *** may not do that" in seen
+    for fragment in (TOKEN, TOKEN[:8], TOKEN[-8:]):
+        assert fragment not in seen
