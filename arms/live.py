@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from arms.live_calls import CircuitBreaker
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
 from bench.errors import BenchError
@@ -76,6 +77,9 @@ class LiveOptions:
     """Where the service's rendered context is; None renders the items as lines."""
     create_id_path: str = "id"
     """Dotted path to the new namespace's id in a create reply."""
+    breaker_timeouts: int = 3
+    """Consecutive calls that run out of time before the arm's circuit breaker opens
+    (its remaining calls then fail at once, as `error` results; arms/live_calls.py)."""
 
 
 def at(data: Any, path: str, where: str, setting: str) -> Any:
@@ -112,6 +116,7 @@ class Backend(Protocol):
     """One transport to a memory service (REST or MCP)."""
 
     where: str
+    breaker: CircuitBreaker
 
     def probe(self) -> None:
         """Fail fast (one line) when the service is unreachable or refuses us."""
@@ -308,7 +313,10 @@ class LiveMemoryArm:
     def close(self) -> None:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
-            if self.options.cleanup:  # only what this process created
+            if self.options.cleanup and self.backend.breaker.is_open:
+                log.warning("arm %s: service not answering; its namespaces stay listed in "
+                            "state.json for the next run or bench.cleanup", self.name)  # fmt: skip
+            elif self.options.cleanup:  # only what this process created
                 mine = this_process()
                 delete_recorded(self.name, self.backend, self.ledger, lambda n: n.owner == mine)
         finally:

@@ -7,6 +7,7 @@ checked before cleanup sends anything, an already-gone namespace counts as delet
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any, cast
@@ -15,12 +16,13 @@ import pytest
 
 from arms.http import HttpArm, HttpConfig, fill_path
 from arms.live import ContractError
+from arms.live_calls import CallTimeout
 from bench.arm import ArmServices
-from bench.errors import ConfigError
+from bench.errors import BenchError, ConfigError
 from bench.live_state import NamespaceError, NamespaceLedger, checked_namespace
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question, Session, Turn
-from tests.e2e_support import last_line, run_cli
+from tests.e2e_support import last_line, load_records, run_cli
 from tests.hostile_service import HostileService
 
 OTHER = "victim42"
@@ -199,3 +201,108 @@ def test_an_echoed_token_reaches_no_record_log_or_file(tmp_path: Path) -> None:
     assert "HTTP 422" in seen and "token *** may not do that" in seen
     for fragment in (TOKEN, TOKEN[:8], TOKEN[-8:]):
         assert fragment not in seen
+
+
+def questions(n: int) -> list[Question]:
+    """`n` questions about conversation c1."""
+    return [Question(f"c1_{i}", "c1", f"Where did Ann move ({i})?", 1, "Lisbon") for i in range(n)]
+
+
+def test_a_trickling_reply_ends_within_the_total_deadline(tmp_path: Path) -> None:
+    """10 bytes every 0.4 s never trip a per-read timeout; the total deadline ends it."""
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path, timeout_s=1.0, max_attempts=2, max_retry_time_s=3.0)
+        arm.ingest(conversation("c1"))
+        service.mode.trickle = True
+        started = time.monotonic()
+        with pytest.raises(CallTimeout, match=r"no complete reply in time \(2 attempt"):
+            arm.retrieve(questions(1)[0])
+        elapsed = time.monotonic() - started
+        service.mode.trickle = False
+        arm.close()
+    assert 1.0 <= elapsed < 3.5, elapsed  # two 1 s attempts and a backoff, never more than 3 s
+
+
+def test_the_call_deadline_bounds_every_attempt_and_wait(tmp_path: Path) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path, timeout_s=2.0, max_attempts=9, max_retry_time_s=1.5)
+        arm.ingest(conversation("c1"))
+        service.mode.hang_s = 30
+        started = time.monotonic()
+        with pytest.raises(CallTimeout):
+            arm.retrieve(questions(1)[0])
+        elapsed = time.monotonic() - started
+        service.mode.hang_s = 0
+        arm.close()
+    assert elapsed < 1.9, elapsed  # max_retry_time_s, although timeout_s alone allows 2 s
+
+
+def test_the_circuit_breaker_ends_a_hanging_arm_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path, timeout_s=0.5, max_attempts=1, breaker_timeouts=2)
+        arm.ingest(conversation("c1"))
+        service.mode.hang_s = 30
+        started, failures = time.monotonic(), []
+        for question in questions(6):
+            with pytest.raises(BenchError) as caught:
+                arm.retrieve(question)
+            failures.append(type(caught.value).__name__)
+        elapsed = time.monotonic() - started
+        arm.close()  # the breaker is open: nothing is sent, the namespace stays listed
+        searches = [e for e in service.log if e[2] == "search"]
+        deletes = [e for e in service.log if e[0] == "DELETE"]
+    assert failures == ["CallTimeout"] * 2 + ["CircuitOpen"] * 4
+    assert len(searches) == 2 and deletes == [] and elapsed < 1.6, elapsed
+    assert len(NamespaceLedger(tmp_path).namespaces()) == 1
+    opened = [r for r in caplog.records if "circuit breaker open" in r.getMessage()]
+    assert len(opened) == 1
+
+
+def test_retry_after_is_honoured(tmp_path: Path) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path, max_attempts=3)
+        arm.ingest(conversation("c1"))
+        service.mode.retry_after, service.mode.retry_after_s = 1, "1"
+        started = time.monotonic()
+        context = arm.retrieve(questions(1)[0])
+        elapsed = time.monotonic() - started
+        arm.close()
+    assert context.items and 1.0 <= elapsed < 2.0, elapsed
+    assert [e[2] for e in service.log].count("search") == 2
+
+
+def test_a_retry_after_past_the_deadline_is_not_waited_for(tmp_path: Path) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path, max_attempts=3, max_retry_time_s=2.0)
+        arm.ingest(conversation("c1"))
+        service.mode.retry_after, service.mode.retry_after_s = 1, "30"
+        started = time.monotonic()
+        with pytest.raises(BenchError, match="HTTP 429 after retries"):
+            arm.retrieve(questions(1)[0])
+        assert time.monotonic() - started < 1.0
+        arm.close()
+
+
+@pytest.mark.slow  # about 12 s: a stdio server start, one 4 s timeout, its stop
+def test_a_hanging_mcp_stdio_server_gives_error_results_and_is_stopped(tmp_path: Path) -> None:
+    pidfile, out = tmp_path / "server.pid", tmp_path / "run"
+    started = time.monotonic()
+    done = run_cli(
+        "dataset=smoke", f"out={out}", "progress=false", "arms=[mcp]", "arm_options.mcp.url=null",
+        f"arm_options.mcp.command=[python,tests/hostile_mcp.py,{pidfile}]",
+        "arm_options.mcp.probe=false", "arm_options.mcp.timeout_s=4",
+        "arm_options.mcp.breaker_timeouts=1", timeout=120,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1, done.stderr[-2000:]  # finished, with results in error
+    assert "Traceback" not in done.stderr and elapsed < 60
+    errors = [r["arms"]["mcp"]["error"] for r in load_records(out).values()]
+    assert len(errors) == 16 and sum("no result within timeout_s=4" in e for e in errors) == 1
+    assert sum("circuit breaker is open" in e for e in errors) == 15
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # a zombie is reaped by its parent, which has exited
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
