@@ -11,7 +11,7 @@ The circuit breaker stops a hanging service from costing a deadline per question
 after `breaker_timeouts` consecutive calls that ran out of time (or at once, when the
 connection to the service is lost), it opens with one log line, and every later call
 of that arm fails at once with `CircuitOpen` (an `error` result; resume retries them).
-A call that succeeds resets the count.
+A call that succeeds resets the count. `CallLog` keeps each call's latency.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import tenacity
@@ -106,3 +108,17 @@ class ServerWait(tenacity.wait.wait_base):
             return float(server)
         ceiling = min(10.0, 0.5 * 2 ** (retry_state.attempt_number - 1))
         return self._random.uniform(0, ceiling)
+
+
+@dataclass
+class CallLog:
+    """Service latency per call kind (milliseconds), for ingest stats and contexts."""
+
+    ms: dict[str, list[float]] = field(default_factory=dict)
+    """Call kind (`create`, `capture`/`remember`, `search`) -> latencies in ms, in order."""
+
+    def timed(self, kind: str, started: float) -> float:
+        """Record a call that started at `started` (perf_counter); its latency in ms."""
+        elapsed = (time.perf_counter() - started) * 1000
+        self.ms.setdefault(kind, []).append(elapsed)
+        return elapsed

@@ -15,8 +15,9 @@ from typing import Any, cast
 import pytest
 
 from arms.http import HttpArm, HttpConfig, fill_path
-from arms.live import ContractError
+from arms.live import ContractError, CrossNamespaceError
 from arms.live_calls import CallTimeout
+from arms.live_markers import split_marker, unit_marker, unit_tag
 from bench.arm import ArmServices
 from bench.errors import BenchError, ConfigError
 from bench.live_state import NamespaceError, NamespaceLedger, checked_namespace
@@ -306,3 +307,40 @@ def test_a_hanging_mcp_stdio_server_gives_error_results_and_is_stopped(tmp_path:
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)  # a zombie is reaped by its parent, which has exited
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_a_search_answered_from_another_namespace_is_a_health_error(tmp_path: Path) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path)
+        first, second = conversation("c1"), conversation("c2")  # the same turn ids, D1:1 ...
+        arm.ingest(first)
+        arm.ingest(second)
+        own = arm.retrieve(first.questions[0])
+        assert [i.source_ids for i in own.items] == [("D1:1",), ("D1:2",)]
+        assert own.meta["unmapped_items"] == 0
+        service.mode.foreign = arm.retrieve(second.questions[0]).meta["namespace"]
+        with pytest.raises(CrossNamespaceError, match=r"retrieval health: .* \(unit 'c1'\)"):
+            arm.retrieve(first.questions[0])
+        arm.close()
+
+
+def test_a_shared_namespace_keeps_only_the_units_own_items(tmp_path: Path) -> None:
+    with HostileService() as service:
+        service.add_project("shared", [])
+        arm = http_arm(service, tmp_path, namespace="shared")
+        first, second = conversation("c1"), conversation("c2")
+        arm.ingest(first)
+        arm.ingest(second)
+        got = arm.retrieve(first.questions[0])  # four items: two are c2's
+        assert [i.source_ids for i in got.items] == [("D1:1",), ("D1:2",), (), ()]
+        assert got.meta["unmapped_items"] == 2
+        arm.close()
+        assert "shared" in service.projects  # never created here, never deleted
+
+
+def test_markers_carry_the_unit_tag() -> None:
+    marker = unit_marker("conv-26", "D1:3")
+    assert split_marker(marker) == (unit_tag("conv-26"), "D1:3")
+    assert unit_tag("conv-26") != unit_tag("conv-30") and "/" not in unit_tag("x")
+    assert split_marker("D1:3") == (None, "D1:3")
+    assert split_marker("notatag/D1:3") == (None, "notatag/D1:3")
