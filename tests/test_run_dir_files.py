@@ -88,3 +88,14 @@ def test_verify_says_what_an_unsigned_check_proves(run_copy: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert last_line(done.stdout) == f"ok {run_copy}: 18 files unchanged; {UNSIGNED_NOTE}"
     assert "against accidental change only" in UNSIGNED_NOTE
+
+
+def test_a_symlinked_run_json_is_not_read(run_copy: Path, tmp_path: Path) -> None:
+    from bench.runmeta import read_run_meta
+
+    elsewhere = tmp_path / "other.json"
+    elsewhere.write_bytes((run_copy / "run.json").read_bytes())
+    (run_copy / "run.json").unlink()
+    (run_copy / "run.json").symlink_to(elsewhere)
+    meta, notes = read_run_meta(run_copy / "run.json")
+    assert meta is None and "symbolic link" in notes[0]
