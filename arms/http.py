@@ -265,8 +265,9 @@ class HttpBackend:
             return None
         try:
             return reply.json()
-        except ValueError:
-            raise ContractError(f"{where}: response is not JSON") from None
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise ContractError(f"{where}: response is not usable JSON "
+                                f"({type(exc).__name__})") from None  # fmt: skip
 
     def probe(self) -> None:
         """Reachable and authorised: the health route (one attempt), then a listing call."""

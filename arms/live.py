@@ -302,6 +302,10 @@ class LiveMemoryArm:
             text = str(at(entry, o.text_path, where, f"arm_options.{self.name}.text_path"))
             score = at(entry, o.score_path, where, f"arm_options.{self.name}.score_path") \
                 if o.score_path else 0.0  # fmt: skip
+            if isinstance(score, bool) or not isinstance(score, int | float) or abs(score) > 1e300:
+                raise ContractError(f"contract mismatch at {where}: '{o.score_path}' is "
+                                    f"{str(score)[:40]!r}, not a number; fix "
+                                    f"arm_options.{self.name}.score_path")  # fmt: skip
             found = [split_marker(m) for m in markers_of(entry, text, o.marker_path)]
             foreign = [f"{t}/{m}" for t, m in found if t is not None and t != tag]
             if foreign and not shared:

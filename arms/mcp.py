@@ -181,7 +181,7 @@ class McpBackend:
             if getattr(block, "text", None):
                 try:
                     return json.loads(block.text)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested too deep
                     raise ContractError(f"{where}: result is not JSON") from None
         return None
 

@@ -15,7 +15,8 @@ Misbehaviour is set on `HostileService.mode` (all off by default):
 - `trickle`: a search answers 200 and then 10 bytes every 0.4 s, for ever (until stop);
 - `hang`: a search sends nothing for `hang_s` seconds;
 - `retry_after`: the first N searches answer 429 with `Retry-After: <retry_after_s>`;
-- `foreign`: a search answers from this other project's items.
+- `foreign`: a search answers from this other project's items;
+- `search_body`: a search answers 200 with exactly these bytes.
 
 Loops are bounded by the server's stop event, so `with HostileService() as s:` ends by
 itself however a test fails.
@@ -45,6 +46,7 @@ class Mode:
     retry_after: int = 0
     retry_after_s: str = "1"
     foreign: str | None = None
+    search_body: bytes | None = None
 
 
 class HostileService:
@@ -155,6 +157,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(429, {"detail": "slow down"}, {"Retry-After": mode.retry_after_s})
         if mode.trickle:
             return self._trickle()
+        if mode.search_body is not None:
+            return self._send_bytes(200, mode.search_body, {})
         if mode.hang_s:
             svc.stop.wait(mode.hang_s)
         source = svc.projects.get(mode.foreign or project, [])
@@ -180,11 +184,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        payload = json.dumps(data).encode()
+        self._send_bytes(status, json.dumps(data).encode(), headers or {})
+
+    def _send_bytes(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
-        for key, value in (headers or {}).items():
+        for key, value in headers.items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(payload)

@@ -7,6 +7,7 @@ checked before cleanup sends anything, an already-gone namespace counts as delet
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import deque
 from pathlib import Path
@@ -344,3 +345,27 @@ def test_markers_carry_the_unit_tag() -> None:
     assert unit_tag("conv-26") != unit_tag("conv-30") and "/" not in unit_tag("x")
     assert split_marker("D1:3") == (None, "D1:3")
     assert split_marker("notatag/D1:3") == (None, "notatag/D1:3")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"results": [{"text": "x", "score": "high"}], "context": ""}', "'high', not a number"),
+        (b'{"results": [{"text": "x", "score": 1' + b"0" * 400 + b'}], "context": ""}',
+         "not a number"),
+        (b"[" * 100_000 + b"]" * 100_000, "not usable JSON (RecursionError)"),
+        (b'{"results": [{"text": "x", "score": 1' + b"0" * 5000 + b'}]}', "not usable JSON"),
+        (b"\xff\xfe not utf-8", "not usable JSON"),
+    ],
+)  # fmt: skip
+def test_a_malformed_search_reply_is_one_contract_error(
+    tmp_path: Path, body: bytes, expected: str
+) -> None:
+    with HostileService() as service:
+        arm = http_arm(service, tmp_path)
+        arm.ingest(conversation("c1"))
+        service.mode.search_body = body
+        with pytest.raises(ContractError, match=re.escape(expected)):
+            arm.retrieve(questions(1)[0])
+        service.mode.search_body = None
+        arm.close()
