@@ -1,8 +1,9 @@
-"""A hanging MCP stdio server: `python tests/hostile_mcp.py PIDFILE`.
+"""A hanging MCP stdio server: `python tests/hostile_mcp.py PIDFILE [die]`.
 
 Its tools follow the reference contract (docs/live.md), but `search` never answers (it
-sleeps until cancelled). The process writes its pid to PIDFILE at start, so a test can
-check that the client stopped it; it exits by itself after 120 s whatever happens.
+sleeps until cancelled) or, with `die`, ends the server process (a lost connection).
+The process writes its pid to PIDFILE at start, so a test can check that the client
+stopped it; it exits by itself after 120 s whatever happens.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def main() -> None:
 
     @server.tool()
     async def search(project_id: str, query: str, k: int = 10) -> dict[str, Any]:
-        """Never answers."""
+        """Never answers (or, with `die`, kills the server)."""
+        if sys.argv[2:] == ["die"]:
+            os._exit(0)
         await anyio.sleep(3600)
         return {"results": [], "context": ""}
 

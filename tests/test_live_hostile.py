@@ -287,13 +287,19 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(tmp_path: Path) -> No
         arm.close()
 
 
-@pytest.mark.slow  # about 12 s: a stdio server start, one 4 s timeout, its stop
-def test_a_hanging_mcp_stdio_server_gives_error_results_and_is_stopped(tmp_path: Path) -> None:
+@pytest.mark.slow  # about 12 s each: a stdio server start, a 4 s timeout or a death, the stop
+@pytest.mark.parametrize(
+    ("how", "first"),
+    [("hang", "no result within timeout_s=4"), ("die", "connection lost (MCPError")],
+)
+def test_a_hanging_or_dying_mcp_stdio_server_gives_error_results_and_is_stopped(
+    tmp_path: Path, how: str, first: str
+) -> None:
     pidfile, out = tmp_path / "server.pid", tmp_path / "run"
     started = time.monotonic()
     done = run_cli(
         "dataset=smoke", f"out={out}", "progress=false", "arms=[mcp]", "arm_options.mcp.url=null",
-        f"arm_options.mcp.command=[python,tests/hostile_mcp.py,{pidfile}]",
+        f"arm_options.mcp.command=[python,tests/hostile_mcp.py,{pidfile},{how}]",
         "arm_options.mcp.probe=false", "arm_options.mcp.timeout_s=4",
         "arm_options.mcp.breaker_timeouts=1", timeout=120,
     )  # fmt: skip
@@ -301,7 +307,7 @@ def test_a_hanging_mcp_stdio_server_gives_error_results_and_is_stopped(tmp_path:
     assert done.returncode == 1, done.stderr[-2000:]  # finished, with results in error
     assert "Traceback" not in done.stderr and elapsed < 60
     errors = [r["arms"]["mcp"]["error"] for r in load_records(out).values()]
-    assert len(errors) == 16 and sum("no result within timeout_s=4" in e for e in errors) == 1
+    assert len(errors) == 16 and sum(first in e for e in errors) == 1
     assert sum("circuit breaker is open" in e for e in errors) == 15
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 10
