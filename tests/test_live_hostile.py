@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections import deque
 from pathlib import Path
@@ -375,3 +376,23 @@ def test_a_malformed_search_reply_is_one_contract_error(
             arm.retrieve(questions(1)[0])
         service.mode.search_body = None
         arm.close()
+
+
+def test_a_killed_mcp_stdio_run_resumes_without_manual_edits(tmp_path: Path) -> None:
+    """The next run's arm deletes what a dead process listed, though the server lost it."""
+    from arms.mcp import McpArm, McpConfig
+
+    dead = f"{socket.gethostname()}:999999999"  # no such process on this host
+    elsewhere = "another-host:1"  # never judged gone from here
+    entries = [
+        {"arm": "mcp", "namespace": namespace, "unit": unit, "owner": owner}
+        for namespace, unit, owner in [("0123456789abcdef", "c1", dead),
+                                       ("fedcba9876543210", "c2", elsewhere)]
+    ]  # fmt: skip
+    state_with(tmp_path, "python -m arms.server --mcp-stdio", entries, kind="mcp")
+    cfg = McpConfig(command=["python", "-m", "arms.server", "--mcp-stdio"], url=None, probe=False)
+    services = ArmServices(cast(Any, None), TokenCounter(), tmp_path, tmp_path)
+    arm = McpArm("mcp", cfg, services)
+    arm.close()
+    left = [n.namespace for n in NamespaceLedger(tmp_path).namespaces()]
+    assert left == ["fedcba9876543210"]  # another host's process may still use it
