@@ -118,6 +118,9 @@ class _Retryable(Exception):
         self.retry_after_s = retry_after_s
 
 
+TRANSFER_THREADS = 64
+"""Worker threads that carry transfers (made as needed): more than any caller runs at
+once, so a request never waits in the queue against its own deadline."""
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """Largest reply body read from a service (a bigger one is a ContractError)."""
 
@@ -161,7 +164,7 @@ class HttpBackend:
         self.limiter = SlidingWindowLimiter(cfg.requests_per_minute, None)
         self.breaker = CircuitBreaker(name, cfg.breaker_timeouts)
         self.wait = ServerWait()
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix=f"http-{name}")
+        self._pool = ThreadPoolExecutor(TRANSFER_THREADS, thread_name_prefix=f"http-{name}")
 
     def call(self, spec: RequestSpec, values: dict[str, Any], *, attempts: int = 0) -> Any:
         """Send one templated request (with retries); the JSON reply, or None if empty.
