@@ -7,8 +7,10 @@ every version listed in `READABLE_VERSIONS`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
@@ -364,25 +366,49 @@ def not_an_outcome(field: str, value: object) -> TypeError:
     return TypeError(f"{field} is {value!r}, not true, false or null")
 
 
-_READ_FLAGS: Final = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_READ_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)  # fmt: skip
+MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
+"""Largest file read from a run directory as one record (a record with a saved context
+and repeats is a few MB; anything far bigger is not one)."""
 
 
-def read_file_bytes(path: str) -> bytes:
-    """The bytes of the file at `path`, read with one `open`, `fstat`, `read` and `close`.
+def read_file_bytes(path: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """The bytes of the regular file at `path`: one `open`, `fstat`, `read` and `close`.
+
+    Only a regular file is read: a symlink (refused by `O_NOFOLLOW`), a FIFO (opened
+    without blocking, then refused), a device or a directory is an OSError saying so,
+    and a file over `limit` bytes is an OSError too — a `questions/*.json` pointing at
+    `/dev/zero` or a pipe must end in one line, not fill memory or hang (issue 29).
 
     `open(path, "rb").read()` makes twice the system calls (an `isatty` probe, a second
     `fstat` and `lseek` in `readall`, a read that finds the end) and two file objects:
     a third of the cost of reading a run's records (issue 15). A file whose size
     changed between `fstat` and `read`, or a short read, is read on to its end.
     """
-    fd = os.open(path, _READ_FLAGS)
     try:
-        size = os.fstat(fd).st_size
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, not a regular file", path) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        size = info.st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
         data = os.read(fd, size + 1)
         if len(data) != size:
-            parts = [data]
+            parts, total = [data], len(data)
             while part := os.read(fd, 1 << 16):
                 parts.append(part)
+                total += len(part)
+                if total > limit:
+                    raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
             data = b"".join(parts)
         return data
     finally:
@@ -390,9 +416,8 @@ def read_file_bytes(path: str) -> bytes:
 
 
 def read_record(path: Path) -> QuestionRecord:
-    """Load one record file."""
-    with path.open(encoding="utf-8") as fh:
-        return QuestionRecord.from_json(json.load(fh), source=str(path))
+    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`)."""
+    return QuestionRecord.from_json(json.loads(read_file_bytes(str(path))), source=str(path))
 
 
 def iter_records(run_dir: Path) -> list[QuestionRecord]:

@@ -161,7 +161,7 @@ def test_markers_map_merged_and_split_items_back_to_units() -> None:
 def test_bad_endpoints_end_in_one_line_and_exit_2(
     tmp_path: Path, overrides: list[str], expected: str
 ) -> None:
-    env = {"ARMBENCH_TEST_TOKEN": "right", "ARMBENCH_WRONG_TOKEN": "wrong"}
+    env = {"ARMBENCH_TEST_TOKEN": "right-token", "ARMBENCH_WRONG_TOKEN": "wrong-token"}
     with reference_server(tmp_path / "data", env, "--token-env", "ARMBENCH_TEST_TOKEN") as url:
         args = [a for a in live_args(url, tmp_path / "run") if "base_url" not in a or
                 "base_url" not in " ".join(overrides)]  # fmt: skip
@@ -172,7 +172,7 @@ def test_bad_endpoints_end_in_one_line_and_exit_2(
         assert expected in last_line(done.stderr)
         assert last_line(done.stderr).startswith("error: ")
         assert "Traceback" not in done.stderr
-        assert project_ids(url, token="right") == []  # the probe cleaned up after itself
+        assert project_ids(url, token="right-token") == []  # the probe cleaned up after itself
 
 
 @pytest.mark.slow
