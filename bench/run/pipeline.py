@@ -460,12 +460,10 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
 
 
 def _answer_step(cfg: RunConfig, prompt: Any, providers: Any) -> AnswerStep:
-    from bench.scoring.judges import build_judge
+    from bench.scoring.judge_set import build_judges
 
     resume.check_primary_judge(cfg)
-    judges = tuple(
-        build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges
-    )
+    judges = build_judges(cfg.judges, providers, cfg.scoring.judge_attempts)
     return AnswerStep(
         prompt=prompt,
         answerer=providers.answerer,

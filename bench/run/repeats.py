@@ -26,12 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from bench.config import RunConfig
 from bench.errors import ConfigError
-from bench.records import ERROR, OK, ArmResult, RepeatResult
+from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
 from bench.runmeta import DETERMINISTIC, RepeatsMeta
+from bench.scoring.judge_runs import group_verdict
 
 if TYPE_CHECKING:
     from bench.run.answer_step import AnswerStep
     from bench.types import Context, Question
+
+DONE = (OK, SKIPPED)
+"""Verdict statuses a draw needs no new call for (`skipped`: outside the judge's scope)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ def pending(result: ArmResult, plan: RepeatPlan, judges: Sequence[Any]) -> bool:
             old = got.judgements.get(judge.judge_id)
             if (
                 old is None
-                or old.status != OK
+                or old.status not in DONE
                 or (old.model, old.prompt_hash)
                 != (
                     judge.model,
@@ -156,11 +160,10 @@ def _judged(step: AnswerStep, question: Question, drawn: RepeatResult) -> Repeat
     """
     answer, repeat = drawn.answer or "", drawn.repeat
     judgements = {j.judge_id: j.judge(question, answer, repeat=repeat) for j in step.judges}
-    failed = [j.error or "judge error" for j in judgements.values() if j.status != OK]
+    failed = [j.error or "judge error" for j in judgements.values() if j.status not in DONE]
     correct = drawn.correct
     if step.primary_judge:
-        verdict = judgements.get(step.primary_judge)
-        correct = bool(verdict.verdict) if verdict and verdict.status == OK else None
+        correct = group_verdict(judgements, step.primary_judge)
     return replace(
         drawn,
         status=ERROR if failed else OK,

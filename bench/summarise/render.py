@@ -9,6 +9,7 @@ from typing import Any
 
 from bench.runmeta import RunMeta
 from bench.summarise.errata import errata_json, render_errata
+from bench.summarise.judge_header import judges_text
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SMALL_N,
@@ -228,9 +229,7 @@ def render_text(s: Summary) -> str:
 def _metadata(s: Summary) -> list[str]:
     meta = s.meta or RunMeta()
     provider, dataset, prov = meta.provider, meta.dataset, meta.provenance
-    judge_text = ", ".join(
-        f"{j.judge_id} ({j.model}, prompt {str(j.prompt_hash or '')[:12]})" for j in meta.judges
-    )
+    judge_text = judges_text(meta.judges)
     labels = ", ".join(f"{k} {v}" for k, v in LABEL_SCHEMES[s.labels].items())
     items = [
         ("run", f"{_or(meta.run_name)} (created {_or(meta.created_at)})"),
