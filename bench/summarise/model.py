@@ -234,6 +234,9 @@ class Summary:
     (bench.suite.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
+    judge_views: list[str] = field(default_factory=list)
+    """Markdown lines on the judges' scale: LongMemEval metrics, judge calibration,
+    judge migration (`bench.summarise.judge_views`); empty when none applies."""
 
     @property
     def sets_identical(self) -> bool:

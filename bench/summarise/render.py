@@ -204,6 +204,7 @@ def _sections(s: Summary) -> list[str]:
     if s.baseline is not None:
         out += ["", f"## Against baseline {s.baseline_dir} (same arm, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
+    out += s.judge_views
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
     if s.repeats is not None:  # the repeats module is imported only for runs with repeats
