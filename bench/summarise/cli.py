@@ -371,7 +371,7 @@ def summarise_records(
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
     summary.judge_views = judge_sections(
-        run.run_dir, run.records, names, run.meta, outcome, group_labels
+        run.run_dir, run.records, names, run.meta, outcome, locomo_style
     )
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)

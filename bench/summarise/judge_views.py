@@ -20,7 +20,7 @@ def judge_sections(
     arms: list[str],
     meta: RunMeta | None,
     outcome: str,
-    group_labels: dict[str, str],
+    locomo_style: bool,
 ) -> list[str]:
     """Every applicable judge-scale section, as Markdown lines."""
     out: list[str] = []
@@ -28,4 +28,7 @@ def judge_sections(
         from bench.summarise.longmemeval_metrics import longmemeval_metrics, render_longmemeval
 
         out += render_longmemeval(longmemeval_metrics(records, arms), outcome)
+    from bench.summarise.calibration_view import calibration_section
+
+    out += calibration_section(run_dir, meta, outcome, locomo_style)
     return out
