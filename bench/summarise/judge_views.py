@@ -31,4 +31,7 @@ def judge_sections(
     from bench.summarise.calibration_view import calibration_section
 
     out += calibration_section(run_dir, meta, outcome, locomo_style)
+    from bench.summarise.migration import migration_rows, render_migration
+
+    out += render_migration(migration_rows(records, locomo_style), locomo_style)
     return out
