@@ -38,10 +38,15 @@ class Options:
     """The calibration's own settings (`calibrate.*` overrides)."""
 
     sets: list[str] = field(default_factory=lambda: list(DERIVED))
+    """Derived answer sets to build (`bench.calibrate.sets.DERIVED`)."""
     answers: list[str] = field(default_factory=list)
+    """Known-wrong answer files in the EverMemOS eval_results.json shape."""
     out: str | None = None
+    """Output folder; None: `outputs/calibration-<dataset>`."""
     max_items: int | None = None
+    """Only the first N answers of each set; None: all."""
     cache: str = "readwrite"
+    """The judges' response-cache mode."""
 
 
 def _split(args: list[str]) -> tuple[Options, list[str]]:

@@ -35,9 +35,13 @@ class Cell:
     """One judge on one set, within one group (or `all`)."""
 
     judge: str
+    """The judge's name (`f1>=0.5`, a judge id, `published:<file>`)."""
     set: str
+    """The answer set's name."""
     truth: str
+    """`right` or `wrong`: what every answer in the set is."""
     group: str
+    """LoCoMo category or LongMemEval type, or `all`."""
     n: int
     """Answers with a verdict."""
     accepted: int

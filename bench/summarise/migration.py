@@ -36,17 +36,23 @@ class MigrationRow:
     """Two judges on the answers both judged, within one group."""
 
     judge_a: str
+    """The first judge (sorted ids)."""
     judge_b: str
+    """The second judge."""
     group: str
+    """LoCoMo category or LongMemEval type, or `all`."""
     n: int
     """Answers with a verdict from both."""
     accepted_a: int
+    """Answers judge A accepted."""
     accepted_b: int
+    """Answers judge B accepted."""
     a_only: int
     """Right under A, wrong under B."""
     b_only: int
     """Wrong under A, right under B."""
     kappa: float | None
+    """Cohen's κ of the two judges; None when undefined."""
 
     @property
     def p(self) -> float:
