@@ -295,3 +295,23 @@ def test_no_upstream_prompt_text_in_the_project() -> None:
         if path.is_file() and path.suffix in (".py", ".md", ".yaml", ".txt", ".json"):
             text = path.read_text(encoding="utf-8", errors="replace")
             assert not any(n in text for n in needles), path
+
+
+def test_judge_meta_from_keys_reads_the_rest_from_the_configuration() -> None:
+    """The fan-out parent keys judges without building them; run.json still names all."""
+    from bench.run.resume import JudgeKey
+
+    endpoint = EndpointConfig(
+        kind="openai", model="gpt-4.1", base_url="https://user:secret@example.org/v1?k=1"
+    )
+    cfg = JudgeConfig("mem0_locomo", "mem0_locomo", "mem0-llm_judge.py", endpoint, runs=3)
+    keys = [JudgeKey(f"mem0_locomo#{k}", "gpt-4.1", "ab" * 32) for k in (1, 2, 3)]
+    (meta,) = judge_meta(keys, [cfg])
+    assert (meta.runs, meta.kind, meta.official_model, meta.model_differs) == (
+        3,
+        "mem0_locomo",
+        "gpt-4o-mini",
+        True,
+    )
+    assert meta.endpoint == "https://example.org/v1"  # no user info, no query
+    assert meta.prompt_source == judge_file("mem0-llm_judge.py").url

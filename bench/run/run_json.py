@@ -93,7 +93,7 @@ def run_meta(
         offline=cfg.provider.answerer.kind == "offline",
         prompt={"path": prompt.path, "sha256": prompt.sha256},
         tokenizer=TokenCounter().name,
-        judges=judge_meta(judges),
+        judges=judge_meta(judges, cfg.judges),
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),

@@ -22,6 +22,7 @@ from bench.runmeta import JudgeMeta
 from bench.scoring.judge_runs import check_runs, run_ids, run_version, split_run_id
 from bench.scoring.judges import build_judge
 from bench.scoring.official.judges import OFFICIAL_SPECS, build_official_judge
+from bench.scoring.official.registry import judge_file
 
 
 class ChatSource(Protocol):
@@ -69,25 +70,40 @@ def build_judges(
     return tuple(j for cfg in cfgs for j in build_one(cfg, providers.judge(cfg), attempts))
 
 
-def judge_meta(judges: Sequence[Any]) -> list[JudgeMeta]:
+def _from_config(cfg: JudgeConfig | None) -> dict[str, Any]:
+    """What a judge's configuration says of it (kind, endpoint, prompt source, official model)."""
+    if cfg is None:
+        return {}
+    spec = OFFICIAL_SPECS.get(cfg.kind)
+    return {
+        "kind": cfg.kind,
+        "endpoint": public_endpoint(cfg.endpoint.base_url) or None,
+        "prompt_source": judge_file(spec.file).url if spec else cfg.prompt,
+        "official_model": spec.official_model if spec else None,
+    }
+
+
+def judge_meta(judges: Sequence[Any], cfgs: Sequence[JudgeConfig] = ()) -> list[JudgeMeta]:
     """One `JudgeMeta` per configured judge (its runs counted), in order.
 
-    Takes built judges or `resume.JudgeKey`s (which carry only id, model and hash).
+    Takes built judges or `resume.JudgeKey`s (which carry only id, model and hash: the
+    rest is read from the judge's configuration in `cfgs`).
     """
+    by_id = {c.judge_id: c for c in cfgs}
     metas: dict[str, JudgeMeta] = {}
     for j in judges:
         base, _ = split_run_id(j.judge_id)
         runs = (metas[base].runs or 0) + 1 if base in metas else 1
-        official = getattr(j, "official_model", None)
+        known = _from_config(by_id.get(base))
+        for name in ("kind", "endpoint", "prompt_source", "official_model"):
+            known[name] = getattr(j, name, None) or known.get(name)
+        official = known["official_model"]
         metas[base] = JudgeMeta(
             judge_id=base,
             model=j.model,
             prompt_hash=j.prompt_hash,
-            kind=getattr(j, "kind", None),
-            endpoint=getattr(j, "endpoint", None) or None,
-            prompt_source=getattr(j, "prompt_source", None),
-            official_model=official,
             model_differs=None if official is None else official != j.model,
             runs=runs,
+            **known,
         )
     return list(metas.values())
