@@ -137,7 +137,8 @@ class OfficialJudge:
 
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Upstream's verdict on `answer`; `skipped`, `error` or `unparseable` when none."""
-        if self.spec is MEM0 and question.category == MEM0_SKIPPED_CATEGORY:
+        locomo = question.question_type is None
+        if self.spec is MEM0 and locomo and question.category == MEM0_SKIPPED_CATEGORY:
             return self._judgement(SKIPPED, error="category 5 is not judged by Mem0's judge")
         try:
             messages = self.messages(question, answer)
