@@ -315,3 +315,60 @@ def test_judge_meta_from_keys_reads_the_rest_from_the_configuration() -> None:
     )
     assert meta.endpoint == "https://example.org/v1"  # no user info, no query
     assert meta.prompt_source == judge_file("mem0-llm_judge.py").url
+
+
+def test_a_judge_file_is_fetched_once_into_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No local copy: downloaded from its URL (here a loopback server), checked, cached."""
+    import functools
+    import http.server
+    import threading
+
+    from bench.scoring.official import registry
+
+    served = tmp_path / "served"
+    served.mkdir()
+    original = SHARED / "judges" / "mem0-llm_judge.py"  # type: ignore[operator]
+    (served / "mem0-llm_judge.py").write_bytes(original.read_bytes())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/mem0-llm_judge.py"
+    monkeypatch.delenv("BENCH_DATA_DIR")
+    monkeypatch.setattr(registry, "SHARED_JUDGES", tmp_path / "no-shared")
+    monkeypatch.setattr(registry.JudgeFile, "url", property(lambda self: url))
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    try:
+        path = resolve_judge_file(judge_file("mem0-llm_judge.py"))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert path == tmp_path / "data-cache" / "judges" / "mem0-llm_judge.py"
+    assert path.read_bytes() == original.read_bytes()
+    assert resolve_judge_file(judge_file("mem0-llm_judge.py")) == path  # server gone: cached
+
+
+def test_armbenchs_own_judge_runs_three_times_too(tmp_path: Path) -> None:
+    """`runs` is not only for official judges: three cache keys, three calls, `#k` ids."""
+    replies = iter(
+        ['{"reasoning": "a", "correct": true}', '{"reasoning": "b", "correct": false}'] * 2
+    )
+    with JudgeStub(lambda body: next(replies)) as server:
+        endpoint = EndpointConfig(
+            kind="openai", model="m", base_url=server.base_url, max_attempts=1
+        )
+        prompt = "conf/prompts/judge_locomo_v1.txt"
+        cfg = JudgeConfig("llm", "locomo", prompt, endpoint, runs=3)
+        providers = build_providers(ProviderConfig(cache=CacheConfig("readwrite")), tmp_path)
+        OPEN.append(providers)
+        judges = build_judges([cfg], providers, 2)
+        question = _locomo_questions()[0]
+        got = {j.judge_id: j.judge(question, "an answer") for j in judges}
+    assert list(got) == ["llm#1", "llm#2", "llm#3"]
+    assert [g.verdict for g in got.values()] == [True, False, True]
+    assert len(server.bodies) == 3
+    assert group_verdict(got, "llm") is True
