@@ -28,7 +28,7 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
 from bench.runmeta import DETERMINISTIC, RepeatsMeta
-from bench.scoring.judge_runs import group_verdict
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 
 if TYPE_CHECKING:
     from bench.run.answer_step import AnswerStep
@@ -163,7 +163,8 @@ def _judged(step: AnswerStep, question: Question, drawn: RepeatResult) -> Repeat
     failed = [j.error or "judge error" for j in judgements.values() if j.status not in DONE]
     correct = drawn.correct
     if step.primary_judge:
-        correct = group_verdict(judgements, step.primary_judge)
+        ids = judge_run_ids(step.judges, step.primary_judge)
+        correct = group_verdict(judgements, step.primary_judge, ids)
     return replace(
         drawn,
         status=ERROR if failed else OK,

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.records import OK, ArmResult
-from bench.scoring.judge_runs import group_verdict
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.scoring.locomo import outcome_from_f1, score_answer
 from bench.types import ErrataSource, Question
 
@@ -69,7 +69,8 @@ def with_corrected_judgements(
             verdicts[judge.judge_id] = judge.judge(fixed, result.answer)
     updated = replace(result, corrected_judgements=verdicts)
     if primary:
-        updated = replace(updated, correct_corrected=group_verdict(verdicts, primary))
+        ids = judge_run_ids(judges, primary)
+        updated = replace(updated, correct_corrected=group_verdict(verdicts, primary, ids))
     return updated
 
 

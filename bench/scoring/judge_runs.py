@@ -16,7 +16,7 @@ Standard library only (the summariser reads ids with it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 RUN_SEPARATOR = "#"
@@ -43,21 +43,35 @@ def split_run_id(judgement_id: str) -> tuple[str, int | None]:
     return judgement_id, None
 
 
-def group_verdict(judgements: Mapping[str, Any], judge_id: str) -> bool | None:
-    """The judge's outcome: its own `ok` verdict, else the majority of its `#k` runs.
+def group_verdict(
+    judgements: Mapping[str, Any], judge_id: str, ids: Sequence[str] | None = None
+) -> bool | None:
+    """The judge's outcome: the majority of its runs' `ok` verdicts (one run: its verdict).
 
-    `judgements` maps ids to objects with `status` and `verdict`. Majority: the value
-    held by more than half of the runs stored (every run is stored, in error or not).
+    `judgements` maps ids to objects with `status` and `verdict`. `ids`: the run ids the
+    judge is configured with now (`run_ids`), so verdicts of another run count left in a
+    record never vote; None (a reader without the configuration) takes the plain id when
+    stored, else every stored `<judge_id>#<k>`. Majority: the value held by more than
+    half of `ids`, so a run in error or missing counts against both values.
     """
-    own = judgements.get(judge_id)
-    if own is not None:
-        return bool(own.verdict) if own.status == OK_STATUS and own.verdict is not None else None
-    runs = [j for jid, j in judgements.items() if split_run_id(jid)[0] == judge_id]
-    ok = [bool(j.verdict) for j in runs if j.status == OK_STATUS and j.verdict is not None]
+    if ids is None:
+        stored = [jid for jid in judgements if split_run_id(jid)[0] == judge_id]
+        ids = [judge_id] if judge_id in judgements else stored
+    votes = [judgements.get(jid) for jid in ids]
+    ok = [
+        bool(j.verdict)
+        for j in votes
+        if j is not None and j.status == OK_STATUS and j.verdict is not None
+    ]
     for value in (True, False):
-        if 2 * ok.count(value) > len(runs):
+        if ids and 2 * ok.count(value) > len(ids):
             return value
     return None
+
+
+def judge_run_ids(judges: Sequence[Any], judge_id: str) -> list[str]:
+    """The ids the built `judges` store `judge_id`'s verdicts under (its runs, in order)."""
+    return [j.judge_id for j in judges if split_run_id(j.judge_id)[0] == judge_id]
 
 
 def check_runs(judge_id: str, runs: int) -> str | None:

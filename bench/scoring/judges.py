@@ -25,8 +25,9 @@ rejudge really asks the server. Token and call accounting lives in the provider 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from bench.config import JudgeConfig
 from bench.errors import ConfigError
@@ -40,7 +41,7 @@ from bench.providers.base import (
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
-from bench.scoring.judge_runs import group_verdict
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.types import Question
 
 NO_GOLD = "(none: the conversation does not contain this information)"
@@ -242,10 +243,14 @@ def judge_model_warning(cfg: JudgeConfig, answerer_model: str) -> str | None:
     )
 
 
-def verdict_outcome(result: ArmResult, judge_id: str) -> bool | None:
+def verdict_outcome(
+    result: ArmResult, judge_id: str, judges: Sequence[Any] | None = None
+) -> bool | None:
     """The primary judge's verdict as the binary outcome; None while it is missing or errored.
 
     A judge with several runs (`<id>#<k>`) gives the majority of its runs
-    (`bench.scoring.judge_runs.group_verdict`).
+    (`bench.scoring.judge_runs.group_verdict`); `judges` (the built judges) names the
+    runs configured now.
     """
-    return group_verdict(result.judgements, judge_id)
+    ids = None if judges is None else judge_run_ids(judges, judge_id)
+    return group_verdict(result.judgements, judge_id, ids)
