@@ -15,7 +15,7 @@ from bench.errors import DatasetError
 from bench.loaders.locomo import load_locomo
 from bench.scoring.locomo import normalize_answer, outcome_from_f1, score_answer
 from bench.summarise.cli import summarise_run
-from bench.summarise.render import render_markdown
+from bench.summarise.render import render_markdown, summary_to_json
 from bench.summarise.stats import wilson_interval
 from tests.judge_stub import JudgeStub, shared_data_dir
 
@@ -166,8 +166,11 @@ def test_a_run_shows_its_judges_calibration_or_says_it_has_none(tmp_path: Path) 
     assert (
         main(["dataset=smoke", f"calibrate.answers={SMOKE_ANSWERS}", f"calibrate.out={run}"]) == 0
     )
-    md = render_markdown(summarise_run(run))
+    summary = summarise_run(run)
+    md = render_markdown(summary)
     assert "## Judge calibration" in md
+    shown = summary_to_json(summary)["calibration"]
+    assert shown["judge"] == "f1>=0.5" and len(shown["cells"]) > 10
     assert "this judge accepted 50% [9, 91] of smoke_eval_results wrong answers on temporal" in md
     meta = json.loads((run / "run.json").read_text())
     meta["judges"] = [{"judge_id": "llm", "model": "m", "prompt_hash": "ab" * 32}]

@@ -12,7 +12,7 @@ import pytest
 from bench.records import ArmResult, Judgement, QuestionRecord
 from bench.summarise.cli import summarise_run
 from bench.summarise.migration import migration_rows, render_migration
-from bench.summarise.render import render_markdown
+from bench.summarise.render import render_markdown, summary_to_json
 from bench.summarise.stats import mcnemar_exact_p
 from tests.e2e_support import load_records, run_cli
 from tests.judge_stub import JudgeStub, shared_data_dir
@@ -67,8 +67,11 @@ def test_rejudging_keeps_earlier_verdicts_and_measures_the_switch(tmp_path: Path
                 pairs.append((old["verdict"], new["verdict"]))
     a_only = sum(a and not b for a, b in pairs)
     b_only = sum(b and not a for a, b in pairs)
-    md = render_markdown(summarise_run(out))
+    summary = summarise_run(out)
+    md = render_markdown(summary)
     assert "## Judge migration" in md
+    (total,) = [r for r in summary_to_json(summary)["judge_migration"] if r["group"] == "all"]
+    assert (total["n"], total["a_only"], total["b_only"]) == (len(pairs), a_only, b_only)
     row = f"| llm → mem0_locomo | all | {len(pairs)} |"
     assert row in md
     line = next(x for x in md.splitlines() if x.startswith(row))

@@ -15,6 +15,7 @@ import pytest
 from bench.records import ArmResult, QuestionRecord
 from bench.summarise.longmemeval_metrics import (
     UPSTREAM_TYPES,
+    longmemeval_json,
     longmemeval_metrics,
     render_longmemeval,
 )
@@ -81,5 +82,6 @@ def test_results_without_an_outcome_are_left_out_and_counted() -> None:
     assert metrics["raw"].uncounted == 2
     assert sum(n for _, n in metrics["raw"].by_type.values()) == 58
     assert metrics["absent"].uncounted == 60 and metrics["absent"].overall is None
+    assert longmemeval_json(metrics)["raw"]["not_counted"] == 2
     text = "\n".join(render_longmemeval(metrics, "judge:longmemeval_official"))
     assert "task-averaged" in text and "6 of upstream's 6 types" in text

@@ -97,6 +97,32 @@ def _sentences(cells: list[dict[str, Any]], locomo_style: bool) -> list[str]:
     return out
 
 
+def calibration_cells(run_dir: Path, meta: RunMeta | None, outcome: str) -> dict[str, Any]:
+    """`{judge, cells}`: the run's judge and its calibration cells (None when it has none)."""
+    name, key = _run_judge(meta, outcome)
+    data = read_calibration(run_dir / CALIBRATION_FILE)
+    matched = _match(data, name, key)
+    cells = None
+    if matched is not None and data is not None:
+        cells = [c for c in data.get("cells", []) if c.get("judge") == matched.get("name")]
+    return {"judge": name, "cells": cells}
+
+
+def _match(
+    data: dict[str, Any] | None, name: str, key: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The calibration's entry for the run's judge: by name (a rule), else model and hash."""
+    for judge in (data or {}).get("judges", []):
+        if key is None and judge.get("name") == name:
+            return dict(judge)
+        if key is not None and (judge.get("model"), judge.get("prompt_hash")) == (
+            key["model"],
+            key["prompt_hash"],
+        ):
+            return dict(judge)
+    return None
+
+
 def calibration_section(
     run_dir: Path, meta: RunMeta | None, outcome: str, locomo_style: bool
 ) -> list[str]:
@@ -105,14 +131,7 @@ def calibration_section(
     data = read_calibration(run_dir / CALIBRATION_FILE)
     if data is None and key is None:
         return []  # an offline rule with no calibration file: nothing to say
-    matched = None
-    for judge in (data or {}).get("judges", []):
-        same = judge.get("name") == name if key is None else (
-            judge.get("model") == key["model"] and judge.get("prompt_hash") == key["prompt_hash"]
-        )  # fmt: skip
-        if same:
-            matched = judge
-            break
+    matched = _match(data, name, key)
     title = ["", "## Judge calibration", ""]
     if matched is None or data is None:
         return [

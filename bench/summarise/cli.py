@@ -370,7 +370,7 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
-    summary.judge_views = judge_sections(
+    summary.judge_views, summary.judge_json = judge_sections(
         run.run_dir, run.records, names, run.meta, outcome, locomo_style
     )
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):

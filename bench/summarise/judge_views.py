@@ -9,6 +9,7 @@ returns Markdown lines, empty when it does not. Standard library only.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bench.records import QuestionRecord
 from bench.runmeta import RunMeta
@@ -21,17 +22,34 @@ def judge_sections(
     meta: RunMeta | None,
     outcome: str,
     locomo_style: bool,
-) -> list[str]:
-    """Every applicable judge-scale section, as Markdown lines."""
-    out: list[str] = []
-    if any(r.question_type is not None for r in records):
-        from bench.summarise.longmemeval_metrics import longmemeval_metrics, render_longmemeval
+) -> tuple[list[str], dict[str, Any]]:
+    """Every applicable judge-scale section: Markdown lines and the same data for --json.
 
-        out += render_longmemeval(longmemeval_metrics(records, arms), outcome)
-    from bench.summarise.calibration_view import calibration_section
-
-    out += calibration_section(run_dir, meta, outcome, locomo_style)
+    JSON keys (present only when the section applies): `longmemeval` (per arm: counts
+    per type, task-averaged, overall, abstention), `calibration` (the run's judge and
+    its calibration cells, or null cells), `judge_migration` (one object per row).
+    """
+    from bench.summarise.calibration_view import calibration_cells, calibration_section
     from bench.summarise.migration import migration_rows, render_migration
 
-    out += render_migration(migration_rows(records, locomo_style), locomo_style)
-    return out
+    out: list[str] = []
+    data: dict[str, Any] = {}
+    if any(r.question_type is not None for r in records):
+        from bench.summarise.longmemeval_metrics import (
+            longmemeval_json,
+            longmemeval_metrics,
+            render_longmemeval,
+        )
+
+        metrics = longmemeval_metrics(records, arms)
+        out += render_longmemeval(metrics, outcome)
+        data["longmemeval"] = longmemeval_json(metrics)
+    section = calibration_section(run_dir, meta, outcome, locomo_style)
+    if section:
+        out += section
+        data["calibration"] = calibration_cells(run_dir, meta, outcome)
+    rows = migration_rows(records, locomo_style)
+    if rows:
+        out += render_migration(rows, locomo_style)
+        data["judge_migration"] = [{**vars(r), "p": r.p} for r in rows]
+    return out, data

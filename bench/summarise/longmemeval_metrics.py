@@ -19,6 +19,7 @@ table says how many of the six that is. Standard library only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from bench.records import OK, QuestionRecord
 
@@ -78,6 +79,20 @@ def longmemeval_metrics(records: list[QuestionRecord], arms: list[str]) -> dict[
             if is_abs:
                 metrics.abstention = (metrics.abstention[0] + right, metrics.abstention[1] + 1)
     return out
+
+
+def longmemeval_json(metrics: dict[str, LmeMetrics]) -> dict[str, Any]:
+    """Per arm: upstream's metrics and the counts behind them."""
+    return {
+        arm: {
+            "task_averaged": m.task_averaged,
+            "overall": m.overall,
+            "abstention": {"correct": m.abstention[0], "n": m.abstention[1]},
+            "by_type": {t: {"correct": k, "n": n} for t, (k, n) in m.by_type.items()},
+            "not_counted": m.uncounted,
+        }
+        for arm, m in metrics.items()
+    }
 
 
 def _pct(value: float | None) -> str:

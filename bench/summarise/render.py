@@ -359,4 +359,5 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
+    out.update(s.judge_json)
     return out
