@@ -188,6 +188,9 @@ def main(argv: list[str]) -> int:
 
     for noisy in ("httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
     try:
         opts, overrides = _split(argv)
         cfg = _run_config(overrides)
