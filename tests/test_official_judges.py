@@ -372,3 +372,34 @@ def test_armbenchs_own_judge_runs_three_times_too(tmp_path: Path) -> None:
     assert [g.verdict for g in got.values()] == [True, False, True]
     assert len(server.bodies) == 3
     assert group_verdict(got, "llm") is True
+
+
+def test_a_longmemeval_run_reports_upstreams_metrics_on_its_scale(tmp_path: Path) -> None:
+    """End to end: bench.run with the official judge, then the summary's header and table."""
+    from bench.summarise.cli import summarise_run
+    from bench.summarise.render import render_markdown, summary_to_json
+    from tests.e2e_support import run_cli
+
+    out = tmp_path / "run"
+    with JudgeStub(lambda body: "Yes") as server:
+        proc = run_cli(
+            "dataset=smoke_longmemeval",
+            "arms=[raw]",
+            f"out={out}",
+            "progress=false",
+            "judge=longmemeval_official",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.api_key_env=null",
+            "judges.0.endpoint.model=local-model",
+            env={"BENCH_DATA_DIR": str(SHARED)},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        sent = len(server.bodies)
+    summary = summarise_run(out)
+    md = render_markdown(summary)
+    assert "## LongMemEval metrics (as print_qa_metrics.py)" in md
+    assert "NOT the official model gpt-4o-2024-08-06" in md
+    assert judge_file("longmemeval-evaluate_qa.py").url in md
+    metrics = summary_to_json(summary)["longmemeval"]["raw"]
+    assert sum(t["n"] for t in metrics["by_type"].values()) == sent == 3
+    assert metrics["overall"] == 1.0  # the stub says yes to every prompt here
