@@ -44,7 +44,7 @@ def test_rejudging_keeps_earlier_verdicts_and_measures_the_switch(tmp_path: Path
     if shared is None:
         pytest.skip("shared data (judges/) absent")
     out = tmp_path / "run"
-    base = ["dataset=smoke", "arms=[raw,rag]", f"out={out}", "progress=false"]
+    base = ["dataset=smoke", "arms=[raw]", f"out={out}", "progress=false"]
     env = {"BENCH_DATA_DIR": str(shared)}
     with JudgeStub(_reply) as server:
         first = run_cli(*base, *_judge(server, "llm", "old-judge"), env=env)
