@@ -140,11 +140,15 @@ class JudgeConfig:
     judge_id: str = "llm"
     """Id the judge's verdicts are keyed by in records."""
     kind: str = "locomo"
-    """`locomo` or `longmemeval` (per-type rubric)."""
+    """`locomo` or `longmemeval` (armbench's prompts, per-type rubric), or an official
+    judge read from its upstream file: `longmemeval_official`, `mem0_locomo`."""
     prompt: str = "conf/prompts/judge_locomo_v1.txt"
-    """Path of the versioned judge prompt file."""
+    """Path of the versioned judge prompt file (unused by the official judges)."""
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     """Deployment the judge calls."""
+    runs: int = 1
+    """Independent judge runs per answer (odd); run k's verdict is stored as
+    `<judge_id>#<k>` and the outcome is their majority (`bench.scoring.judge_runs`)."""
 
 
 @dataclass

@@ -21,13 +21,16 @@ Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
 Miss = Literal["retrieval", "reader"]
 """Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
-JudgeStatus = Literal["ok", "error", "unparseable"]
+JudgeStatus = Literal["ok", "error", "unparseable", "skipped"]
 """A verdict's status: `error` (the call failed) is retried on resume; `unparseable` (no
-verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge."""
+verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge;
+`skipped`: the judge does not grade this question by definition (Mem0's judge skips
+LoCoMo category 5), no call is made and no verdict counts."""
 _T = TypeVar("_T")
 OK: Final = "ok"
 ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
+SKIPPED: Final = "skipped"
 
 
 @dataclass(slots=True)
@@ -38,13 +41,15 @@ class Judgement:
     """Key of the judge in the config's `judges` table."""
     status: JudgeStatus
     """`ok` when a verdict was parsed; `error` (the call failed; retried on resume);
-    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`)."""
+    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`);
+    `skipped` (outside the judge's scope, e.g. Mem0's judge on LoCoMo category 5)."""
     verdict: bool | None = None
     """True when the judge called the answer correct; None on `error`."""
     model: str = ""
     """The judge's model name."""
     prompt_hash: str = ""
-    """Hash of the judge prompt file the verdict was made with."""
+    """SHA-256 of the judge prompt file the verdict was made with (for an official judge,
+    of the upstream file its template was read from)."""
     raw: str | None = None
     """The judge's reply text, unparsed; None when the call itself failed."""
     error: str | None = None

@@ -158,7 +158,7 @@ class AnswerStep:
             updated, question, self.judges, self.primary_judge, rejudge
         )
         if self.primary_judge:
-            verdict = verdict_outcome(updated, self.primary_judge)
+            verdict = verdict_outcome(updated, self.primary_judge, self.judges)
             updated = replace(
                 updated,
                 correct=verdict,

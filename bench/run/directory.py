@@ -269,8 +269,17 @@ def record_provenance(
         "dataset_sha256": ident["dataset_sha256"],
         "prompt_sha256": ident["prompt_sha256"],
         **{k: shown_ident[k] for k in _MODEL_KEYS},
+        **_judge_provenance(meta),
         "identity_fingerprint": fingerprint(ident),
     }
+
+
+def _judge_provenance(meta: RunMeta) -> dict[str, Any]:
+    """`judges`: each judge's model, endpoint, prompt source and hash (absent without judges)."""
+    if not meta.judges:
+        return {}
+    keep = ("model", "endpoint", "prompt_source", "prompt_hash", "official_model", "runs")
+    return {"judges": {j.judge_id: {k: getattr(j, k) for k in keep} for j in meta.judges}}
 
 
 def fingerprint(ident: dict[str, Any]) -> dict[str, str]:

@@ -28,6 +28,7 @@ from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, thresho
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
+from bench.summarise.judge_views import judge_sections
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SETS,
@@ -379,6 +380,9 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
+    summary.judge_views, summary.judge_json = judge_sections(
+        run.run_dir, run.records, names, run.meta, outcome, locomo_style
+    )
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
 
