@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.records import read_file_bytes
+from bench.files import read_file_bytes
 
 RUN_SCHEMA_VERSION = 1
 """Version of the `run.json` layout written by this armbench."""

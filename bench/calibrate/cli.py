@@ -168,8 +168,8 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
 
 def write_outputs(data: dict[str, Any], out: Path, locomo_style: bool) -> str:
     """Write calibration.json and CALIBRATION.md into `out`; return the Markdown."""
+    from bench.files import write_json_atomic, write_text_atomic
     from bench.paths import contained
-    from bench.records import write_json_atomic, write_text_atomic
     from bench.summarise.calibration_view import CALIBRATION_FILE, render_calibration
 
     lines = [f"# Judge calibration: {data['dataset']['name']}", ""]

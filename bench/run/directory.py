@@ -11,18 +11,11 @@ from typing import Any
 
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError, DatasetError
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained
 from bench.providers.secrets import redact_value
-from bench.records import (
-    OK,
-    ArmResult,
-    QuestionRecord,
-    read_record,
-    record_path,
-    write_json_atomic,
-    write_record,
-)
+from bench.records import OK, ArmResult, QuestionRecord, read_record, record_path, write_record
 from bench.run.provenance import provenance, secret_values
 from bench.run.repeat_plan import RepeatPlan
 from bench.run.repeats import pending

@@ -22,7 +22,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import NoReturn
 
-from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
+from bench.files import read_file_bytes, write_text_atomic
+from bench.records import QuestionRecord, natural_key
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, threshold_from_outcome
 from bench.summarise.cost import cost_view
