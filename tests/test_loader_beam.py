@@ -204,3 +204,19 @@ def test_shared_128k_tier() -> None:
     assert Counter(q.question_type for q in ds.questions()) == {a: 40 for a in ABILITIES}
     turns = {t.dia_id for c in ds.conversations[:1] for t in c.turns()}
     assert {e for q in ds.conversations[0].questions for e in q.evidence} <= turns
+
+
+def test_interrupted_cache_download_resumes(
+    upstream_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache folder missing files is completed, not loaded half-way."""
+    monkeypatch.setitem(TIERS, "128k", Tier("100K", 2, folder_sha256(FIXTURE)))
+    monkeypatch.setenv("BENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("BENCH_DATA_DIR", raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    partial = tmp_path / "cache" / "beam-100k" / "1"
+    partial.mkdir(parents=True)
+    shutil.copy(FIXTURE / "1" / "chat.json", partial / "chat.json")
+    cfg = DatasetConfig(name="beam", loader="beam", tier="128k", url=upstream_server)
+    ds = load_dataset(cfg)
+    assert len(ds.questions()) == 7 and ds.path == str(tmp_path / "cache" / "beam-100k")

@@ -100,9 +100,11 @@ def resolve_beam_folder(cfg: DatasetConfig) -> Path:
         return _explicit(cfg.path)
     data_dir = os.environ.get("BENCH_DATA_DIR")
     candidates = [Path(data_dir) / tier.folder] if data_dir else []
-    candidates.append(cache_dir() / tier.folder)
+    cached = cache_dir() / tier.folder
+    candidates.append(cached)
     for candidate in candidates:
-        if candidate.is_dir() and conversation_folders(candidate):
+        usable = _complete(candidate, tier) if candidate == cached else candidate.is_dir()
+        if usable and conversation_folders(candidate):
             _verify(candidate, tier, f"found as {tier.folder}")
             return candidate
     if not cfg.url:
@@ -128,8 +130,25 @@ def download_tier(base_url: str, tier: Tier, target: Path) -> None:
         remote = f"{base}/{tier.upstream}/{n}"
         for local, path in ((CHAT, CHAT), (QUESTIONS, _NESTED_QUESTIONS.as_posix())):
             dest = target / str(n) / local
-            if not dest.is_file():
+            if dest.is_file():
+                continue
+            try:
                 download_url(f"{remote}/{path}", dest)
+            except DatasetError as exc:
+                raise DatasetError(
+                    f"{tier.folder}: download of {remote}/{path} failed ({exc.__cause__ or exc}); "
+                    f"check the network, or fetch the tier yourself and set "
+                    f"BENCH_DATA_DIR=<dir with {tier.folder}/> or dataset.path=<tier folder>"
+                ) from exc
+
+
+def _complete(root: Path, tier: Tier) -> bool:
+    """True when the cache holds every file of the tier (an interrupted download does not)."""
+    return all(
+        (root / str(n) / name).is_file()
+        for n in range(1, tier.conversations + 1)
+        for name in (CHAT, QUESTIONS)
+    )
 
 
 def _explicit(given_path: str) -> Path:
