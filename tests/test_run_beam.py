@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,28 @@ def test_smoke_beam_runs_every_default_arm_and_summarises(tmp_path: Path) -> Non
     assert OFFLINE_CAUTION_OTHER in notes and OFFLINE_CAUTION not in notes
     # abstention questions are not counted as answerable
     assert summary["arms"]["raw"]["abstention_rate_answerable"]["n"] == 6
+
+
+@pytest.mark.slow
+def test_locomo_plus_records_the_seed(tmp_path: Path) -> None:
+    """One stitched haystack end to end: the seed is in run.json and the record."""
+    data = Path(os.environ.get("BENCH_DATA_DIR", "/work/shared/data"))
+    if not (data / "locomo-plus" / "locomo_plus.json").is_file():
+        pytest.skip("no shared LoCoMo-Plus copy on this machine")
+    out = tmp_path / "plus"
+    proc = run_cli(
+        "dataset=locomo_plus",
+        "dataset.seed=3",
+        "arms=[raw,rag]",
+        "limit.conversations=1",
+        f"out={out}",
+        "progress=false",
+        env={"BENCH_DATA_DIR": str(data)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (record,) = load_records(out).values()
+    assert record["question_id"] == "plus-000:causal"
+    assert record["provenance"]["dataset_seed"] == 3
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["identity"]["dataset_seed"] == 3 and meta["config"]["dataset"]["seed"] == 3
+    assert record["evidence"] == ["CUE:1", "CUE:2"]
