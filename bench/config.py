@@ -173,7 +173,7 @@ class DatasetConfig:
     name: str = "locomo"
     """Dataset name, written to records and run.json."""
     loader: str = "locomo"
-    """`locomo` or `longmemeval`."""
+    """`locomo`, `longmemeval`, `beam` or `locomo_plus`."""
     path: str | None = None
     """Explicit file; else `$BENCH_DATA_DIR/<filename>`, the cache, or a download."""
     filename: str = "locomo10.json"
@@ -188,6 +188,11 @@ class DatasetConfig:
     """Split (file) of `hf_repo` to download."""
     errata: str | None = None
     """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
+    tier: str | None = None
+    """BEAM: conversation length tier, `128k`, `500k`, `1m` or `10m`; None for others."""
+    seed: int | None = None
+    """LoCoMo-Plus: seed of the choice of LoCoMo conversation each item is stitched into
+    (recorded in run.json and every record); None for datasets without randomness."""
 
 
 @dataclass

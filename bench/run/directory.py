@@ -26,7 +26,7 @@ from bench.types import Question
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
-    "outcome", "errata_sha256",
+    "outcome", "errata_sha256", "dataset_seed",
 )  # fmt: skip
 _THRESHOLD_KEY = "scoring.f1_threshold"
 """The threshold's fingerprint key: the config path a user changes, as errors name it."""
@@ -50,7 +50,9 @@ def identity(
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption (errata: the audit file's hash)."""
     p = cfg.provider
+    seed = {} if cfg.dataset.seed is None else {"dataset_seed": cfg.dataset.seed}
     return {
+        **seed,
         "dataset_sha256": dataset_sha256,
         "prompt_sha256": prompt_sha256,
         "answerer": f"{p.answerer.kind}:{p.answerer.base_url or ''}:{p.answerer.model}",
@@ -260,6 +262,7 @@ def record_provenance(
         "git_commit": meta.provenance.git_commit,
         "git_dirty": meta.provenance.git_dirty,
         "dataset_sha256": ident["dataset_sha256"],
+        **({"dataset_seed": ident["dataset_seed"]} if "dataset_seed" in ident else {}),
         "prompt_sha256": ident["prompt_sha256"],
         **{k: shown_ident[k] for k in _MODEL_KEYS},
         **_judge_provenance(meta),

@@ -40,7 +40,7 @@ from bench.summarise.model import (
     group_label,
     kappa_rows,
 )
-from bench.summarise.reach import OFFLINE_CAUTION, reach_view
+from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER, reach_view
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
@@ -509,9 +509,10 @@ def _audit_clean(run: LoadedRun, layout: _Layout) -> int | None:
 def _closing_notes(summary: Summary) -> list[str]:
     notes = []
     if summary.meta and summary.meta.offline:
+        caution = OFFLINE_CAUTION if summary.locomo_style else OFFLINE_CAUTION_OTHER
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
-            f"{summary.outcome}; these numbers are not LLM-judged. {OFFLINE_CAUTION}"
+            f"{summary.outcome}; these numbers are not LLM-judged. {caution}"
         )
     n = summary.n_questions["scored"]
     if n < SMALL_N:
