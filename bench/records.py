@@ -283,6 +283,8 @@ class _Shape(Generic[_T]):
     def build(self, data: dict[str, Any]) -> _T:
         """`cls(**data)` over the keys `cls` has (unknown keys dropped)."""
         names = self.names
+        if names.issuperset(data):  # the usual case: a record this version wrote
+            return self.cls(**data)
         return self.cls(**{k: v for k, v in data.items() if k in names})
 
 

@@ -14,9 +14,9 @@ from bench.calibrate.sets import ABSTAIN, all_questions, derived_sets, shift_yea
 from bench.errors import DatasetError
 from bench.loaders.locomo import load_locomo
 from bench.scoring.locomo import normalize_answer, outcome_from_f1, score_answer
-from bench.summarise.cli import summarise_run
 from bench.summarise.render import render_markdown, summary_to_json
 from bench.summarise.stats import wilson_interval
+from bench.summarise.summary import summarise_run
 from tests.judge_stub import JudgeStub, shared_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]

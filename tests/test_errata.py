@@ -17,10 +17,11 @@ from bench.loaders.errata import ERRATA_FILENAME, ERRATA_SHA256, errata_file
 from bench.loaders.resolve import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
-from bench.summarise.cli import LoadedRun, SummaryError, summarise_records
 from bench.summarise.errata import errata_view
+from bench.summarise.load import LoadedRun, SummaryError
 from bench.summarise.render import render_text, summary_to_json
 from bench.summarise.stats import Rate
+from bench.summarise.summary import summarise_records
 from bench.types import Correction, Question
 from tests.e2e_support import load_records, run_cli
 

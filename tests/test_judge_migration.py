@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from bench.records import ArmResult, Judgement, QuestionRecord
-from bench.summarise.cli import summarise_run
 from bench.summarise.migration import migration_rows, render_migration
 from bench.summarise.render import render_markdown, summary_to_json
 from bench.summarise.stats import mcnemar_exact_p
+from bench.summarise.summary import summarise_run
 from tests.e2e_support import load_records, run_cli
 from tests.judge_stub import JudgeStub, shared_data_dir
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.perf.offline_f1 import TARGET_F1, offline_f1_figures
-from bench.summarise.cli import summarise_run
+from bench.summarise.summary import summarise_run
 from tests.e2e_support import run_cli
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.scoring.reach import gold_token_recall
-from bench.summarise.cli import summarise_run
 from bench.summarise.reach import OFFLINE_CAUTION, evidence_recall, reach_rows
 from bench.summarise.render import render_text
+from bench.summarise.summary import summarise_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

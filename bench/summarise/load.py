@@ -1,0 +1,89 @@
+"""Reading a run directory for the summariser: its records and run.json, or one line why not."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.files import read_file_bytes
+from bench.records import QuestionRecord, natural_key
+from bench.runmeta import RunMeta, read_run_meta
+
+
+class SummaryError(Exception):
+    """A run directory that cannot be summarised; the message is one line naming the file."""
+
+
+@dataclass
+class LoadedRun:
+    """A run directory's metadata (None when `run.json` is absent) and its records."""
+
+    run_dir: Path
+    """The run directory."""
+    meta: RunMeta | None
+    """Its parsed run.json; None when absent or unreadable."""
+    records: list[QuestionRecord]
+    """Every question record, sorted by question id."""
+    meta_problem: str | None = None
+    """Why run.json could not be read, when it could not; None otherwise."""
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read every record and `run.json`; raise SummaryError on a missing or bad record.
+
+    The cyclic garbage collector is paused while the records are read: parsed JSON and
+    the records built from it hold no reference cycles, and each collection would
+    rescan the records read so far.
+    """
+    folder = run_dir / "questions"
+    if not folder.is_dir():
+        raise SummaryError(f"{run_dir}: no questions/ folder; pass a run directory of bench.run")
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        records = read_records(str(folder))
+    finally:
+        if paused:
+            gc.enable()
+    if not records:
+        raise SummaryError(f"{folder}: no question records (*.json) to summarise")
+    records.sort(key=lambda r: natural_key(r.question_id))
+    meta, problems = read_run_meta(run_dir / "run.json")
+    return LoadedRun(run_dir, meta, records, "; ".join(problems) or None)
+
+
+def read_records(folder: str) -> list[QuestionRecord]:
+    """Every record of `folder/*.json` in name order; SummaryError names a bad file.
+
+    Each file is read with `read_file_bytes`: regular files of bounded size only, so a
+    symlink, FIFO or device planted among the records is refused in one line.
+    """
+    with os.scandir(folder) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.name[0] != ".")
+    records: list[QuestionRecord] = []
+    seen: dict[str, str] = {}
+    from_json = QuestionRecord.from_json
+    prefix = os.path.join(folder, "")
+    for name in names:
+        path = prefix + name
+        try:
+            record = from_json(json.loads(read_file_bytes(path)), source=path)
+            if record.question_id.__class__ is not str:
+                raise TypeError(f"question_id is {record.question_id!r}, not a string")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise SummaryError(f"{path}: unreadable record ({one_line_reason(exc)})") from None
+        if record.question_id in seen:
+            raise SummaryError(
+                f"{path}: question_id {record.question_id} also in {seen[record.question_id]}"
+            )
+        seen[record.question_id] = path
+        records.append(record)
+    return records
+
+
+def one_line_reason(exc: BaseException) -> str:
+    """`Type: first line of the message` (200 characters at most) for a one-line error."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"

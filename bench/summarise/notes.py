@@ -1,0 +1,60 @@
+"""The notes a summary ends with (and the per-arm cap notes it starts with)."""
+
+from __future__ import annotations
+
+from bench.summarise.model import SMALL_N, Summary
+from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER
+from bench.summarise.scan import RunScan
+
+
+def closing_notes(summary: Summary) -> list[str]:
+    """The notes under every summary: offline caution, small n, run warnings, extraction."""
+    notes = []
+    if summary.meta and summary.meta.offline:
+        caution = OFFLINE_CAUTION if summary.locomo_style else OFFLINE_CAUTION_OTHER
+        notes.append(
+            f"OFFLINE run: answers from the extractive offline answerer, scored with "
+            f"{summary.outcome}; these numbers are not LLM-judged. {caution}"
+        )
+    n = summary.n_questions["scored"]
+    if n < SMALL_N:
+        notes.append(
+            f"n = {n} scored questions: too few for a result (not a result); "
+            f"nothing under {SMALL_N} paired questions is evidence"
+        )
+    for warning in summary.meta.warnings if summary.meta else []:
+        notes.append(f"run warning: {warning}")
+    notes.extend(extraction_notes(summary))
+    return notes
+
+
+def cap_notes(scan: RunScan) -> list[str]:
+    """Per arm: capped answers, contexts cut to fit, unparseable verdicts (when any)."""
+    counts = {a: (x.answered, x.capped, x.cut, x.unparseable) for a, x in scan.arms.items()}
+    notes = []
+    for arm in sorted(counts):
+        answered, capped, cut, unparseable = counts[arm]
+        if capped:
+            notes.append(f"truncated answers {arm}: {capped} of {answered} hit the completion cap")
+        if cut:
+            notes.append(f"contexts cut to fit the server {arm}: {cut} of {answered}")
+        if unparseable:
+            notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
+    return notes
+
+
+def extraction_notes(summary: Summary) -> list[str]:
+    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.scoring.health)."""
+    from bench.scoring.health import arm_total, degraded_warnings, mode_note, table_from_json
+
+    table = table_from_json(summary.meta.extraction_health if summary.meta else None)
+    notes = []
+    for arm in sorted(table):
+        total = arm_total(table[arm])
+        mark = "DEGRADED " if total.degraded else ""
+        notes.append(
+            f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
+            f"{total.facts} facts stored{mode_note(total)}"
+        )
+    notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
+    return notes
