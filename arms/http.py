@@ -33,8 +33,8 @@ from arms.live import (
 from arms.live_calls import CallTimeout, CircuitBreaker, ServerWait
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
+from bench.arm.live_state import NamespaceLedger
 from bench.errors import BenchError
-from bench.live_state import NamespaceLedger
 from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import parse_retry_after
 from bench.providers.secrets import read_service_token, redact

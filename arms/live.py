@@ -26,8 +26,7 @@ from arms.live_calls import CallLog, CircuitBreaker
 from arms.live_markers import MARKER, split_marker, unit_marker, unit_tag
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
-from bench.errors import BenchError
-from bench.live_state import (
+from bench.arm.live_state import (
     LiveArm,
     Namespace,
     NamespaceError,
@@ -36,6 +35,7 @@ from bench.live_state import (
     owner_gone,
     this_process,
 )
+from bench.errors import BenchError
 from bench.providers.secrets import redact
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 

@@ -34,8 +34,8 @@ from arms.live import (
 from arms.live_calls import CallTimeout, CircuitBreaker
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
+from bench.arm.live_state import NamespaceLedger
 from bench.errors import BenchError, ConfigError
-from bench.live_state import NamespaceLedger
 from bench.providers.secrets import redact
 
 

@@ -54,9 +54,10 @@ STAGES = {
     "screen": 8,  # the `python -m bench.screen` command
     "perf": 9,
     "dev": 9,  # developer commands
-    "calibrate": 8,  # python -m bench.calibrate (judges over answer sets of known truth)
+    "calibrate": 8,
+    "cleanup": 8,  # python -m bench.cleanup (a killed live run's namespaces)
 }
-DEV_COMMANDS = {"bench.llm_smoke", "bench.cleanup", "bench.live_state"}
+DEV_COMMANDS = {"bench.llm_smoke", "bench.llm_assets"}
 """Top-level modules that are commands, not nouns (to move out of the top level)."""
 
 

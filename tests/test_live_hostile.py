@@ -21,8 +21,8 @@ from arms.live import ContractError, CrossNamespaceError
 from arms.live_calls import CallTimeout
 from arms.live_markers import split_marker, unit_marker, unit_tag
 from bench.arm import ArmServices
+from bench.arm.live_state import NamespaceError, NamespaceLedger, checked_namespace
 from bench.errors import BenchError, ConfigError
-from bench.live_state import NamespaceError, NamespaceLedger, checked_namespace
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question, Session, Turn
 from tests.e2e_support import last_line, load_records, run_cli

@@ -1,11 +1,11 @@
 """`python -m bench.cleanup RUN_DIR`: delete the namespaces a crashed live run left behind.
 
-Reads `<RUN_DIR>/state.json` (bench.live_state), reconnects to each live arm's
+Reads `<RUN_DIR>/state.json` (bench.arm.live_state), reconnects to each live arm's
 service with the options recorded there, deletes every namespace still listed and
 removes it from the file. Prints one line per arm; exit 0 when nothing is left,
 2 with one `error:` line when a service cannot be reached or refuses, or when an
 entry of the file is not an id the harness would have recorded (checked before any
-request is sent: `bench.live_state.checked_namespace`). A namespace the service no
+request is sent: `bench.arm.live_state.checked_namespace`). A namespace the service no
 longer has (HTTP 404/410, or an MCP tool saying it is not found) counts as deleted.
 """
 
@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from bench.arm.live_state import STATE_FILE, NamespaceLedger
 from bench.errors import BenchError
-from bench.live_state import STATE_FILE, NamespaceLedger
 from bench.names import load_symbol
 
 CLEANERS = {"http": "arms.http:delete_leftovers", "mcp": "arms.mcp:delete_leftovers"}
