@@ -130,7 +130,7 @@ class JudgeConfig:
     """Id the judge's verdicts are keyed by in records."""
     kind: str = "locomo"
     """`locomo` or `longmemeval` (per-type rubric)."""
-    prompt: str = "conf/prompts/judge_locomo_v1.txt"
+    prompt: str = "conf/prompts/judge_locomo_v2.txt"
     """Path of the versioned judge prompt file."""
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     """Deployment the judge calls."""
@@ -189,7 +189,7 @@ class LimitConfig:
 class AnswerConfig:
     """Answer-format rules and budget, identical for every arm."""
 
-    prompt: str = "conf/prompts/answer_v1.txt"
+    prompt: str = "conf/prompts/answer_v2.txt"
     """Path of the versioned answer prompt file."""
     max_context_tokens: int = 120_000
     """Token budget of the context block; longer contexts are truncated."""

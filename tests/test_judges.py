@@ -23,8 +23,8 @@ from bench.scoring.judges import (
 )
 from bench.types import ChatResult, Question, Usage
 
-LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v1.txt")
-LME = JudgeConfig(judge_id="j2", kind="longmemeval", prompt="conf/prompts/judge_longmemeval_v1.txt")
+LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v2.txt")
+LME = JudgeConfig(judge_id="j2", kind="longmemeval", prompt="conf/prompts/judge_longmemeval_v2.txt")
 
 
 class FakeChat:

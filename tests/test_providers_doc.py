@@ -82,7 +82,7 @@ def test_llamacpp_recipe_fits_and_the_default_budget_is_refused_as_documented() 
         default = compose(
             config_name="config", overrides=["provider=llamacpp", "provider.context_tokens=32768"]
         )
-    prompt, tokens = load_answer_prompt("conf/prompts/answer_v1.txt"), TokenCounter()
+    prompt, tokens = load_answer_prompt("conf/prompts/answer_v2.txt"), TokenCounter()
     fitted = fit_context(load_run_config(recipe), prompt, tokens)
     assert fitted.answer.max_context_tokens == 29000  # fits: unchanged
     with pytest.raises(ConfigError) as refused:

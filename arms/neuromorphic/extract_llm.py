@@ -26,7 +26,7 @@ from bench.types import Usage
 
 log = logging.getLogger("arms.neuromorphic")
 
-PROMPT_VERSION = "neuromorphic-extract-v1"
+PROMPT_VERSION = "neuromorphic-extract-v2"
 TOOL_NAME = "update_memory"
 _ITEM = {
     "type": "object",
@@ -59,16 +59,16 @@ SYSTEM_PROMPT = """You maintain the long-term memory of a conversation. Read the
 and call the tool update_memory exactly once with every fact worth remembering (an empty \
 list if there is none). For each item:
 - entity_name: what the fact is about, prefixed with the person it belongs to \
-(e.g. "Caroline / hometown"). Reuse the exact entity_name of a known fact when the new \
+(e.g. "Ilse / bicycle"). Reuse the exact entity_name of a known fact when the new \
 fact updates it.
 - fact_content: one self-contained sentence that names the person. Resolve relative \
 dates ("yesterday", "last year", "next month") against the session date and write the \
-absolute date into the sentence (e.g. "Caroline went to a support group on 7 May 2023.").
+absolute date into the sentence (e.g. "Ilse sold her old bicycle on 17 March 2031.").
 - memory_type: CoreAnchor (identity, lasting traits, relationships), ActiveContext \
 (events, plans, ongoing activities) or EphemeralState (passing moods, momentary states).
 - overrides_entity: the entity_name of a known fact this one makes out of date, if any.
 - related_entities: entity names of other facts this one is connected to.
-- valid_at: the date the fact became true when the exchange says so (e.g. "7 May 2023").
+- valid_at: the date the fact became true when the exchange says so (e.g. "17 March 2031").
 Images appear as [shares a photo: caption]; treat the caption as what was shown."""
 SCHEMA_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(
     "call the tool update_memory exactly once with every fact worth remembering (an empty \
