@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, keyword_index, ltp, pruning
+from arms.neuromorphic import consolidation, decay, grounding, keyword_index, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
             "reinforced", "elevated", "links_dropped", "extraction_errors",
             "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens",
-            "via_tools", "via_json_schema", "tools_ignored")  # fmt: skip
+            "via_tools", "via_json_schema", "tools_ignored", "facts_duplicate",
+            "facts_ungrounded")  # fmt: skip
 
 
 class MemoryEngine:
@@ -294,8 +295,10 @@ class MemoryEngine:
             self.archive.add_errors(self.turn, rows)
         self.counters["extraction_errors"] += len(extraction.errors)
         self.counters["exchanges_failed"] += bool(extraction.errors)
-        if extraction.mode in ("tools", "json_schema"):
+        if extraction.mode in ("tools", "json_schema"):  # a model's facts: check them
             self.counters[f"via_{extraction.mode}"] += 1
+            self.counters["facts_duplicate"] += grounding.duplicates(extraction.facts)
+            self.counters["facts_ungrounded"] += grounding.ungrounded(extraction.facts, exchange)
         self.counters["tools_ignored"] += extraction.tools_ignored
         self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
         self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens

@@ -28,21 +28,33 @@ log = logging.getLogger("arms.neuromorphic")
 
 PROMPT_VERSION = "neuromorphic-extract-v2"
 TOOL_NAME = "update_memory"
+MAX_ITEMS = 8
+"""Facts one exchange may yield: a small model cannot repeat one fact without end."""
+NAME_MAX_CHARS = 80
+"""Bound on an entity name (`Person / topic`)."""
+FACT_MAX_CHARS = 300
+"""Bound on a fact's sentence."""
+MAX_RELATED = 5
+"""Related entity names one fact may list."""
+DATE_MAX_CHARS = 40
+"""Bound on `valid_at` (a date such as `17 March 2031`)."""
+_NAME = {"type": "string", "maxLength": NAME_MAX_CHARS}
 _ITEM = {
     "type": "object",
     "properties": {
-        "entity_name": {"type": "string"},
-        "fact_content": {"type": "string"},
+        "entity_name": _NAME,
+        "fact_content": {"type": "string", "maxLength": FACT_MAX_CHARS},
         "memory_type": {
             "type": "string",
             "enum": ["CoreAnchor", "ActiveContext", "EphemeralState"],
         },
-        "overrides_entity": {"type": ["string", "null"]},
-        "related_entities": {"type": "array", "items": {"type": "string"}},
-        "valid_at": {"type": ["string", "null"]},
+        "overrides_entity": {"type": ["string", "null"], "maxLength": NAME_MAX_CHARS},
+        "related_entities": {"type": "array", "items": _NAME, "maxItems": MAX_RELATED},
+        "valid_at": {"type": ["string", "null"], "maxLength": DATE_MAX_CHARS},
     },
     "required": ["entity_name", "fact_content", "memory_type", "related_entities"],
 }
+_ITEMS = {"type": "array", "items": _ITEM, "maxItems": MAX_ITEMS}
 UPDATE_MEMORY_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -50,7 +62,7 @@ UPDATE_MEMORY_TOOL: dict[str, Any] = {
         "description": "Store the facts of the new exchange in long-term memory.",
         "parameters": {
             "type": "object",
-            "properties": {"items": {"type": "array", "items": _ITEM}},
+            "properties": {"items": _ITEMS},
             "required": ["items"],
         },
     },
@@ -207,13 +219,15 @@ def completion_cap(exchange: Exchange) -> int:
 def extraction_schema() -> JsonSchema:
     """`{"items": [...]}` with every item field required (nullable ones may be null).
 
-    Only keywords every server honours (OpenAI's strict mode included); the length of
-    the reply is bounded by `completion_cap`, not by the schema.
+    Bounded so a small model can finish it: at most `MAX_ITEMS` items, `MAX_RELATED`
+    related names, strings of at most `NAME_MAX_CHARS` / `FACT_MAX_CHARS` /
+    `DATE_MAX_CHARS` characters (`maxItems`, `maxLength`; llama.cpp turns them into its
+    grammar). `completion_cap` still bounds the reply's tokens.
     """
     item = {**_ITEM, "required": list(_ITEM["properties"]), "additionalProperties": False}
     schema = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": item}},
+        "properties": {"items": {**_ITEMS, "items": item}},
         "required": ["items"],
         "additionalProperties": False,
     }

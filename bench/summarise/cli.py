@@ -461,7 +461,13 @@ def _cap_notes(scan: RunScan) -> list[str]:
 
 def _extraction_notes(summary: Summary) -> list[str]:
     """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.run.health)."""
-    from bench.run.health import arm_total, degraded_warnings, mode_note, table_from_json
+    from bench.run.health import (
+        arm_total,
+        degraded_warnings,
+        mode_note,
+        quality_note,
+        table_from_json,
+    )
 
     table = table_from_json(summary.meta.extraction_health if summary.meta else None)
     notes = []
@@ -470,7 +476,7 @@ def _extraction_notes(summary: Summary) -> list[str]:
         mark = "DEGRADED " if total.degraded else ""
         notes.append(
             f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
-            f"{total.facts} facts stored{mode_note(total)}"
+            f"{total.facts} facts stored{quality_note(total)}{mode_note(total)}"
         )
     notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
     return notes
