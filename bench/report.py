@@ -165,6 +165,9 @@ def _header(summary: Summary) -> str:
     ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
+    if summary.flags:  # degraded arms, untrustworthy judges: before any number
+        items = "".join(f"<li>{esc(line)}</li>" for line in summary.flags.headline())
+        parts.append(f'<div class="banner"><ul class="flags">{items}</ul></div>')
     if meta.offline is True:
         parts.append(f'<div class="banner">{esc(offline_banner(summary))}</div>')
     parts.append(f"<table>{table}</table>")
@@ -199,14 +202,15 @@ def _accuracy_table(summary: Summary) -> str:
         f"<th>accuracy, {_SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
     )
     body = "".join(
-        f"<tr><td>{html.escape(name)}</td>"
+        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
         + "".join(f"<td>{_pct(arm.accuracy[s])}</td>" for s in sets)
         + f"<td>{arm.excluded.get('all', {}).get('error', 0)}</td></tr>"
         for name, arm in summary.arms.items()
     )
     return (
         f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
-        f"<table><tr><th>arm</th>{head}<th>errors (excluded)</th></tr>{body}</table>"
+        f"<table><tr><th>arm{html.escape(summary.flags.judge_mark())}</th>{head}"
+        f"<th>errors (excluded)</th></tr>{body}</table>"
     )
 
 
@@ -215,7 +219,8 @@ def _abstention_table(summary: Summary) -> str:
     if not summary.locomo_style:
         return ""
     body = "".join(
-        f"<tr><td>{html.escape(name)}</td><td>{_pct(arm.adversarial_abstention)}</td>"
+        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
+        f"<td>{_pct(arm.adversarial_abstention)}</td>"
         f"<td>{_pct(arm.trap_hits)}</td><td>{_pct(arm.abstention_answerable)}</td></tr>"
         for name, arm in summary.arms.items()
     )
@@ -284,15 +289,16 @@ def _accuracy_figure(summary: Summary) -> go.Figure:
     """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
     sets = _sets(summary)
     arms = list(summary.arms)
+    names = [summary.flags.arm_label(a) for a in arms]
     fig = go.Figure()
     for s in sets:
         label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
-        fig.add_trace(_rate_bar(label, arms, [summary.arms[a].accuracy[s] for a in arms]))
+        fig.add_trace(_rate_bar(label, names, [summary.arms[a].accuracy[s] for a in arms]))
     fig.update_layout(
-        title="Accuracy per arm (Wilson 95% interval)",
+        title="Accuracy per arm (Wilson 95% interval)" + summary.flags.judge_mark(),
         yaxis_title="% correct",
         yaxis_range=_rate_range([summary.arms[a].accuracy[s] for a in arms for s in sets]),
-        **_arm_layout(arms),
+        **_arm_layout(names),
     )
     return fig
 
@@ -309,9 +315,9 @@ def _category_figure(summary: Summary) -> go.Figure:
     fig = go.Figure()
     for name, arm in summary.arms.items():
         rates = [_group_rate(arm, g) for g in groups]
-        fig.add_trace(_rate_bar(name, x, rates))
+        fig.add_trace(_rate_bar(summary.flags.arm_label(name), x, rates))
     fig.update_layout(
-        title=f"Accuracy per category ({summary.labels} labels)",
+        title=f"Accuracy per category ({summary.labels} labels){summary.flags.judge_mark()}",
         yaxis_title="% correct",
         yaxis_range=_rate_range([_group_rate(a, g) for a in summary.arms.values() for g in groups]),
         **_arm_layout(x),
@@ -324,8 +330,9 @@ def _group_rate(arm: ArmStats, group: str) -> Rate:
     return stats.accuracy if stats is not None else Rate(0, 0)
 
 
-def _pair_title(row: PairRow) -> str:
-    return f"{row.a} vs {row.b} ({_SET_TITLES.get(row.set, row.set)})"
+def _pair_title(row: PairRow, summary: Summary) -> str:
+    a, b = summary.flags.arm_label(row.a), summary.flags.arm_label(row.b)
+    return f"{a} vs {b} ({_SET_TITLES.get(row.set, row.set)})"
 
 
 def _pair_rows(summary: Summary) -> list[PairRow]:
@@ -348,7 +355,7 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
         return None
     # p-values go in the tick labels (angled with the rest), never as floating text that
     # collides with its neighbours once there are more than a few pairs.
-    x = [f"{_pair_title(r)}<br>{_p_text(r.pooled)}" for r in rows]
+    x = [f"{_pair_title(r, summary)}<br>{_p_text(r.pooled)}" for r in rows]
     fig = go.Figure(
         [
             go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
@@ -356,9 +363,10 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
         ]
     )
     fig.update_layout(
-        title="Paired discordance (exact McNemar p, Holm-adjusted beside it)",
+        title="Paired discordance (exact McNemar p, Holm-adjusted beside it)"
+        + summary.flags.judge_mark(),
         yaxis_title="questions",
-        **_arm_layout([_pair_title(r) for r in rows]),
+        **_arm_layout([_pair_title(r, summary) for r in rows]),
     )
     return fig
 
@@ -369,14 +377,15 @@ def _pairs_table(summary: Summary) -> str:
         "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
         "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
     )
-    body = []
+    body, label = [], summary.flags.arm_label
     for row in _pair_rows(summary):
         t = row.pooled
         holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
         mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
         flag = f" ({note})" if (note := power_note(t)) else ""
         body.append(
-            f"<tr><td>{html.escape(row.a)} vs {html.escape(row.b)}</td><td>{row.set}</td>"
+            f"<tr><td>{html.escape(label(row.a))} vs {html.escape(label(row.b))}</td>"
+            f"<td>{row.set}</td>"
             f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
             f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
         )

@@ -26,6 +26,7 @@ from bench.records import QuestionRecord, natural_key, read_file_bytes, write_te
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.errata import errata_view
+from bench.summarise.flags import compute_flags
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SCORED_CATEGORIES,
@@ -369,6 +370,7 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
+    summary.flags = compute_flags(run.meta, run.records)
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
+from bench.summarise.flags import RunFlags
 from bench.summarise.stats import cohen_kappa, wilson_interval
 
 if TYPE_CHECKING:
@@ -234,6 +235,8 @@ class Summary:
     (bench.suite.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
+    flags: RunFlags = field(default_factory=RunFlags)
+    """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
 
     @property
     def sets_identical(self) -> bool:

@@ -63,14 +63,16 @@ def _group_name(s: Summary, key: str) -> str:
 
 
 def _arm_table(s: Summary) -> str:
-    header = ["arm", "acc scored", "95% CI", "n", "acc all", "95% CI", "n", "F1 scored"]
+    header = ["arm" + s.flags.judge_mark(), "acc scored", "95% CI", "n", "acc all", "95% CI", "n"]
+    header += ["F1 scored"]
     header += ["excluded", "abstains (answerable)", "ctx tokens"]
     rows = []
     for arm in s.arms.values():
         sc, al = arm.accuracy["scored"], arm.accuracy["all"]
         excluded = ", ".join(f"{k} {v}" for k, v in sorted(arm.excluded["all"].items())) or "0"
+        name = s.flags.arm_label(arm.name)
         rows.append(
-            [arm.name, _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value), _ci(al), str(al.n)]
+            [name, _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value), _ci(al), str(al.n)]
             + [_num(arm.f1["scored"], 3), excluded, _rate(arm.abstention_answerable)]
             + [_num(arm.context_tokens_mean, 0)]
         )
@@ -91,8 +93,8 @@ def _group_table(s: Summary) -> str:
             g = arm.groups[key]
             cells.append(f"{_pct(g.accuracy.value)} (n={g.accuracy.n}) F1 {_num(g.f1, 3)}")
         rows.append(cells)
-    kind = "category" if s.locomo_style else "question type"
-    return _table([kind, *s.arms], rows)
+    kind = ("category" if s.locomo_style else "question type") + s.flags.judge_mark()
+    return _table([kind, *(s.flags.arm_label(a) for a in s.arms)], rows)
 
 
 def _adversarial_table(s: Summary) -> str | None:
@@ -144,6 +146,7 @@ def _test_cells(t: PairedTest) -> list[str]:
 def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     """Pooled rows for each set, then each group once (groups are the same tests in both sets)."""
     head = ["arm", "set / group"] if baseline else ["A", "B", "set / group"]
+    head[0] += s.flags.judge_mark()
     sides = ["lost", "gained"] if baseline else ["A only", "B only"]
     header = [*head, "n", *sides, "p (exact)", "p (Holm)", "MDE", ""]
     lines = []
@@ -151,7 +154,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     for row in rows:
         by_pair.setdefault((row.a, row.b), []).append(row)
     for (a, b), pair_rows in by_pair.items():
-        ident = [a] if baseline else [a, b]
+        ident = [s.flags.arm_label(a)] if baseline else [s.flags.arm_label(a), s.flags.arm_label(b)]
         shown = [r for r in pair_rows if not (s.sets_identical and r.set == "all")]
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
@@ -174,8 +177,10 @@ def _title(s: Summary) -> list[str]:
         if s.locomo_style
         else f"every question scored ({n_all})"
     )
+    degenerate = " — DEGENERATE JUDGE" if s.flags.primary_degenerate else ""
     return [
-        f"# Summary of {s.run_dir}",
+        f"# Summary of {s.run_dir}{degenerate}",
+        *(f"> - **{line}**" for line in s.flags.headline()),
         "",
         f"dataset {s.dataset} · {sets} · outcome `{s.outcome}`"
         + (f" · labels {s.labels}" if s.locomo_style else ""),
@@ -347,6 +352,8 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)
+    if s.flags:
+        out["flags"] = s.flags.to_json()
     if s.reach:
         out["reachability"] = {
             r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}
