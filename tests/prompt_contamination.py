@@ -228,19 +228,44 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+def _shown(path: Path) -> str:
+    """`path` relative to the repository when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+_PROMPT_NAME = re.compile(r"PROMPT|SYSTEM|INSTRUCTION|TEMPLATE|REPAIR|RUBRIC", re.I)
+
+
+def _named_prompts(tree: ast.Module) -> list[ast.AST]:
+    """Values of module-level assignments whose name says prompt (`SYSTEM_PROMPT = ...`)."""
+    found: list[ast.AST] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if any(_PROMPT_NAME.search(n) for n in names):
+            found.append(node.value)  # type: ignore[union-attr]
+    return found
+
+
 def code_prompts(folders: Iterable[Path]) -> dict[str, str]:
-    """`path:line` -> string literal, for every module that builds chat messages."""
+    """`path:line:column` -> string literal of the code's prompts.
+
+    Every non-docstring literal of a module that builds chat messages, and the literals
+    of any module-level constant named like a prompt (`*PROMPT*`, `*SYSTEM*`, ...) in
+    any other module, wherever the messages are built.
+    """
     out: dict[str, str] = {}
     for folder in folders:
         for path in sorted(folder.rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            if not _builds_messages(tree):
-                continue
+            roots: list[ast.AST] = [tree] if _builds_messages(tree) else _named_prompts(tree)
             docs = _docstrings(tree)
-            for node in ast.walk(tree):
+            for node in (n for root in roots for n in ast.walk(root)):
                 text = node.value if isinstance(node, ast.Constant) else None
                 if isinstance(text, str) and text.strip() and id(node) not in docs:
-                    out[f"{path.relative_to(ROOT)}:{node.lineno}"] = node.value
+                    out[f"{_shown(path)}:{node.lineno}:{node.col_offset}"] = text
     return out
 
 

@@ -7,6 +7,8 @@ fixtures always, the shared LoCoMo, LongMemEval, LoCoMo-Plus and BEAM copies whe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.prompt_contamination import (
@@ -36,6 +38,16 @@ def test_the_scan_sees_every_prompt() -> None:
     assert "call the tool update_memory exactly once" in joined  # extract_llm.SYSTEM_PROMPT
     assert "That reply is not a verdict" in joined  # judges.REPAIR
     assert not any("Caroline" in t for t in code_prompts([ROOT / "bench" / "perf"]).values())
+
+
+def test_code_prompts_are_found_by_message_building_and_by_name(tmp_path: Path) -> None:
+    """A module building messages is scanned whole; elsewhere, constants named like prompts."""
+    (tmp_path / "builds.py").write_text(
+        '"""Doc: Alice."""\nX = "Alice"\nM = [{"role": "system", "content": X}]\n'
+    )
+    (tmp_path / "named.py").write_text('SYSTEM_PROMPT = "e.g. Alice"\nERROR = "Alice"\n')
+    found = sorted(code_prompts([tmp_path]).values())
+    assert found == ["Alice", "content", "e.g. Alice", "role", "system"]  # no docstring, no ERROR
 
 
 def test_index_holds_the_fixtures() -> None:
@@ -69,8 +81,6 @@ def test_injected_locomo_gold_fails() -> None:
     files = [f for f in data_index().files if f.endswith(LOCOMO)]
     if not files:
         pytest.skip("shared locomo10.json not present (set BENCH_DATA_DIR)")
-    from pathlib import Path
-
     index = build_index([Path(files[0])])
     assert "Caroline" in index.names and "7 May 2023" in index.answers
     old = 'prefixed (e.g. "Caroline / hometown") and dated (e.g. "7 May 2023", "2022").'
