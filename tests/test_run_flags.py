@@ -25,6 +25,8 @@ from bench.summarise.judge_checks import (
     Agreement,
     self_judging,
 )
+from bench.summarise.model import Rate
+from bench.summarise.reach import Reach, render_reach
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from tests.test_summarise import write_run
 
@@ -99,6 +101,8 @@ def test_summary_opens_with_the_degenerate_judge_and_marks_every_table(tmp_path:
     assert f"| A{mark} | B |" in text  # the paired table
     label = "neuromorphic [DEGRADED: extraction degraded]"
     assert text.count(label) >= 3  # accuracy row, category column, pair row
+    reach = render_reach([Reach("neuromorphic", Rate(32, 32), 0.0, 0.0)], summary.flags.arm_label)
+    assert f"| {label} | 100.0% (n=32) |" in "\n".join(reach)  # reachability beside accuracy
     assert render_markdown(summary).splitlines()[0] == lines[0]
     flags = summary_to_json(summary)["flags"]
     assert flags["primary_degenerate"] and set(flags["arms"]) == {"neuromorphic"}

@@ -103,7 +103,7 @@ def _adversarial_table(s: Summary) -> str | None:
         return None
     header = ["arm", "abstention accuracy (cat. 5)", "trap-hit rate", "abstains on 1–4"]
     rows = [
-        [a.name, _rate(a.adversarial_abstention), _rate(a.trap_hits)]
+        [s.flags.arm_label(a.name), _rate(a.adversarial_abstention), _rate(a.trap_hits)]
         + [_rate(a.abstention_answerable)]
         for a in arms
     ]
@@ -190,7 +190,7 @@ def _title(s: Summary) -> list[str]:
 def _sections(s: Summary) -> list[str]:
     out = ["", *(f"> note: {n}" for n in s.notes)] if s.notes else []
     out += ["", "## Accuracy per arm", "", _arm_table(s)]
-    out += render_reach(s.reach)
+    out += render_reach(s.reach, s.flags.arm_label)
     out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
     out += ["", _group_table(s)]
     for title, table in (
