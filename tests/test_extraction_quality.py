@@ -44,7 +44,7 @@ def test_duplicates_are_repeats_of_an_earlier_fact_of_the_same_exchange() -> Non
 
 
 def test_ungrounded_facts_have_words_the_exchange_never_said() -> None:
-    grounded = draft("Ann sold her old bicycle on 7 May 2023.")  # the date is resolved, not copied
+    grounded = draft("Ann sold her old bicycle on Sunday, 7 May 2023.")  # a resolved date
     invented = draft("Ann adopted three kittens from the shelter in Porto.", "Ann / pets")
     partly = draft("Ann bought a canoe to paddle on the lake.", "Ann / canoe")
     assert ungrounded([grounded, partly], EXCHANGE) == 0

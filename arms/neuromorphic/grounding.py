@@ -7,9 +7,9 @@ per exchange into the extraction health (`bench.run.health`):
 - *duplicate*: a fact whose normalised content (`content_terms` of `entity_name` and
   `fact_content`, as a set) equals an earlier fact's of the same exchange;
 - *ungrounded*: a fact with at least one content term (stemmed word outside the stop
-  list, dates and numbers left out: they are resolved against the session date, not
-  copied) of which fewer than `MIN_GROUNDED_SHARE` occur in the exchange — its turns with
-  their speakers, and the session date.
+  list; numbers, month and weekday names left out: they are resolved against the
+  session date, not copied) of which fewer than `MIN_GROUNDED_SHARE` occur in the
+  exchange — its turns with their speakers, and the session date.
 
 Only a model's facts are checked (the engine skips the rule-based extractor, whose facts
 are the turns' own words by construction).
@@ -26,11 +26,11 @@ from bench.text import content_terms
 
 MIN_GROUNDED_SHARE = 0.5
 """A fact is grounded when at least this share of its content terms occur in the exchange."""
-_DATE_TERMS = frozenset(content_terms(" ".join(calendar.month_name[1:])))
+_DATE_TERMS = frozenset(content_terms(" ".join([*calendar.month_name[1:], *calendar.day_name])))
 
 
 def _checked_terms(text: str) -> set[str]:
-    """Content terms that grounding checks: no numbers, no month names."""
+    """Content terms that grounding checks: no numbers, no month or weekday names."""
     return {t for t in content_terms(text) if not t.isdigit() and t not in _DATE_TERMS}
 
 

@@ -26,7 +26,12 @@ from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
-from bench.run.health import MAX_FAILED_SHARE, degraded_warnings
+from bench.run.health import (
+    MAX_DUPLICATE_SHARE,
+    MAX_FAILED_SHARE,
+    MAX_UNGROUNDED_SHARE,
+    degraded_warnings,
+)
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 
@@ -91,9 +96,10 @@ def _hydra_main(cfg: DictConfig) -> None:
     if degraded:
         print(
             f"error: extraction degraded for {len(degraded)} arm/conversation pair(s) "
-            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, or no facts stored): those "
-            "arms answered from a (nearly) empty memory; see extraction_errors.json in "
-            "their store folders",
+            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, no facts stored, or over "
+            f"{MAX_DUPLICATE_SHARE:.0%} of facts duplicate or {MAX_UNGROUNDED_SHARE:.0%} "
+            "ungrounded): those arms answered from a (nearly) empty or invented memory; see "
+            "extraction_errors.json in their store folders",
             file=sys.stderr,
         )
     if outcome.errors:
