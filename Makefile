@@ -7,7 +7,7 @@ ARGS   ?=
 RUN    ?= results/locomo-offline
 
 .DEFAULT_GOAL := help
-.PHONY: help install test check smoke llm-smoke locomo report perf clean
+.PHONY: help install test test-slow test-full check smoke llm-smoke locomo report perf clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -22,13 +22,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-test: install ## run the offline test suite (no key, no network)
-	$(PY) -m pytest -q
+test: install ## the fast offline test suite (no key, no network; slow end-to-end tests deselected)
+	$(PY) -m pytest -q -m 'not live and not slow'
 
-check: install ## ruff (lint + format check) and mypy
+test-slow: install ## only the slow end-to-end tests (marker `slow`)
+	$(PY) -m pytest -q -m 'slow and not live'
+
+test-full: test test-slow ## every offline test: make test, then the slow ones
+
+check: install ## ruff (lint, complexity, format), mypy --strict and the size limits
 	$(VENV)/bin/ruff check bench arms tests
 	$(VENV)/bin/ruff format --check bench arms tests
 	$(VENV)/bin/mypy
+	$(PY) tools/limits.py
 
 smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 	$(PY) -m bench.run dataset=smoke report=true $(ARGS)

@@ -1,1 +1,1 @@
-"""The memory systems under test. Each arm is one module; `bench.registry` names them."""
+"""The memory systems under test. Each arm is one module; `bench.arm.registry` names them."""

@@ -2,17 +2,22 @@
 
 Requests are templates (method, path, JSON body with `{placeholders}`), so a service
 with another shape needs YAML, not Python. Calls are retried with tenacity (429, 5xx,
-timeouts, connection errors; never other 4xx), optionally rate limited, and timed
-(service latency per call). A bearer token is read from the environment variable
-named by `token_env`; the token itself is never stored.
+timeouts, connection errors; never other 4xx; `Retry-After` honoured), bounded in
+total time with a circuit breaker (arms/live_calls.py), optionally rate limited, and
+timed (service latency per call). A bearer token is read from the environment variable
+named by `token_env`; the token itself is never stored, and it is masked
+(`bench.providers.secrets.redact`) in every message, record and log line, including
+a reply that echoes it.
 """
 
 from __future__ import annotations
 
-import os
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import tenacity
@@ -25,11 +30,14 @@ from arms.live import (
     fill,
     reconnect_and_delete,
 )
+from arms.live_calls import CallTimeout, CircuitBreaker, ServerWait
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
-from bench.errors import BenchError, ConfigError
+from bench.errors import BenchError
 from bench.live_state import NamespaceLedger
 from bench.providers.ratelimit import SlidingWindowLimiter
+from bench.providers.retry import parse_retry_after
+from bench.providers.secrets import read_service_token, redact
 from bench.types import Context, Question, ServiceAnswer
 
 
@@ -60,11 +68,11 @@ class HttpConfig(LiveOptions):
     token_env: str | None = None
     """Environment variable holding a bearer token (the token is never stored)."""
     timeout_s: float = 30.0
-    """Per-request timeout, in seconds."""
+    """Total seconds one attempt may take, whole reply included (not per read)."""
     max_attempts: int = 4
     """Tries per request (429, 5xx and transport errors are retried)."""
     max_retry_time_s: float = 60.0
-    """Give up retrying a request after this many seconds."""
+    """Total seconds for one request, every attempt and wait included."""
     requests_per_minute: int | None = None
     """Client-side rate limit; None means unlimited."""
     health: RequestSpec = _req("GET", "/health")
@@ -103,7 +111,43 @@ class HttpConfig(LiveOptions):
 
 
 class _Retryable(Exception):
-    """A 429/5xx answer worth another attempt."""
+    """A 429/5xx answer worth another attempt, with the server's requested wait."""
+
+    def __init__(self, message: str, retry_after_s: float | None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+TRANSFER_THREADS = 64
+"""Worker threads that carry transfers (made as needed): more than any caller runs at
+once, so a request never waits in the queue against its own deadline."""
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""Largest reply body read from a service (a bigger one is a ContractError)."""
+
+
+class ServiceRefused(ContractError):
+    """The service answered a 4xx other than 401/403; `status` is its HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+GONE = (404, 410)
+"""Statuses of a delete that mean the namespace is already gone (counted as deleted)."""
+
+
+def fill_path(template: str, values: dict[str, Any]) -> str:
+    """`template` with each placeholder percent-encoded as one path segment.
+
+    Every string or number is quoted with no safe characters, so a value can never add
+    a path step, a query or a fragment (ids are checked before they get here, too).
+    """
+    quoted = {
+        k: quote(str(v), safe="") if isinstance(v, str | int | float) else v
+        for k, v in values.items()
+    }
+    return template.format(**quoted)
 
 
 class HttpBackend:
@@ -113,67 +157,120 @@ class HttpBackend:
         self.name, self.cfg = name, cfg
         self.where = cfg.base_url.rstrip("/")
         headers = {}
-        if cfg.token_env:
-            token = os.environ.get(cfg.token_env)
-            if not token:
-                raise ConfigError(f"arm_options.{name}.token_env={cfg.token_env}: "
-                                  "environment variable is not set")  # fmt: skip
+        if cfg.token_env:  # remembered: every message and record below is redacted
+            token = read_service_token(cfg.token_env, f"arm_options.{name}.token_env")
             headers["Authorization"] = f"Bearer {token}"
         self.client = httpx.Client(base_url=self.where, headers=headers, timeout=cfg.timeout_s)
         self.limiter = SlidingWindowLimiter(cfg.requests_per_minute, None)
+        self.breaker = CircuitBreaker(name, cfg.breaker_timeouts)
+        self.wait = ServerWait()
+        self._pool = ThreadPoolExecutor(TRANSFER_THREADS, thread_name_prefix=f"http-{name}")
 
     def call(self, spec: RequestSpec, values: dict[str, Any], *, attempts: int = 0) -> Any:
-        """Send one templated request (with retries); the JSON reply, or None if empty."""
-        path = spec.path.format(**values)
+        """Send one templated request (with retries); the JSON reply, or None if empty.
+
+        Bounded in time (arms/live_calls.py): each attempt must deliver its whole reply
+        within `timeout_s` (or what is left of `max_retry_time_s`, if less), and no retry
+        wait starts that would end past `max_retry_time_s`. Retried: 429, 5xx (after the
+        server's `Retry-After`, if any), timeouts, transport errors.
+        """
+        path = fill_path(spec.path, values)
         body = fill(spec.body, values) if spec.body is not None else None
-        url = f"{self.where}{path}"
+        where = f"{spec.method} {self.where}{path}"
+        self.breaker.check(where)
+        deadline = time.monotonic() + self.cfg.max_retry_time_s
 
         def attempt() -> httpx.Response:
+            budget = min(self.cfg.timeout_s, deadline - time.monotonic())
+            if budget <= 0:
+                raise CallTimeout("no time left for another attempt")
             reservation = self.limiter.acquire(0) if self.limiter.enabled else None
             try:
-                reply = self.client.request(spec.method, path, json=body)
+                reply = self._send(spec.method, path, body, budget)
             finally:
                 if reservation is not None:
                     self.limiter.settle(reservation, 0)
             if reply.status_code == 429 or reply.status_code >= 500:
-                raise _Retryable(f"HTTP {reply.status_code}")
+                raise _Retryable(f"HTTP {reply.status_code}", parse_retry_after(reply.headers))
             return reply
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(attempts or self.cfg.max_attempts)
-            | tenacity.stop_after_delay(self.cfg.max_retry_time_s),
-            wait=tenacity.wait_random_exponential(multiplier=0.5, max=10),
-            retry=tenacity.retry_if_exception_type((_Retryable, httpx.TransportError)),
+            | tenacity.stop_before_delay(self.cfg.max_retry_time_s),
+            wait=self.wait,
+            retry=tenacity.retry_if_exception_type(
+                (_Retryable, httpx.TransportError, CallTimeout)
+            ),  # fmt: skip
             reraise=True,
         )
         try:
             reply = retrying(attempt)
+        except (CallTimeout, httpx.TimeoutException):
+            self.breaker.timed_out(where)
+            tries = retrying.statistics.get("attempt_number", 1)
+            raise CallTimeout(f"{where}: no complete reply in time ({tries} attempt(s), "
+                              f"timeout_s={self.cfg.timeout_s:g} each, max_retry_time_s="
+                              f"{self.cfg.max_retry_time_s:g} in all); check the service or "
+                              f"raise arm_options.{self.name}.timeout_s") from None  # fmt: skip
         except httpx.TransportError as exc:
-            raise BenchError(f"{spec.method} {url}: cannot reach the service "
-                             f"({type(exc).__name__}); check arm_options.{self.name}.base_url"
-                             ) from None  # fmt: skip
+            raise BenchError(f"{where}: cannot reach the service ({type(exc).__name__}); "
+                             f"check arm_options.{self.name}.base_url") from None  # fmt: skip
         except _Retryable as exc:
-            raise BenchError(f"{spec.method} {url}: {exc} after retries") from None
-        return self._parse(spec, url, reply)
+            raise BenchError(f"{where}: {exc} after retries") from None
+        self.breaker.succeeded()
+        return self._parse(spec, where, reply)
 
-    def _parse(self, spec: RequestSpec, url: str, reply: httpx.Response) -> Any:
+    def _send(self, method: str, path: str, body: Any, budget: float) -> httpx.Response:
+        """One attempt, whole reply within `budget` seconds (CallTimeout otherwise).
+
+        The transfer runs in a worker thread that stops reading once its deadline has
+        passed; the caller waits at most `budget`, so a trickling or silent reply can
+        hold the call no longer than that.
+        """
+        end = time.monotonic() + budget
+        future = self._pool.submit(self._transfer, method, path, body, end)
+        try:
+            return future.result(timeout=budget)
+        except FutureTimeout:
+            future.cancel()
+            raise CallTimeout(f"no complete reply within {budget:.2f}s") from None
+
+    def _transfer(self, method: str, path: str, body: Any, end: float) -> httpx.Response:
+        left = max(0.001, end - time.monotonic())
+        with self.client.stream(method, path, json=body, timeout=left) as reply:
+            chunks, size = [], 0
+            for chunk in reply.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if time.monotonic() > end:
+                    raise CallTimeout("reply still arriving at the deadline")
+                if size > MAX_REPLY_BYTES:
+                    raise ContractError(f"{method} {self.where}{path}: reply larger than "
+                                        f"{MAX_REPLY_BYTES} bytes")  # fmt: skip
+            return httpx.Response(reply.status_code, headers=reply.headers,
+                                  content=b"".join(chunks))  # fmt: skip
+
+    def _parse(self, spec: RequestSpec, where: str, reply: httpx.Response) -> Any:
         if reply.status_code in (401, 403):
             hint = (
                 f"set {self.cfg.token_env}"
                 if self.cfg.token_env
                 else (f"set arm_options.{self.name}.token_env to the variable holding the token")
             )
-            raise BenchError(f"{spec.method} {url}: HTTP {reply.status_code} unauthorised; "
+            raise BenchError(f"{where}: HTTP {reply.status_code} unauthorised; "
                              f"{hint}")  # fmt: skip
         if reply.status_code >= 400:
-            raise ContractError(f"{spec.method} {url}: HTTP {reply.status_code} "
-                                f"{reply.text[:200]!r}; check the request template")  # fmt: skip
+            body = redact(reply.text[:200])  # services echo what they were sent
+            raise ServiceRefused(f"{where}: HTTP {reply.status_code} "
+                                 f"{body!r}; check the request template",
+                                 reply.status_code)  # fmt: skip
         if not reply.content:
             return None
         try:
             return reply.json()
-        except ValueError:
-            raise ContractError(f"{spec.method} {url}: response is not JSON") from None
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            raise ContractError(f"{where}: response is not usable JSON "
+                                f"({type(exc).__name__})") from None  # fmt: skip
 
     def probe(self) -> None:
         """Reachable and authorised: the health route (one attempt), then a listing call."""
@@ -189,8 +286,8 @@ class HttpBackend:
         """Delete a namespace (already gone counts as deleted)."""
         try:
             self.call(self.cfg.delete, {"namespace": namespace})
-        except ContractError as exc:
-            if "HTTP 404" not in str(exc):  # already gone is what we want
+        except ServiceRefused as exc:
+            if exc.status not in GONE:  # already gone is what we want
                 raise
 
     def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
@@ -220,10 +317,12 @@ class HttpBackend:
             if cfg.answer_model_path
             else None
         )
-        return ServiceAnswer(str(text), round(ms, 3), f"service:{model or self.where}")
+        return ServiceAnswer(redact(str(text)), round(ms, 3),
+                             redact(f"service:{model or self.where}"))  # fmt: skip
 
     def close(self) -> None:
-        """Release the connection."""
+        """Release the connection (a transfer past its deadline ends by itself)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
 
 

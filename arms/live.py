@@ -1,10 +1,12 @@
 """What the `http` and `mcp` arms share: namespaces, benchmark markers, response shapes.
 
 A live arm stores a conversation in its own namespace of a running memory service and
-retrieves from it. Each turn (unit) is written with the marker `[bench:<dia_id>]`, in
-metadata (default) or appended to the text, so every returned item maps back to the
-units it came from — however the service ids, merges or splits memories. Items whose
-markers name no unit of this namespace keep no source ids (counted in `meta`).
+retrieves from it. Each turn is written with the marker `[bench:<unit tag>/<dia_id>]`
+(`unit_marker`), in metadata (default) or appended to the text, so every returned item
+maps back to the turns it came from — however the service ids, merges or splits
+memories — and to the unit (conversation) whose namespace holds it: an item tagged for
+another unit is a retrieval-health error, not a score. Items whose markers name no
+turn of this unit keep no source ids (counted in `meta`).
 
 Response shapes are read with dotted JSON paths (`results`, `metadata.bench`,
 `data.0.id`); a configured path missing from a response is a `ContractError` naming
@@ -17,23 +19,37 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from arms.live_calls import CallLog, CircuitBreaker
+from arms.live_markers import MARKER, split_marker, unit_marker, unit_tag
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
 from bench.errors import BenchError
-from bench.live_state import LiveArm, Namespace, NamespaceLedger, owner_gone, this_process
+from bench.live_state import (
+    LiveArm,
+    Namespace,
+    NamespaceError,
+    NamespaceLedger,
+    checked_namespace,
+    owner_gone,
+    this_process,
+)
+from bench.providers.secrets import redact
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 log = logging.getLogger("arms.live")
-MARKER = re.compile(r"\s*\[bench:([^\]\s]+)\]")
 WRITE_PATHS = ("capture", "remember")
 MARKER_MODES = ("metadata", "text")
 
 
 class ContractError(BenchError):
     """The service answered, but not in the configured shape (or refused the request)."""
+
+
+class CrossNamespaceError(ContractError):
+    """A search returned an item another unit's namespace holds (a retrieval-health error)."""
 
 
 @dataclass
@@ -67,6 +83,9 @@ class LiveOptions:
     """Where the service's rendered context is; None renders the items as lines."""
     create_id_path: str = "id"
     """Dotted path to the new namespace's id in a create reply."""
+    breaker_timeouts: int = 3
+    """Consecutive calls that run out of time before the arm's circuit breaker opens
+    (its remaining calls then fail at once, as `error` results; arms/live_calls.py)."""
 
 
 def at(data: Any, path: str, where: str, setting: str) -> Any:
@@ -103,6 +122,7 @@ class Backend(Protocol):
     """One transport to a memory service (REST or MCP)."""
 
     where: str
+    breaker: CircuitBreaker
 
     def probe(self) -> None:
         """Fail fast (one line) when the service is unreachable or refuses us."""
@@ -133,20 +153,6 @@ class Backend(Protocol):
         ...
 
 
-@dataclass
-class CallLog:
-    """Service latency per call kind (milliseconds), for ingest stats and contexts."""
-
-    ms: dict[str, list[float]] = field(default_factory=dict)
-    """Call kind (`create`, `capture`/`remember`, `search`) -> latencies in ms, in order."""
-
-    def timed(self, kind: str, started: float) -> float:
-        """Record a call that started at `started` (perf_counter); its latency in ms."""
-        elapsed = (time.perf_counter() - started) * 1000
-        self.ms.setdefault(kind, []).append(elapsed)
-        return elapsed
-
-
 class LiveMemoryArm:
     """A memory service as a benchmark arm; the transport is a `Backend`."""
 
@@ -158,6 +164,8 @@ class LiveMemoryArm:
         if options.marker not in MARKER_MODES:
             raise BenchError(f"arm_options.{name}.marker={options.marker}: "
                              f"use one of {', '.join(MARKER_MODES)}")  # fmt: skip
+        if options.namespace is not None:
+            checked_namespace(options.namespace, f"arm_options.{name}.namespace")
         self.name = name
         self.options = options
         self.backend = backend
@@ -185,9 +193,9 @@ class LiveMemoryArm:
         try:
             self._units[namespace] = {turn.dia_id}
             if not self.options.namespace:
-                self._write(namespace, Exchange(1, "1 April 2024", (turn,)))
+                self._write(namespace, Exchange(1, "1 April 2024", (turn,)), "probe")
             reply = self.backend.search(namespace, "Where did Probe move?", 1)
-            items, _ = self._items(reply, self._units[namespace])
+            items, _ = self._items(reply, self._units[namespace], "probe", namespace)
             self._context(reply, items)
             self._probe_more(namespace, "Where did Probe move?")
         finally:
@@ -213,33 +221,47 @@ class LiveMemoryArm:
         before = len(self.calls.ms.get(self.options.write_path, []))
         for exchange in exchanges(conversation):
             units.update(exchange.dia_ids())
-            self._write(namespace, exchange)
+            self._write(namespace, exchange, cid)
         writes = self.calls.ms.get(self.options.write_path, [])[before:]
         return {"namespace": namespace, "write_path": self.options.write_path,
                 "writes": len(writes), "write_ms": round(sum(writes), 3)}  # fmt: skip
 
     def _create(self, unit: str) -> str:
+        """Create a namespace for `unit`; its checked id, recorded before any write.
+
+        The id comes from the service: it is checked (`checked_namespace`) and must not
+        be in use by another unit of this run (`NamespaceLedger.add`), else the unit
+        fails with a ContractError naming the reply and nothing is written or deleted.
+        """
         started = time.perf_counter()
-        namespace = str(self.backend.create(f"armbench {self.name} {unit}"))
+        raw = self.backend.create(f"armbench {self.name} {unit}")
         self.calls.timed("create", started)
-        entry = Namespace(self.name, namespace, unit, this_process())
-        self.ledger.add(entry)  # before the first write
+        where = f"{self.backend.where} create reply for unit {unit!r}"
+        try:
+            namespace = checked_namespace(raw, where)
+            self.ledger.add(Namespace(self.name, namespace, unit, this_process()))
+        except NamespaceError as exc:
+            raise ContractError(str(exc)) from None
         return namespace
 
-    def _write(self, namespace: str, exchange: Exchange) -> None:
+    def _write(self, namespace: str, exchange: Exchange, unit: str) -> None:
+        """Write one exchange; every turn's marker is `<unit tag>/<dia_id>` (`unit_marker`)."""
         text_marker = self.options.marker == "text"
         started = time.perf_counter()
         if self.options.write_path == "capture":
             messages = [
-                {"speaker": t.speaker, "id": t.dia_id, "image_caption": t.image_caption,
-                 "text": f"{t.text} [bench:{t.dia_id}]" if text_marker else t.text}
+                {"speaker": t.speaker, "id": unit_marker(unit, t.dia_id),
+                 "image_caption": t.image_caption,
+                 "text": f"{t.text} [bench:{unit_marker(unit, t.dia_id)}]" if text_marker
+                 else t.text}
                 for t in exchange.turns
             ]  # fmt: skip
             self.backend.capture(namespace, exchange, messages)
         else:
             for turn in exchange.turns:
-                text = turn.render() + (f" [bench:{turn.dia_id}]" if text_marker else "")
-                self.backend.remember(namespace, text, turn.dia_id, exchange.date_time)
+                marker = unit_marker(unit, turn.dia_id)
+                text = turn.render() + (f" [bench:{marker}]" if text_marker else "")
+                self.backend.remember(namespace, text, marker, exchange.date_time)
         self.calls.timed(self.options.write_path, started)
 
     def retrieve(self, question: Question) -> Context:
@@ -253,14 +275,24 @@ class LiveMemoryArm:
         started = time.perf_counter()
         reply = self.backend.search(namespace, question.question, self.options.k)
         service_ms = self.calls.timed("search", started)
-        items, unmapped = self._items(reply, self._units.get(namespace, set()))
+        units = self._units.get(namespace, set())
+        items, unmapped = self._items(reply, units, question.conversation_id, namespace)
         text = self._context(reply, items)
         meta = {"namespace": namespace, "service_ms": round(service_ms, 3),
                 "unmapped_items": unmapped}  # fmt: skip
         return Context(text, tuple(items), meta=meta, write_path=self.options.write_path)
 
-    def _items(self, reply: Any, units: set[str]) -> tuple[list[ContextItem], int]:
+    def _items(
+        self, reply: Any, units: set[str], unit: str, namespace: str
+    ) -> tuple[list[ContextItem], int]:
+        """The reply's items, each mapped to the unit's turn ids by its markers.
+
+        A marker tagged for another unit means the service answered from another
+        namespace: a CrossNamespaceError (in a namespace the arm created for `unit`),
+        or an unmapped item in a shared `namespace=` one, which holds every unit.
+        """
         o, where = self.options, f"{self.backend.where} search"
+        tag, shared = unit_tag(unit), self.options.namespace is not None
         raw = at(reply, o.results_path, where, f"arm_options.{self.name}.results_path")
         if not isinstance(raw, list):
             raise ContractError(f"contract mismatch at {where}: '{o.results_path}' is not a "
@@ -270,23 +302,39 @@ class LiveMemoryArm:
             text = str(at(entry, o.text_path, where, f"arm_options.{self.name}.text_path"))
             score = at(entry, o.score_path, where, f"arm_options.{self.name}.score_path") \
                 if o.score_path else 0.0  # fmt: skip
-            found = markers_of(entry, text, o.marker_path)
-            ids = tuple(dict.fromkeys(m for m in found if m in units or not units))
+            if isinstance(score, bool) or not isinstance(score, int | float) or abs(score) > 1e300:
+                raise ContractError(f"contract mismatch at {where}: '{o.score_path}' is "
+                                    f"{str(score)[:40]!r}, not a number; fix "
+                                    f"arm_options.{self.name}.score_path")  # fmt: skip
+            found = [split_marker(m) for m in markers_of(entry, text, o.marker_path)]
+            foreign = [f"{t}/{m}" for t, m in found if t is not None and t != tag]
+            if foreign and not shared:
+                raise CrossNamespaceError(
+                    f"retrieval health: {where} in namespace {namespace} (unit {unit!r}) "
+                    f"returned an item marked for another unit ({foreign[0]!r}); the service "
+                    "answered from another namespace, so this retrieval is not scored"
+                )
+            mine = (m for t, m in found if t is None or t == tag)
+            ids = tuple(dict.fromkeys(m for m in mine if m in units or not units))
             unmapped += not ids
-            items.append(ContextItem(MARKER.sub("", text), float(score), ids, kind="memory"))
+            shown = redact(MARKER.sub("", text))  # a service may echo a credential
+            items.append(ContextItem(shown, float(score), ids, kind="memory"))
         return items, unmapped
 
     def _context(self, reply: Any, items: list[ContextItem]) -> str:
         if self.options.context_path:
             where = f"{self.backend.where} search"
             setting = f"arm_options.{self.name}.context_path"
-            return MARKER.sub("", str(at(reply, self.options.context_path, where, setting)))
+            return redact(MARKER.sub("", str(at(reply, self.options.context_path, where, setting))))
         return "\n".join(["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"])
 
     def close(self) -> None:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
-            if self.options.cleanup:  # only what this process created
+            if self.options.cleanup and self.backend.breaker.is_open:
+                log.warning("arm %s: service not answering; its namespaces stay listed in "
+                            "state.json for the next run or bench.cleanup", self.name)  # fmt: skip
+            elif self.options.cleanup:  # only what this process created
                 mine = this_process()
                 delete_recorded(self.name, self.backend, self.ledger, lambda n: n.owner == mine)
         finally:

@@ -31,10 +31,12 @@ from arms.live import (
     fill,
     reconnect_and_delete,
 )
+from arms.live_calls import CallTimeout, CircuitBreaker
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.errors import BenchError, ConfigError
 from bench.live_state import NamespaceLedger
+from bench.providers.secrets import redact
 
 
 def _args(template: dict[str, Any]) -> Any:
@@ -52,7 +54,7 @@ class McpConfig(LiveOptions):
     url: str | None = None
     """Or connect over streamable HTTP, e.g. http://127.0.0.1:8765/mcp."""
     timeout_s: float = 60.0
-    """Seconds to wait for the server to start and for each tool call."""
+    """Seconds to wait for the server to start, and in all for each tool call."""
     create_tool: str = "create_project"
     """Tool that creates a namespace (its id is read at `create_id_path`)."""
     delete_tool: str = "delete_project"
@@ -82,6 +84,15 @@ class McpConfig(LiveOptions):
     """Arguments template for `search_tool` (`{namespace}`, `{query}`, `{k}`)."""
 
 
+GONE_PHRASES = ("not found", "no such", "does not exist", "unknown project", "already deleted")
+"""Lower-case phrases of a delete tool's error that mean the namespace is already gone."""
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """True for the SDK's own read timeout (an error whose message says it timed out)."""
+    return isinstance(exc, TimeoutError) or "timed out" in str(exc).lower()
+
+
 def _leaf(exc: BaseException) -> BaseException:
     """The first real error inside (nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -107,6 +118,7 @@ class McpBackend:
             self.where = f"mcp {cfg.url}"
             target = cfg.url
         self._client = Client(target, read_timeout_seconds=cfg.timeout_s)
+        self.breaker = CircuitBreaker(name, cfg.breaker_timeouts)
         self._portal_cm = start_blocking_portal()
         self._portal: BlockingPortal = self._portal_cm.__enter__()
         self._stop = threading.Event()
@@ -135,11 +147,33 @@ class McpBackend:
                 raise
 
     def _call(self, tool: str, template: dict[str, Any], values: dict[str, Any]) -> Any:
+        """Call `tool` within `timeout_s` in all; its result as JSON.
+
+        A call that runs out of time is a CallTimeout (counted by the circuit breaker);
+        a lost connection opens the breaker at once (every later call would fail too).
+        """
         arguments = fill(template, values)
-        result = self._portal.call(self._client.call_tool, tool, arguments)
         where = f"{self.where} tool {tool}"
+        self.breaker.check(where)
+        try:
+            result = self._portal.call(self._bounded, tool, arguments)
+        except TimeoutError:
+            self.breaker.timed_out(where)
+            raise CallTimeout(f"{where}: no result within timeout_s={self.cfg.timeout_s:g}; "
+                              f"check the server or raise arm_options.{self.name}.timeout_s"
+                              ) from None  # fmt: skip
+        except Exception as exc:  # the SDK's errors for a closed or broken session vary
+            leaf = _leaf(exc)
+            if _is_timeout(leaf):
+                self.breaker.timed_out(where)
+                raise CallTimeout(f"{where}: no result within timeout_s="
+                                  f"{self.cfg.timeout_s:g}") from None  # fmt: skip
+            self.breaker.trip(f"connection lost: {type(leaf).__name__}")
+            raise BenchError(redact(f"{where}: connection lost ({type(leaf).__name__}: "
+                                    f"{str(leaf)[:200]})")) from None  # fmt: skip
+        self.breaker.succeeded()
         if result.is_error:
-            text = " ".join(getattr(c, "text", "") for c in result.content)[:200]
+            text = redact(" ".join(getattr(c, "text", "") for c in result.content)[:200])
             raise ContractError(f"{where}: tool error {text!r}; check arm_options.{self.name}")
         if result.structured_content is not None:
             return result.structured_content
@@ -147,9 +181,16 @@ class McpBackend:
             if getattr(block, "text", None):
                 try:
                     return json.loads(block.text)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested too deep
                     raise ContractError(f"{where}: result is not JSON") from None
         return None
+
+    async def _bounded(self, tool: str, arguments: Any) -> Any:
+        """The tool call, cancelled (TimeoutError) once `timeout_s` has passed."""
+        import anyio
+
+        with anyio.fail_after(self.cfg.timeout_s):
+            return await self._client.call_tool(tool, arguments)
 
     def probe(self) -> None:
         """Discovery: every mapped tool exists and takes the mapped arguments."""
@@ -179,8 +220,16 @@ class McpBackend:
         return at(reply, self.cfg.create_id_path, where, f"arm_options.{self.name}.create_id_path")
 
     def delete(self, namespace: str) -> None:
-        """Delete a namespace (already gone counts as deleted)."""
-        self._call(self.cfg.delete_tool, self.cfg.delete_args, {"namespace": namespace})
+        """Delete a namespace; a tool error saying it is gone (`GONE_PHRASES`) counts as deleted.
+
+        A stdio server that kept its stores in a temporary folder loses them when a run
+        is killed; the next run must still be able to clear state.json.
+        """
+        try:
+            self._call(self.cfg.delete_tool, self.cfg.delete_args, {"namespace": namespace})
+        except ContractError as exc:
+            if not any(phrase in str(exc).lower() for phrase in GONE_PHRASES):
+                raise
 
     def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
         """Write one exchange through the service's capture path."""
@@ -200,10 +249,12 @@ class McpBackend:
                           {"namespace": namespace, "query": query, "k": k})  # fmt: skip
 
     def _shutdown(self) -> None:
+        """End the session (the SDK stops a stdio server it started), then the loop."""
         self._stop.set()
         with contextlib.suppress(Exception):  # the session is gone either way
             self._done.result(timeout=self.cfg.timeout_s)
-        self._portal_cm.__exit__(None, None, None)
+        with contextlib.suppress(Exception):  # a broken session's error, already reported
+            self._portal_cm.__exit__(None, None, None)
 
     def close(self) -> None:
         """Release the connection."""

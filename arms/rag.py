@@ -26,9 +26,9 @@ from typing import Any
 
 from bench import __version__
 from bench.arm import ArmServices
+from bench.arm.checkpoint import IngestCheckpoint
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.run.checkpoint import IngestCheckpoint
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 TABLE = "chunks"
@@ -208,8 +208,8 @@ class RagArm:
 
 
 def rrf_fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
-    """`bench.fusion.rrf_fuse` over (chunk id, score) lists; exact ties by chunk id."""
-    from bench.fusion import rrf_fuse as fuse
+    """`bench.arm.fusion.rrf_fuse` over (chunk id, score) lists; exact ties by chunk id."""
+    from bench.arm.fusion import rrf_fuse as fuse
 
     return fuse([[doc for doc, _ in ranking] for ranking in rankings], k, tie_key=int)
 
@@ -247,6 +247,6 @@ def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
 
 def _code_hash() -> str:
     """This module and the turn rendering it embeds."""
-    from bench.run.checkpoint import source_hash
+    from bench.arm.checkpoint import source_hash
 
     return source_hash(__name__, "bench.types")

@@ -1,7 +1,7 @@
 """armbench: a reproducible, paired benchmark harness for conversational memory.
 
 Importing `bench` pulls in no heavy dependency; arms and providers load lazily
-through `bench.registry`.
+through `bench.arm.registry`.
 """
 
 __version__ = "0.1.0"

@@ -3,7 +3,10 @@
 Reads `<RUN_DIR>/state.json` (bench.live_state), reconnects to each live arm's
 service with the options recorded there, deletes every namespace still listed and
 removes it from the file. Prints one line per arm; exit 0 when nothing is left,
-2 with one `error:` line when a service cannot be reached or refuses.
+2 with one `error:` line when a service cannot be reached or refuses, or when an
+entry of the file is not an id the harness would have recorded (checked before any
+request is sent: `bench.live_state.checked_namespace`). A namespace the service no
+longer has (HTTP 404/410, or an MCP tool saying it is not found) counts as deleted.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 from bench.errors import BenchError
 from bench.live_state import STATE_FILE, NamespaceLedger
-from bench.registry import load_symbol
+from bench.names import load_symbol
 
 CLEANERS = {"http": "arms.http:delete_leftovers", "mcp": "arms.mcp:delete_leftovers"}
 """Arm kind -> `module:function(name, options, ledger) -> int` (lazy: bench never imports arms)."""
@@ -25,6 +28,7 @@ def cleanup(run_dir: Path) -> dict[str, int]:
     if not (run_dir / STATE_FILE).exists():
         raise BenchError(f"{run_dir}: no {STATE_FILE}; nothing was created by a live arm here")
     ledger = NamespaceLedger(run_dir)
+    ledger.namespaces()  # every listed id is checked before any request is sent
     deleted = {}
     for arm in ledger.arms():
         if arm.kind not in CLEANERS:

@@ -30,6 +30,17 @@ class EndpointConfig:
     """Sampling temperature (0.0 for reproducible answers)."""
     max_tokens: int = 256
     """Cap on completion tokens per call (a call may ask for fewer, never more)."""
+    reasoning: str = "false"
+    """`false` (send `temperature`, `max_tokens`, `stop`), `true` (a reasoning model such
+    as OpenAI's gpt-5 or o-series: send `max_completion_tokens` and `reasoning_effort`,
+    no sampling parameters) or `auto` (start as `false`; the first HTTP 400 rejecting one
+    of those parameters switches the endpoint to `true` for the rest of the run)."""
+    reasoning_effort: str | None = None
+    """`reasoning_effort` sent in reasoning mode (`minimal`, `low`, `medium`, `high`, ...
+    as the SDK lists them); None sends none (the model's default)."""
+    max_completion_tokens: int | None = None
+    """Cap on completion tokens in reasoning mode, hidden reasoning included; a call's own
+    lower cap does not narrow it (the reasoning would use it up). None means `max_tokens`."""
     json_schema: bool = False
     """The server constrains a reply to a JSON Schema (`response_format: json_schema`);
     llama.cpp, vLLM and OpenAI do. The extractor and the judges use it when set."""

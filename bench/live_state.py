@@ -15,6 +15,12 @@ Each namespace records its `owner` (`host:pid` of the process that created it). 
 deletes on close only what its own process created, and at start only namespaces whose
 owner process is gone (a killed earlier run) — never those of a sibling worker still
 using them.
+
+A namespace id comes from the service, so it is untrusted: `checked_namespace` accepts
+only a short id of a safe charset (never `/`, `..`, `%`, `?`, `#` or a scheme) before it
+is used in a request or recorded, `add` refuses an id already in use by another unit
+of the run, and every id read back from the file is checked again, so a hand-edited
+entry such as `zz/../other` is refused in one line before anything is sent.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -35,6 +42,32 @@ from bench.records import write_json_atomic
 
 STATE_FILE = "state.json"
 _LOCK = threading.Lock()
+NAMESPACE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+"""A namespace id the harness will use: 1-128 of `A-Z a-z 0-9 _ . -`, not starting with
+`.`, and never containing `..` (so never a path step, a query, a fragment or a URL)."""
+
+
+class NamespaceError(BenchError):
+    """A namespace id handed back by a service (or read from state.json) is unusable."""
+
+
+def checked_namespace(value: object, where: str) -> str:
+    """`value` as a namespace id, or NamespaceError naming `where` and the value.
+
+    Accepted: a string matching `NAMESPACE_ID` without `..`, or a non-negative integer
+    (services that number their namespaces), as its decimal string. Refused: null,
+    booleans, other types, the empty string, `/`, `..`, `%`, whitespace and anything
+    longer than 128 characters.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
+        value = str(value)
+    if isinstance(value, str) and NAMESPACE_ID.fullmatch(value) and ".." not in value:
+        return value
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise NamespaceError(
+        f"{where}: namespace id {shown} is not a safe id (1-128 of A-Z a-z 0-9 _ . -, "
+        "no '..'); the service must return a plain id"
+    )
 
 
 @dataclass(frozen=True)
@@ -115,7 +148,29 @@ class NamespaceLedger:
             raise BenchError(f"{self.path}: not a JSON object; fix or delete it")
         data.setdefault("arms", {})
         data.setdefault("namespaces", [])
+        if not isinstance(data["arms"], dict) or not isinstance(data["namespaces"], list):
+            raise BenchError(f"{self.path}: 'arms' must be an object and 'namespaces' a "
+                             "list; fix or delete it")  # fmt: skip
+        for name, spec in data["arms"].items():
+            if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):
+                raise BenchError(f"{self.path}: arms.{name} is not an object with "
+                                 "'options'; fix or delete it")  # fmt: skip
         return data
+
+    def _entries(self, data: dict[str, Any]) -> list[Namespace]:
+        """Every listed namespace, each field type-checked and each id checked again."""
+        entries = []
+        for index, n in enumerate(data["namespaces"]):
+            where = f"{self.path}: namespaces[{index}]"
+            fields = ("arm", "namespace", "unit", "owner")
+            if not isinstance(n, dict) or not all(
+                isinstance(n.get(f, ""), str) for f in fields
+            ) or not isinstance(n.get("arm"), str):  # fmt: skip
+                raise BenchError(f"{where} is not an object of strings (arm, namespace, "
+                                 "unit, owner); fix or delete it")  # fmt: skip
+            namespace = checked_namespace(n.get("namespace"), where)
+            entries.append(Namespace(n["arm"], namespace, n.get("unit", ""), n.get("owner", "")))
+        return entries
 
     def register_arm(self, arm: LiveArm) -> None:
         """Record an arm's kind and options (before it creates anything)."""
@@ -128,6 +183,13 @@ class NamespaceLedger:
         """Record a created namespace; call before the first write into it."""
         with self._locked():
             data = self._read()
+            for known in self._entries(data):
+                if (known.arm, known.namespace) == (entry.arm, entry.namespace):
+                    raise NamespaceError(
+                        f"arm {entry.arm}: the service returned namespace id "
+                        f"{entry.namespace!r} for unit {entry.unit!r}, already in use for "
+                        f"unit {known.unit!r}; each unit needs its own namespace"
+                    )
             data["namespaces"].append(
                 {
                     "arm": entry.arm,
@@ -158,10 +220,4 @@ class NamespaceLedger:
 
     def namespaces(self, arm: str | None = None) -> list[Namespace]:
         """Recorded namespaces (of one arm, or all), in creation order."""
-        return [
-            Namespace(
-                str(n["arm"]), str(n["namespace"]), str(n.get("unit", "")), str(n.get("owner", ""))
-            )
-            for n in self._read()["namespaces"]
-            if arm is None or n.get("arm") == arm
-        ]
+        return [n for n in self._entries(self._read()) if arm is None or n.arm == arm]

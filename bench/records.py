@@ -7,10 +7,11 @@ every version listed in `READABLE_VERSIONS`.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-from collections.abc import Callable
-from dataclasses import MISSING, asdict, dataclass, field, fields
+import stat
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -29,7 +30,7 @@ ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
 
 
-@dataclass
+@dataclass(slots=True)
 class Judgement:
     """One judge's verdict on one answer, or why there is none."""
 
@@ -54,7 +55,30 @@ class Judgement:
     """Asks made for this verdict (more than one only after unparseable replies)."""
 
 
-@dataclass
+@dataclass(slots=True)
+class Imported:
+    """Where an imported (published) result came from; it is never re-answered or re-judged.
+
+    A result carrying this marker was read from a published results file by
+    `python -m bench.published`, not produced by a run: `bench.run` skips it on resume
+    and `needs_judgement` refuses it, so its answer and verdicts stay the publisher's.
+    """
+
+    format: str
+    """The published format read (`evermemos`, `longmemeval`)."""
+    file_sha256: str
+    """SHA-256 of the published file's bytes."""
+    file_name: str
+    """The published file's base name (never a local path)."""
+    row: str
+    """The row's own id in the published file (e.g. `locomo_0_qa3`)."""
+    source_url: str | None = None
+    """Where the file was published, when given on import."""
+    judge_files: list[str] = field(default_factory=list)
+    """SHA-256 of each separate verdict log read (LongMemEval `autoeval_label` logs)."""
+
+
+@dataclass(slots=True)
 class RepeatResult:
     """One extra draw (repeat 1, 2, ...) of an arm's answer and verdicts on one question.
 
@@ -79,7 +103,7 @@ class RepeatResult:
     """True when this repeat's answer came from the response cache."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ArmResult:
     """One arm's answer to one question, with its scores and costs."""
 
@@ -146,6 +170,8 @@ class ArmResult:
     retrieved, answer wrong); None when right or when it cannot be told."""
     repeats: list[RepeatResult] = field(default_factory=list)
     """Repeats 1 .. N-1 of a `repeats=N` run (this result is repeat 0); omitted otherwise."""
+    imported: Imported | None = None
+    """Set on a result read from a published file (`bench.published`); omitted otherwise."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -153,7 +179,7 @@ class ArmResult:
         return cls(status=ERROR, error=message.splitlines()[0][:500] if message else "error")
 
 
-@dataclass
+@dataclass(slots=True)
 class QuestionRecord:
     """Everything known about one question and every arm's answer to it."""
 
@@ -223,10 +249,11 @@ _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
+    "imported",
 )  # fmt: skip
-"""Errata fields, extraction health, a live arm's write path, the miss fields and the
-fit/cap flags, written
-only when set, so records of runs (and arms) without them are unchanged."""
+"""Errata fields, extraction health, a live arm's write path, the miss fields, the
+fit/cap flags and the import marker, written only when set, so records of runs (and
+arms) without them are unchanged."""
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -235,85 +262,31 @@ def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
             body.pop(key, None)
 
 
-class _Unset:
-    """The placeholder of a field `_Shape.build` has not filled yet (never a JSON value)."""
-
-    __slots__ = ()
-
-
-_UNSET: Final = _Unset()
-
-
 class _Shape(Generic[_T]):
-    """How to build a record dataclass from its parsed JSON fields without `__init__`.
+    """Builds a record dataclass from its parsed JSON fields, dropping keys it does not know.
 
-    Reading a run's records is the summariser's floor (issue 15): keyword-argument
-    `__init__` of a 27-field dataclass costs as much as parsing the result's JSON, while
-    adopting the field dict as the instance's `__dict__` costs one dict merge. The
-    result is the same object `cls(**fields)` gives (no dataclass here has a
-    `__post_init__`): its fields in field order, missing optional fields at their
-    defaults (a fresh value from each `default_factory`), and a missing required field
-    raises TypeError as `__init__` would. A plain class: a dataclass here would cost
-    every reader's start-up more than the class's own code.
-
-    The dict is merged over `template`, which holds every field name, so its keys are
-    the class's own (interned) name strings, not the parser's copies: an attribute load
-    is specialised only on a key that *is* the name in the code, and with the parser's
-    keys every load of a required or factory field took the generic path.
+    A newer writer may add fields; an older reader keeps the ones its class has. A
+    missing required field raises TypeError, as the constructor does.
     """
 
-    __slots__ = ("cls", "factories", "names", "required", "template")
-
-    cls: type[_T]
-    """The dataclass built."""
-    names: frozenset[str]
-    """Its field names."""
-    template: dict[str, Any]
-    """Every field name in field order -> its default (immutable defaults), or `_UNSET`."""
-    factories: tuple[tuple[str, Callable[[], Any]], ...]
-    """(field name, default_factory) of the fields with a mutable default."""
-    required: frozenset[str]
-    """Fields without a default."""
+    __slots__ = ("cls", "names")
 
     def __init__(self, kind: type[_T]) -> None:
         """The shape of dataclass `kind`, read from its fields."""
-        found = fields(kind)  # type: ignore[arg-type]
         self.cls = kind
-        self.names = frozenset(f.name for f in found)
-        self.template = {f.name: _UNSET if f.default is MISSING else f.default for f in found}
-        self.factories = tuple(
-            (f.name, f.default_factory) for f in found if f.default_factory is not MISSING
-        )
-        self.required = frozenset(
-            f.name for f in found if f.default is MISSING and f.default_factory is MISSING
-        )
+        self.names = frozenset(f.name for f in fields(kind))  # type: ignore[arg-type]
 
     def build(self, data: dict[str, Any]) -> _T:
-        """The instance of the fields in `data` over the defaults (unknown keys dropped).
-
-        The subset test and the merge run in C. The merged dict holds exactly one key
-        per field unless a newer writer added keys, so its length tells (a subset test
-        of every key costs a sixth of the build); only then is it filtered. Raises
-        TypeError when a required field is missing.
-        """
-        if not self.required <= data.keys():
-            missing = ", ".join(sorted(self.required - data.keys()))
-            raise TypeError(f"{self.cls.__name__} missing required fields: {missing}")
-        values = {**self.template, **data}
-        for name, factory in self.factories:
-            if values[name] is _UNSET:
-                values[name] = factory()
-        if len(values) != len(self.names):
-            values = {k: v for k, v in values.items() if k in self.names}
-        made = object.__new__(self.cls)
-        made.__dict__ = values
-        return made
+        """`cls(**data)` over the keys `cls` has (unknown keys dropped)."""
+        names = self.names
+        return self.cls(**{k: v for k, v in data.items() if k in names})
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)
 _RESULT_SHAPE = _Shape(ArmResult)
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
+_IMPORTED_SHAPE = _Shape(Imported)
 
 
 def _judgements(given: Any) -> dict[str, Judgement]:
@@ -342,6 +315,9 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     given = made.repeats
     if given or given.__class__ is not list:
         made.repeats = [_repeat_from_json(r) for r in given] if given else []
+    given = made.imported
+    if given is not None:
+        made.imported = _IMPORTED_SHAPE.build(given)
     return made
 
 
@@ -390,25 +366,49 @@ def not_an_outcome(field: str, value: object) -> TypeError:
     return TypeError(f"{field} is {value!r}, not true, false or null")
 
 
-_READ_FLAGS: Final = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_READ_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)  # fmt: skip
+MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
+"""Largest file read from a run directory as one record (a record with a saved context
+and repeats is a few MB; anything far bigger is not one)."""
 
 
-def read_file_bytes(path: str) -> bytes:
-    """The bytes of the file at `path`, read with one `open`, `fstat`, `read` and `close`.
+def read_file_bytes(path: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+    """The bytes of the regular file at `path`: one `open`, `fstat`, `read` and `close`.
+
+    Only a regular file is read: a symlink (refused by `O_NOFOLLOW`), a FIFO (opened
+    without blocking, then refused), a device or a directory is an OSError saying so,
+    and a file over `limit` bytes is an OSError too — a `questions/*.json` pointing at
+    `/dev/zero` or a pipe must end in one line, not fill memory or hang (issue 29).
 
     `open(path, "rb").read()` makes twice the system calls (an `isatty` probe, a second
     `fstat` and `lseek` in `readall`, a read that finds the end) and two file objects:
     a third of the cost of reading a run's records (issue 15). A file whose size
     changed between `fstat` and `read`, or a short read, is read on to its end.
     """
-    fd = os.open(path, _READ_FLAGS)
     try:
-        size = os.fstat(fd).st_size
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, not a regular file", path) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        size = info.st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
         data = os.read(fd, size + 1)
         if len(data) != size:
-            parts = [data]
+            parts, total = [data], len(data)
             while part := os.read(fd, 1 << 16):
                 parts.append(part)
+                total += len(part)
+                if total > limit:
+                    raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
             data = b"".join(parts)
         return data
     finally:
@@ -416,9 +416,8 @@ def read_file_bytes(path: str) -> bytes:
 
 
 def read_record(path: Path) -> QuestionRecord:
-    """Load one record file."""
-    with path.open(encoding="utf-8") as fh:
-        return QuestionRecord.from_json(json.load(fh), source=str(path))
+    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`)."""
+    return QuestionRecord.from_json(json.loads(read_file_bytes(str(path))), source=str(path))
 
 
 def iter_records(run_dir: Path) -> list[QuestionRecord]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from bench.records import read_file_bytes
+
 RUN_SCHEMA_VERSION = 1
 """Version of the `run.json` layout written by this armbench."""
 
@@ -144,7 +146,7 @@ class RunMeta:
     accounting: dict[str, Any] = field(default_factory=dict)
     """Cumulative requests, tokens, latency and cost per role, over every session."""
     extraction_health: dict[str, Any] = field(default_factory=dict)
-    """arm -> conversation -> {exchanges, failed, facts} (bench.run.health)."""
+    """arm -> conversation -> {exchanges, failed, facts} (bench.scoring.health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
 
@@ -180,10 +182,10 @@ def read_run_meta(path: Path) -> tuple[RunMeta | None, list[str]]:
 
     Returns (None, [why]) when the file is absent, unreadable or not a JSON object.
     """
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         return None, [f"{path.name} absent: run metadata unknown"]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:  # a regular file only: never a symlink, FIFO or device (bench.records)
+        data = json.loads(read_file_bytes(str(path)).decode("utf-8"))
     except (OSError, ValueError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         return None, [f"{path}: unreadable ({first}); run metadata unknown"]

@@ -241,7 +241,10 @@ class Usage:
     prompt_tokens: int = 0
     """Input tokens the provider reported."""
     completion_tokens: int = 0
-    """Output tokens the provider reported."""
+    """Output tokens the provider reported (a reasoning model's hidden reasoning included)."""
+    reasoning_tokens: int = 0
+    """Of `completion_tokens`, those spent on hidden reasoning
+    (`usage.completion_tokens_details.reasoning_tokens`); billed as output tokens."""
 
 
 @dataclass(frozen=True)

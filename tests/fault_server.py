@@ -16,7 +16,12 @@ cut, `finish_reason: length`), `stop` sequences and `response_format: json_schem
 as JSON). Emulations: a server that ignores `tools` (`ignore_tools`), a model whose
 free-text verdicts are unparseable (`garbage_verdicts`), llama.cpp `GET /props` and
 vLLM `GET /v1/models` (`serve_context`), and context overflow with each server's
-wording (`Fault.http(400, message=LLAMACPP_OVERFLOW)` ...).
+wording (`Fault.http(400, message=LLAMACPP_OVERFLOW)` ...), and a reasoning model
+(`reasoning_model`): it answers 400 with OpenAI's error bodies to `max_tokens`, a
+`temperature` other than 1, `stop` and `top_p` (`tests.reasoning_replies`), spends a
+fixed number of hidden reasoning tokens out of `max_completion_tokens` (a cap they use
+up gets an empty reply, `finish_reason: length`) and reports them in
+`completion_tokens_details`.
 
 `sampling=p` imitates a sampling model, seeded: the first time a chat body is seen it
 gets the deterministic reply; its n-th repeat (n >= 1) is varied with probability p,
@@ -49,6 +54,7 @@ from tests.fault_replies import (
     update_memory_arguments,
     vary_reply,
 )
+from tests.reasoning_replies import reasoning_usage, rejection
 
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
@@ -133,6 +139,8 @@ class LoggedRequest:
     """The request's completion cap."""
     stop: tuple[str, ...] = ()
     """The request's stop sequences."""
+    body: dict[str, Any] | None = field(default=None, compare=False)
+    """The whole JSON body, as sent."""
 
 
 @dataclass
@@ -196,6 +204,8 @@ class _State:
     """`{"style": "llamacpp"|"vllm", "n_ctx": int, "slots": int}` served on GET."""
     gets: list[str] = field(default_factory=list)
     """Paths of GET requests (context probes), kept apart from the POST log."""
+    reasoning: int | None = None
+    """Hidden reasoning tokens per chat reply of a reasoning model; None: an ordinary one."""
 
     def served(self, kind: str, prompt: int, completion: int = 0) -> None:
         """Add one answered request's reported usage to the tally."""
@@ -302,6 +312,11 @@ class FaultServer:
         with self._state.lock:
             self._state.context = {"style": style, "n_ctx": n_ctx, "slots": slots}
 
+    def reasoning_model(self, reasoning_tokens: int | None = 40) -> None:
+        """Behave as a reasoning model spending `reasoning_tokens` a reply (None: ordinary)."""
+        with self._state.lock:
+            self._state.reasoning = reasoning_tokens
+
     def always(self, fault: Fault | None, *, after: int = 0) -> None:
         """Apply `fault` to every request after the next `after` (None heals the server)."""
         with self._state.lock:
@@ -372,8 +387,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Log the request, then fault or answer it."""
         arrived = time.monotonic()
         body = self._read_json()
-        fault = self.state.next_fault(body)
         url = urlsplit(self.path)
+        refused = self._refusal(url.path, body)
+        fault = self.state.next_fault(body) if refused is None else None
         entry = LoggedRequest(
             t=arrived,
             path=url.path,
@@ -381,22 +397,32 @@ class _Handler(BaseHTTPRequestHandler):
             model=str(body.get("model", "")),
             tools=tuple(_tool_names(body)),
             auth_present=bool(self.headers.get("Authorization")),
-            fault=fault.label if fault else None,
+            fault=fault.label if fault else (refused["error"]["code"] if refused else None),
             schema=_schema_name(body),
             max_tokens=body.get("max_tokens"),
             stop=tuple(body.get("stop") or ()),
+            body=body,
         )
         with self.state.lock:
             self.state.log.append(entry)
             self.state.in_flight += 1
             self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
         try:
-            self._respond(url.path.rstrip("/"), body, fault)
+            if refused is not None:
+                self._send(400, json.dumps(refused).encode(), ())
+            else:
+                self._respond(url.path.rstrip("/"), body, fault)
         except Exception as exc:  # a bug in the server: say so instead of dropping
             self._send(500, json.dumps({"error": {"message": repr(exc)}}).encode(), ())
         finally:
             with self.state.lock:
                 self.state.in_flight -= 1
+
+    def _refusal(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """A reasoning model's 400 body for a chat request it rejects, else None."""
+        if self.state.reasoning is None or not path.rstrip("/").endswith("/chat/completions"):
+            return None
+        return rejection(body)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         """llama.cpp `/props` or vLLM `/v1/models`, when `serve_context` set one up."""
@@ -484,18 +510,25 @@ class _Handler(BaseHTTPRequestHandler):
             message["content"] = "Well, the answer looks about right to me overall."
         else:
             message["content"] = self.state.sampled(body, self.state.chat_fn(messages))
+        thought = self.state.reasoning or 0
         if message["content"]:
-            message["content"], finish = _limit(message["content"], body, finish)
+            message["content"], finish = _limit(message["content"], _visible(body, thought), finish)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
-        completion = len(message["content"] or "") // 4 + 1
-        self.state.served("chat", prompt_chars // 4 + 1, completion)
+        prompt = prompt_chars // 4 + 1
+        visible = len(message["content"] or "") // 4 + 1
+        self.state.served("chat", prompt, visible + thought)
+        usage = (
+            _usage(prompt, visible)
+            if self.state.reasoning is None
+            else reasoning_usage(prompt, visible, thought)
+        )
         return {
             "id": "chatcmpl-fault",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "unknown"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": _usage(prompt_chars // 4 + 1, completion),
+            "usage": usage,
         }
 
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -543,6 +576,15 @@ def _limit(text: str, body: dict[str, Any], finish: str) -> tuple[str, str]:
     if isinstance(cap, int) and len(text) > cap * 4:
         return text[: cap * 4], "length"
     return text, finish
+
+
+def _visible(body: dict[str, Any], thought: int) -> dict[str, Any]:
+    """`body` with the cap left for visible text: a reasoning model's
+    `max_completion_tokens` less its hidden reasoning (at least 0)."""
+    cap = body.get("max_completion_tokens")
+    if not isinstance(cap, int):
+        return body
+    return {**body, "max_tokens": max(0, cap - thought)}
 
 
 def _users(messages: list[dict[str, Any]]) -> list[str]:

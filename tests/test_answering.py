@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bench.errors import ConfigError
-from bench.run.answer_prompt import ABSTAIN, extract_context, load_answer_prompt, postprocess
+from bench.providers.answer_context import ABSTAIN, extract_context
+from bench.run.answer_prompt import load_answer_prompt, postprocess
 
 
 @pytest.mark.parametrize(

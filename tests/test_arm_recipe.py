@@ -83,7 +83,7 @@ def _run(cwd: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
 def test_the_recipe_has_every_part() -> None:
     heads = [body.partition("\n")[0] for _, body in recipe_blocks()]
     assert "# file: arms/keyword.py" in heads and "# file: conf/arm/keyword.yaml" in heads
-    assert any("bench/registry.py" in h for h in heads)
+    assert any("bench/arm/registry.py" in h for h in heads)
     assert any("conf/config.yaml" in h for h in heads)
 
 
@@ -97,6 +97,7 @@ def test_the_new_arm_answers_every_question_in_the_copy(copy: Path) -> None:
         assert result["status"] == "ok" and result["retrieved_ids"], record["question_id"]
 
 
+@pytest.mark.slow
 def test_the_copy_keeps_the_registry_and_style_tests_green(copy: Path) -> None:
     done = _run(copy, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_TESTS])
     assert done.returncode == 0, done.stdout[-3000:]

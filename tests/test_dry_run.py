@@ -50,6 +50,7 @@ def server():
         yield srv
 
 
+@pytest.mark.slow
 def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_path: Path):
     out = tmp_path / "run"
     server.clear_log()

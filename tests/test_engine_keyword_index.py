@@ -7,7 +7,7 @@ from pathlib import Path
 
 from arms.neuromorphic import keyword_index
 from arms.neuromorphic.archive import ColdArchive
-from arms.neuromorphic.keyword_index import KeywordIndex, fts_tokens, keyword_search
+from arms.neuromorphic.keyword_index import KeywordIndex, KeywordSearch, fts_tokens
 from arms.neuromorphic.records import FactRow, Tier
 from tests.test_engine_support import HashEmbedder
 
@@ -50,16 +50,16 @@ def test_bm25_ranking_equals_sqlite_for_every_query(tmp_path: Path) -> None:
 
 def test_index_is_built_on_the_second_search_at_one_version(tmp_path: Path) -> None:
     archive = _archive(tmp_path / "archive.sqlite", "mine", 30)
-    assert keyword_search(archive, ["caroline"], 5) == archive.keyword_search(["caroline"], 5)
-    seen = keyword_index._seen[archive]
+    seen = KeywordSearch(archive)
+    assert seen.search(["caroline"], 5) == archive.keyword_search(["caroline"], 5)
     assert seen.index is None  # the first search at this version asked SQLite
-    keyword_search(archive, ["lake"], 5)
+    seen.search(["lake"], 5)
     assert seen.index is not None
     row = FactRow(999, 2, "Lake", "lake lake lake", Tier.ACTIVE, (), "9 May 2023", ("D2:1",),
                   HashEmbedder().embed(["lake"])[0])  # fmt: skip
     archive.write([(2, "insert", {"ids": [999]})], [row])  # a write: a new version
-    assert keyword_search(archive, ["lake"], 1) == [999] == archive.keyword_search(["lake"], 1)
-    assert keyword_index._seen[archive].index is None
+    assert seen.search(["lake"], 1) == [999] == archive.keyword_search(["lake"], 1)
+    assert seen.index is None
     archive.close()
 
 
@@ -68,9 +68,10 @@ def test_index_kept_current_by_reported_writes_ranks_as_sqlite(tmp_path: Path) -
     digits, non-ASCII), and the index is never rebuilt while only this connection writes."""
     archive = _archive(tmp_path / "archive.sqlite", "mine", 30)
     other = _archive(tmp_path / "archive.sqlite", "other", 0, start=10_000)
-    keyword_search(archive, ["lake"], 5)
-    keyword_search(archive, ["lake"], 5)
-    index = keyword_index._seen[archive].index
+    search = KeywordSearch(archive)
+    search.search(["lake"], 5)
+    search.search(["lake"], 5)
+    index = search.index
     assert index is not None
     texts = ["Painted the LAKE at sunrise, twice!", "kids' beach-camping in 2022 (w12)",
              "adoption agencies: caroline's café visit", "a b cd hoping hopes topic77",
@@ -84,18 +85,18 @@ def test_index_kept_current_by_reported_writes_ranks_as_sqlite(tmp_path: Path) -
             rows.append(FactRow(fid, 2, name, f"{text} {WORDS[fid % len(WORDS)]}", Tier.ACTIVE,
                                 (), "9 May 2023", ("D2:1",), embed.embed([text])[0]))  # fmt: skip
         archive.write([], rows)
-        keyword_index.written(archive, rows)
+        search.written(rows)
         queries = [["lake"], ["painting", "kids"], ["cafe", "caroline", "2022"],
                    ["hope", "topic77", "cd"], ["uber", "sunrise"], list(WORDS)]  # fmt: skip
         for terms in queries:
             want = archive.keyword_search(terms, 60)
-            assert keyword_search(archive, terms, 60) == want, (step, terms)
-        assert keyword_index._seen[archive].index is index
+            assert search.search(terms, 60) == want, (step, terms)
+        assert search.index is index
     archive.commit()
     other.write([(1, "insert", {"ids": []})], [])
     other.commit()  # another connection committed: the index is dropped
-    assert keyword_search(archive, ["lake"], 60) == archive.keyword_search(["lake"], 60)
-    assert keyword_index._seen[archive].index is None
+    assert search.search(["lake"], 60) == archive.keyword_search(["lake"], 60)
+    assert search.index is None
     other.close()
     archive.close()
 
@@ -111,6 +112,7 @@ def test_words_ending_in_a_digit_or_short_are_their_own_stem() -> None:
 
 def test_a_large_file_builds_the_index_at_the_first_search(tmp_path: Path) -> None:
     archive = _archive(tmp_path / "archive.sqlite", "mine", 20, start=keyword_index.LIVE_FROM)
-    assert keyword_search(archive, ["lake"], 5) == archive.keyword_search(["lake"], 5)
-    assert keyword_index._seen[archive].index is not None
+    search = KeywordSearch(archive)
+    assert search.search(["lake"], 5) == archive.keyword_search(["lake"], 5)
+    assert search.index is not None
     archive.close()

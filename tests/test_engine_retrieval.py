@@ -221,7 +221,7 @@ def test_archive_cosines_equal_one_dot_product_per_fact() -> None:
 def test_dense_search_equals_the_masked_top_k_of_every_fact() -> None:
     """Superseded facts set to −inf by position give the mask-select's hits bit for bit."""
     from arms.neuromorphic.archive_index import ArchiveIndex
-    from bench.topk import top_k
+    from bench.arm.topk import top_k
 
     rng = np.random.default_rng(12)
     index = ArchiveIndex(16)

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import random
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arms.neuromorphic.archive import json_strings, payload_json
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.records import Tier
@@ -273,27 +270,3 @@ def test_rollback_recounts_the_state_counters(tmp_path: Path) -> None:
     assert again.stats()["facts"] == len(again.state.index) == 36
     again.close()
     clean.close()
-
-
-def test_json_strings_is_json_dumps_of_a_string_tuple() -> None:
-    """The archive's fact lists are the text `json.dumps` wrote before (escapes included)."""
-    rng = random.Random(5)
-    alphabet = 'ab "\\/\n\t\x00\x1f\u00e9\u2028\U0001f600'
-    for _ in range(500):
-        values = tuple(
-            "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
-            for _ in range(rng.randrange(4))
-        )
-        assert json_strings(values) == json.dumps(values)
-
-
-def test_payload_json_is_json_dumps() -> None:
-    """Event payloads are stored as the text `json.dumps` wrote before."""
-    rng = random.Random(9)
-    payloads: list[dict[str, Any]] = [{"ids": []}, {"to_turn": 3}, {"links": {"4": ["a"]}}]
-    payloads += [
-        {"ids": [rng.randrange(10**12) for _ in range(rng.randrange(5))]} for _ in range(200)
-    ]
-    payloads += [{"date_time": "8 May", "turns": [["D1:1", 'A: "hi" é']]}, {"ids": [1], "x": 2}]
-    for payload in payloads:
-        assert payload_json(payload) == json.dumps(payload)

@@ -19,8 +19,8 @@ from bench.records import OK, ArmResult, Judgement, QuestionRecord
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.summarise.cli import LoadedRun, SummaryError, summarise_records
 from bench.summarise.errata import errata_view
-from bench.summarise.model import Rate
 from bench.summarise.render import render_text, summary_to_json
+from bench.summarise.stats import Rate
 from bench.types import Correction, Question
 from tests.e2e_support import load_records, run_cli
 

@@ -1,4 +1,4 @@
-"""bench.explorer: the offline failure explorer written beside report.html."""
+"""bench.report.explorer: the offline failure explorer written beside report.html."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from bench import explorer, report
 from bench.records import OK, ArmResult, QuestionRecord
+from bench.report import explorer
+from bench.report import page as report
 from bench.runmeta import DatasetMeta, RunMeta
 from tests.test_frame import ARMS, N_QUESTIONS, make_run
 

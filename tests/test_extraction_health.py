@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.run.health import Health, degraded_warnings, table_from_json, table_to_json
+import pytest
+
+from bench.scoring.health import Health, degraded_warnings, table_from_json, table_to_json
 from tests.e2e_support import load_records, run_cli
 from tests.fault_server import Fault, FaultServer
 
@@ -77,6 +79,7 @@ def test_server_ignoring_tools_degrades_the_run(tmp_path: Path) -> None:
         assert result["extraction"] == health[record["conversation_id"]]
 
 
+@pytest.mark.slow
 def test_one_failed_extractor_call_is_one_failed_exchange(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.fail_next_extractions(Fault.http(400))  # permanent: not retried

@@ -8,7 +8,7 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extract_llm import LLMExtractor
 from arms.neuromorphic.grounding import duplicates, ungrounded
 from arms.neuromorphic.records import FactDraft, Tier
-from bench.run.health import (
+from bench.scoring.health import (
     MAX_DUPLICATE_SHARE,
     Health,
     arm_total,

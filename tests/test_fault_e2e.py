@@ -100,6 +100,7 @@ def test_keys_never_reach_records_run_json_or_logs(clean_run):
             assert FAKE_KEY.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_faulty_run_gives_the_same_records_within_the_rate_limit(
     clean_run, tmp_path: Path, monkeypatch
 ):
@@ -146,6 +147,7 @@ def test_rejudge_with_an_unchanged_judge_makes_zero_requests(server: FaultServer
     assert verdicts(out) == before
 
 
+@pytest.mark.slow
 def test_dead_endpoint_leaves_errors_and_the_next_run_completes_them(clean_run, tmp_path: Path):
     out = tmp_path / "run"
     retries = ["provider.answerer.max_attempts=2", "provider.embedder.max_attempts=2"]

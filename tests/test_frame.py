@@ -1,4 +1,4 @@
-"""bench.frame: a run directory as a long pandas DataFrame, and paired views of it.
+"""bench.report.frame: a run directory as a long pandas DataFrame, and paired views of it.
 
 `make_run` builds the small run directory that the report and notebook tests share.
 """
@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from bench.errors import BenchError
-from bench.frame import load_run, paired
 from bench.records import ArmResult, Judgement, QuestionRecord, write_record
+from bench.report.frame import load_run, paired
 
 ARMS = ("raw", "rag", "neuromorphic")
 N_QUESTIONS = 20

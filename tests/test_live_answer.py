@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.e2e_support import load_records, run_cli, strip_timings
 from tests.live_server import reference_server
@@ -27,6 +28,7 @@ def _calls(url: str) -> dict[str, int]:
     return dict(httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"])
 
 
+@pytest.mark.slow
 def test_service_answers_are_recorded_as_such_and_evaluate_calls_nothing(tmp_path: Path) -> None:
     arms = "arms=[neuromorphic,http]"
     with reference_server(tmp_path / "data") as url:

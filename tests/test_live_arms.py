@@ -59,6 +59,7 @@ def test_live_arms_retrieve_exactly_what_the_in_process_engine_does(tmp_path: Pa
         assert ledger(out) == []
 
 
+@pytest.mark.slow
 def test_live_arms_in_worker_processes_equal_one_process(tmp_path: Path) -> None:
     """workers=2: each process deletes only its own namespaces, never a sibling's in use."""
     with reference_server(tmp_path / "data") as url:
@@ -97,6 +98,7 @@ def _kill_after_first_namespace(args: list[str]) -> None:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_killed_run_is_cleaned_by_the_next_run_or_bench_cleanup(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ["arms=[http]", *live_args("URL", out)]
@@ -159,7 +161,7 @@ def test_markers_map_merged_and_split_items_back_to_units() -> None:
 def test_bad_endpoints_end_in_one_line_and_exit_2(
     tmp_path: Path, overrides: list[str], expected: str
 ) -> None:
-    env = {"ARMBENCH_TEST_TOKEN": "right", "ARMBENCH_WRONG_TOKEN": "wrong"}
+    env = {"ARMBENCH_TEST_TOKEN": "right-token", "ARMBENCH_WRONG_TOKEN": "wrong-token"}
     with reference_server(tmp_path / "data", env, "--token-env", "ARMBENCH_TEST_TOKEN") as url:
         args = [a for a in live_args(url, tmp_path / "run") if "base_url" not in a or
                 "base_url" not in " ".join(overrides)]  # fmt: skip
@@ -170,9 +172,10 @@ def test_bad_endpoints_end_in_one_line_and_exit_2(
         assert expected in last_line(done.stderr)
         assert last_line(done.stderr).startswith("error: ")
         assert "Traceback" not in done.stderr
-        assert project_ids(url, token="right") == []  # the probe cleaned up after itself
+        assert project_ids(url, token="right-token") == []  # the probe cleaned up after itself
 
 
+@pytest.mark.slow
 def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         arms = "arms=[neuromorphic,http]"
@@ -200,6 +203,7 @@ def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path
         assert "predicted under another predict identity" in last_line(refused.stderr)
 
 
+@pytest.mark.slow
 def test_http_arm_in_a_recall_suite_ranks_like_the_engine(tmp_path: Path) -> None:
     out = tmp_path / "suite"
     with reference_server(tmp_path / "data") as url:

@@ -275,7 +275,7 @@ def test_code_hash_changes_with_each_module_ingestion_depends_on(
 def test_module_file_is_where_import_would_load_the_module_from() -> None:
     import importlib
 
-    from bench.run.checkpoint import module_file
+    from bench.arm.checkpoint import module_file
 
     name = "arms.neuromorphic.hotstore"
     expected = module_file(name)

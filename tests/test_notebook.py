@@ -70,6 +70,7 @@ def test_notebook_runs_on_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert snapshot(run_dir) == before  # reading never mutates the run
 
 
+@pytest.mark.slow
 def test_notebook_runs_on_committed_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.perf.offline_f1 import TARGET_F1, offline_f1_figures
 from bench.summarise.cli import summarise_run
 from tests.e2e_support import run_cli
 
 
+@pytest.mark.slow
 def test_offline_f1_figure_matches_the_summary(tmp_path: Path) -> None:
     """On the smoke fixture the figure equals the summary F1 of the same run made directly.
 

@@ -19,7 +19,8 @@ from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 from bench.config import EndpointConfig, JudgeConfig
 from bench.providers.cache import repeat_version
 from bench.records import ArmResult, Judgement, QuestionRecord, RepeatResult
-from bench.run.repeats import RepeatPlan, pending, plan_repeats
+from bench.run.repeat_plan import RepeatPlan, plan_repeats
+from bench.run.repeats import pending
 from bench.runmeta import DETERMINISTIC
 from bench.summarise.stats import cohen_kappa
 from bench.summarise.stats import fleiss_kappa as our_fleiss
@@ -170,6 +171,7 @@ def sampled(tmp_path_factory) -> dict[str, Any]:
     return runs
 
 
+@pytest.mark.slow
 def test_every_arm_holds_two_repeats_with_their_own_verdicts(sampled) -> None:
     records = load_records(sampled["straight"])
     assert len(records) == 16
@@ -260,6 +262,7 @@ def test_summary_prints_means_sds_flip_rates_and_noise(sampled) -> None:
     assert pair["exceeds"] == (abs(pair["mean_diff"]) > 2 * pair["sd_diff"])
 
 
+@pytest.mark.slow
 def test_dry_run_counts_every_draw(tmp_path: Path) -> None:
     from tests.test_dry_run import estimate
 

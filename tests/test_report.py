@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import report, summarise
-from bench.report_png import chart_page
+from bench import summarise
+from bench.report import page as report
+from bench.report.png import chart_page
 from bench.summarise import render
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
@@ -158,6 +159,20 @@ def test_efficiency_chart_has_one_point_per_arm(offline_report: tuple[Path, str]
     assert 'id="fig-efficiency"' in text
 
 
+def test_speed_chart_puts_accuracy_against_median_latency(
+    offline_report: tuple[Path, str],
+) -> None:
+    run_dir, text = offline_report
+    summary = summarise.summarise_run(run_dir)
+    fig = report._speed_figure(summary)
+    assert fig is not None and [t.name for t in fig.data] == list(summary.arms)
+    for trace in fig.data:
+        arm = summary.arms[trace.name]
+        assert list(trace.x) == [arm.latency_ms["p50"]]
+        assert list(trace.y) == [pytest.approx(100 * (arm.accuracy["scored"].value or 0))]
+    assert fig.layout.xaxis.type == "log" and 'id="fig-speed"' in text
+
+
 def test_long_arm_names_get_angled_labels_and_room() -> None:
     short = report._arm_layout(["raw", "rag"])
     assert "xaxis" not in short
@@ -173,6 +188,7 @@ def test_log_axis_ticks_at_one_two_five() -> None:
     assert axis["ticktext"] == ["500", "1k", "2k", "5k", "10k", "20k"]
 
 
+@pytest.mark.slow
 def test_make_report_target_is_listed() -> None:
     import shutil
     import subprocess

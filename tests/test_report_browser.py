@@ -18,8 +18,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from bench import report
-from bench.report_png import CHARTS_DIR, DEFAULT_HEIGHT, WIDTH, PngSession, export_pngs
+from bench.report import page as report
+from bench.report.png import CHARTS_DIR, DEFAULT_HEIGHT, WIDTH, PngSession, export_pngs
 from tests.test_frame import N_QUESTIONS, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -100,7 +100,8 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_report_exports_a_png_per_chart(run_dir: Path, tmp_path: Path) -> None:
     charts = run_dir / CHARTS_DIR
     names = sorted(p.stem for p in charts.glob("*.png"))
-    assert names == sorted(["accuracy", "categories", "pairs", "tokens", "efficiency", "latency"])
+    expected = ["accuracy", "categories", "pairs", "tokens", "efficiency", "speed", "latency"]
+    assert names == sorted(expected)
     blank, skipped = export_pngs([("blank", go.Figure(layout={"height": 420}))], tmp_path)
     assert skipped is None
     heights = {name: fig.layout.height for name, fig in report._build(run_dir, "official")[1]}

@@ -116,6 +116,7 @@ def test_wrong_checksum_of_the_canonical_file_is_refused(tmp_path) -> None:
     assert not (tmp_path / "run" / "questions").exists()
 
 
+@pytest.mark.slow
 def test_supersession_fixture_records_each_arms_stale_fact_rate(tmp_path) -> None:
     out = tmp_path / "run"
     proc = run_cli(

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bench.explorer import build_explorer, explorer_data
 from bench.records import ArmResult, Judgement, QuestionRecord, iter_records
+from bench.report.explorer import build_explorer, explorer_data
 from bench.runmeta import read_run_meta
 from bench.summarise import summarise_run
 from bench.summarise.comparable import comparable_export
@@ -126,7 +126,7 @@ def test_comparable_export_and_explorer_carry_the_flags(tmp_path: Path) -> None:
 
 def test_report_charts_and_tables_carry_the_flags(tmp_path: Path) -> None:
     pytest.importorskip("plotly")
-    from bench import report
+    from bench.report import page as report
 
     run_dir = tiny_run(tmp_path / "run")
     page = report.build_report(run_dir)

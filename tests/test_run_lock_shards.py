@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.run.lock import RunLockedError, run_lock
-from bench.scale.units import Shard
+from bench.run.scale.units import Shard
 
 
 def test_two_shards_share_the_directory(tmp_path: Path) -> None:

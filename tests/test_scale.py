@@ -18,10 +18,10 @@ from bench.errors import ConfigError
 from bench.loaders import load_dataset
 from bench.records import read_record
 from bench.run.answer_prompt import load_answer_prompt
-from bench.scale.executor import run_in_processes, split_quota
-from bench.scale.tracker import Tracker
-from bench.scale.unit_task import UnitTask
-from bench.scale.units import Shard, parse_shard, resolve_workers, units_of
+from bench.run.scale.executor import run_in_processes, split_quota
+from bench.run.scale.tracker import Tracker
+from bench.run.scale.unit_task import UnitTask
+from bench.run.scale.units import Shard, parse_shard, resolve_workers, units_of
 from bench.types import Conversation
 from tests.e2e_support import ROOT, load_records, run_cli, strip_timings
 
@@ -112,6 +112,7 @@ def _same_records(a: Path, b: Path) -> None:
         assert strip_timings(left[qid]) == strip_timings(right[qid]), qid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [2, 4])
 def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: int) -> None:
     """`workers=2` is what `make locomo` uses on two cores (`workers=0`, auto)."""
@@ -169,6 +170,7 @@ def test_a_failing_unit_becomes_error_results_and_others_finish(tmp_path: Path) 
     assert tracker.done == tracker.total
 
 
+@pytest.mark.slow
 def test_a_multirun_over_shards_fills_one_run_directory(serial_run: Path, tmp_path: Path) -> None:
     """The SLURM recipe's sweep (`-m shard=0/2,1/2`, basic launcher here): one run dir."""
     done = run_cli("-m", *SMOKE, "shard=0/2,1/2", f"out={tmp_path / 'sweep'}")

@@ -67,7 +67,7 @@ def test_two_tasks_share_one_limiter_actor(monkeypatch: pytest.MonkeyPatch) -> N
     """
     import ray
 
-    from bench.scale.ray_limiter import actor_name, kill_limiters
+    from bench.run.scale.ray_limiter import actor_name, kill_limiters
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
@@ -79,7 +79,7 @@ def test_two_tasks_share_one_limiter_actor(monkeypatch: pytest.MonkeyPatch) -> N
         def client(requests: int) -> int:
             import os
 
-            from bench.scale.ray_limiter import ray_limiters
+            from bench.run.scale.ray_limiter import ray_limiters
 
             limiter = ray_limiters(node)(url, model, cap, None, window)
             for _ in range(requests):

@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+from bench.arm.checkpoint import IngestCheckpoint
 from bench.providers.cache import ResponseCache, _connect
-from bench.run.checkpoint import IngestCheckpoint
 
 
 def test_a_corrupt_cache_is_moved_aside_and_a_new_one_started(tmp_path: Path, caplog) -> None:

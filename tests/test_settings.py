@@ -8,10 +8,11 @@ import sys
 import pytest
 from hydra import compose, initialize_config_dir
 
+from bench.arm.registry import ARM_KINDS
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.names import did_you_mean
 from bench.paths import CONF_DIR
-from bench.registry import ARM_KINDS, did_you_mean
 from bench.run.directory import RunDirectory, identity
 from bench.run.settings import arm_specs, check_group_overrides, group_options, load_run_config
 
@@ -25,7 +26,7 @@ def test_importing_bench_pulls_in_no_heavy_dependency() -> None:
     import subprocess
 
     code = (
-        "import sys, bench, bench.registry, bench.records, bench.config;"
+        "import sys, bench, bench.arm.registry, bench.records, bench.config;"
         "heavy = ('numpy', 'lancedb', 'openai', 'torch', 'arms.rag');"
         "heavy = [m for m in heavy if m in sys.modules];"
         "print(heavy)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.suite.miss import (
+from bench.scoring.miss import (
     classify_miss,
     miss_counts,
     miss_table,

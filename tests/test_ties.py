@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.fusion import rrf_fuse
-from bench.topk import top_k
+from bench.arm.fusion import rrf_fuse
+from bench.arm.topk import top_k
 
 
 def test_top_k_takes_tied_items_by_key_whatever_the_layout() -> None:

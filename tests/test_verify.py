@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.verify import MANIFEST, main, manifest_current, verify_run, write_manifest
+from bench.verify.check import MANIFEST, main, manifest_current, verify_run, write_manifest
 from tests.e2e_support import ROOT, run_cli
 
 COMMITTED = sorted(p for p in (ROOT / "results").iterdir() if (p / "run.json").is_file())

@@ -12,7 +12,6 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -47,26 +46,6 @@ CREATE TRIGGER IF NOT EXISTS {table}_no_{op} BEFORE {op} ON {table}
 BEGIN SELECT RAISE(ABORT, 'the cold archive is append-only'); END;
 """
 _TERM = re.compile(r"[a-z0-9]+")
-
-
-def json_strings(values: tuple[str, ...]) -> str:
-    """`json.dumps(values)` of a tuple of strings, the same text, without the encoder set-up.
-
-    `json.dumps` with its defaults escapes each string with `encode_basestring_ascii`
-    and separates items by ", ": `["a", "b"]`, `[]` when empty. Each fact stores two such
-    lists, and setting up the encoder costs more than encoding three short names.
-    """
-    return "[" + ", ".join(map(encode_basestring_ascii, values)) + "]"
-
-
-def payload_json(payload: dict[str, Any]) -> str:
-    """`json.dumps(payload)`; an `{"ids": [...]}` payload (most events) formatted directly.
-
-    Ids are Python ints, which JSON writes as `str` does: `{"ids": [3, 4]}`.
-    """
-    if len(payload) == 1 and "ids" in payload:
-        return '{"ids": [' + ", ".join(map(str, payload["ids"])) + "]}"
-    return json.dumps(payload)
 
 
 def query_terms(text: str) -> list[str]:
@@ -142,7 +121,7 @@ class ColdArchive:
             self._conn.executemany(
                 "INSERT INTO events(agent_id, conversation_id, turn, kind, payload)"
                 " VALUES (?,?,?,?,?)",
-                [(a, c, turn, kind, payload_json(payload)) for turn, kind, payload in events],
+                [(a, c, turn, kind, json.dumps(payload)) for turn, kind, payload in events],
             )
 
     def _write_facts(self, facts: list[FactRow]) -> None:
@@ -152,7 +131,7 @@ class ColdArchive:
             "INSERT INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (f.id, a, c, f.turn, f.entity_name, f.fact_content, f.tier.label,
-                 json_strings(f.related), f.valid_date, json_strings(f.source_ids),
+                 json.dumps(f.related), f.valid_date, json.dumps(f.source_ids),
                  np.asarray(f.embedding, dtype=np.float32).tobytes())
                 for f in facts
             ],

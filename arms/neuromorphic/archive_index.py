@@ -17,8 +17,8 @@ import numpy as np
 from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.records import FactRow, entity_key
 from arms.neuromorphic.vectors import cosine_scores
+from bench.arm.topk import top_k
 from bench.text import format_date, session_date
-from bench.topk import top_k
 
 
 @dataclass(frozen=True)

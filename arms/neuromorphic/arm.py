@@ -28,16 +28,16 @@ from arms.neuromorphic.answer_gate import answer_type
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import exchanges
-from arms.neuromorphic.extraction import make_extractor
+from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.records import Recalled
 from arms.neuromorphic.store_check import counter_problem, file_problem
 from bench import __version__
 from bench.arm import ArmServices
+from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
 from bench.records import write_json_atomic
-from bench.run.checkpoint import IngestCheckpoint, source_hash
 from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 
 ENGINE_MODULES = (

@@ -6,15 +6,13 @@
         print(memory.render(memory.recall("Where does Alice live?")))
 
 Per exchange (`process_exchange`): advance the clock; retrieve against the exchange
-(and remember what came back); extract facts; archive each one, supersede the facts it
-overrides and insert it at w = 1; prune by the decayed weights; consolidate every
-`consolidate_every` turns; reinforce what was retrieved (LTP, one batch). New facts go
-to SQLite (and FTS5) at once, since the next retrieval searches them; the exchange's
-events wait, and every `flush_every` exchanges they are written in one batch and the
-archive is committed; every `hot_sync_every` such flushes (and on `flush()`/`close()`)
-the hot set's changed records are appended to LanceDB in one batch. Every state change
-is an event in the append-only archive, so reopening, resuming after a crash and
-rollback all rebuild the same state.
+(remembering what came back); extract facts; archive each, supersede what it overrides,
+insert it at w = 1; prune by decayed weight; consolidate every `consolidate_every`
+turns; reinforce what was retrieved (LTP). New facts go to SQLite (and FTS5, and the
+engine's `KeywordSearch`) at once; events are written and committed every `flush_every`
+exchanges, and every `hot_sync_every` flushes (and on `flush()`/`close()`) the hot set's
+changed records go to LanceDB in one batch. Every state change is an event in the
+append-only archive, so reopening, resuming and rollback rebuild the same state.
 """
 
 from __future__ import annotations
@@ -26,15 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, grounding, keyword_index, ltp, pruning
+from arms.neuromorphic import consolidation, decay, grounding, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.exchange import Exchange, exchanges
-from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
+from arms.neuromorphic.extraction import Extraction, Extractor
+from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.hydration import hydrate
 from arms.neuromorphic.invalidation import supersede_targets
+from arms.neuromorphic.keyword_index import KeywordSearch
 from arms.neuromorphic.records import Fact, FactDraft, FactRow, Recalled, entity_key
 from arms.neuromorphic.render import render_facts
 from arms.neuromorphic.retrieval import Hit, archived_fact, hit_fact, recall, recall_hits
@@ -46,11 +46,10 @@ from bench.types import Conversation, Turn
 if TYPE_CHECKING:
     from arms.neuromorphic.hotstore import HotStore
 
-COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
-            "reinforced", "elevated", "links_dropped", "extraction_errors",
-            "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens",
-            "via_tools", "via_json_schema", "tools_ignored", "facts_duplicate",
-            "facts_ungrounded")  # fmt: skip
+COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived", "reinforced",
+            "elevated", "links_dropped", "extraction_errors", "exchanges_failed",
+            "extract_prompt_tokens", "extract_completion_tokens", "via_tools", "via_json_schema",
+            "tools_ignored", "facts_duplicate", "facts_ungrounded")  # fmt: skip
 
 
 class MemoryEngine:
@@ -74,6 +73,7 @@ class MemoryEngine:
         self.extractor = extractor or make_extractor(None)
         self.scope = (agent_id or self.config.agent_id, conversation_id)
         self.archive = ColdArchive(self.path / "archive.sqlite", *self.scope)
+        self.keywords = KeywordSearch(self.archive)
         self._hot_uri = hot_uri or str(self.path / "hot.lance")
         self._hot: HotStore | None = None
         self._hot_trusted = not read_only
@@ -81,8 +81,7 @@ class MemoryEngine:
         self._pending: list[tuple[int, str, dict[str, Any]]] = []
         self._pending_facts: list[FactRow] = []
         self.timings = {"extract": 0.0, "embed": 0.0, "recall": 0.0}
-        """Wall seconds in the extractor and embedder (engine time excludes both) and in
-        ingest-time retrieval (engine time includes it: this shows the read path's share)."""
+        """Wall seconds in extractor, embedder (outside engine time) and ingest retrieval."""
         self._open(read_only)
 
     # ---- opening and persistence ----------------------------------------------------
@@ -204,7 +203,7 @@ class MemoryEngine:
     def _write(self, events: list[tuple[int, str, dict[str, Any]]], facts: list[FactRow]) -> None:
         """Append to the archive; facts are reported to the in-memory keyword index."""
         self.archive.write(events, facts)
-        keyword_index.written(self.archive, facts)
+        self.keywords.written(facts)
 
     def _write_facts(self) -> None:
         """Write the pending facts only: keyword search must see them from the next read on.
@@ -244,7 +243,7 @@ class MemoryEngine:
             text = exchange.text()
             qvec = self._embed([text])[0]
             start = time.perf_counter()
-            retrieved = recall_hits(self.state, self.archive, cfg, text, qvec, weights)
+            retrieved = recall_hits(self.state, self.keywords, cfg, text, qvec, weights)
             self.timings["recall"] += time.perf_counter() - start
         shown = retrieved[: cfg.extractor_context_k]  # only these are viewed
         known = [hit_fact(self.state, hit, weights) for hit in shown]
@@ -295,11 +294,8 @@ class MemoryEngine:
             self.archive.add_errors(self.turn, rows)
         self.counters["extraction_errors"] += len(extraction.errors)
         self.counters["exchanges_failed"] += bool(extraction.errors)
-        if extraction.mode in ("tools", "json_schema"):  # a model's facts: check them
-            self.counters[f"via_{extraction.mode}"] += 1
-            self.counters["facts_duplicate"] += grounding.duplicates(extraction.facts)
-            self.counters["facts_ungrounded"] += grounding.ungrounded(extraction.facts, exchange)
-        self.counters["tools_ignored"] += extraction.tools_ignored
+        for key, n in grounding.extraction_counts(extraction, exchange).items():
+            self.counters[key] += n
         self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
         self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens
         return extraction
@@ -361,7 +357,7 @@ class MemoryEngine:
 
     # ---- reading --------------------------------------------------------------------
     def _recall(self, query: str, qvec: np.ndarray) -> list[Recalled]:
-        return recall(self.state, self.archive, self.config, query, qvec, self.weights())
+        return recall(self.state, self.keywords, self.config, query, qvec, self.weights())
 
     def recall(self, query: str, *, reinforce: bool | None = None) -> list[Recalled]:
         """Facts relevant to `query`, best first; changes nothing unless reinforcing."""

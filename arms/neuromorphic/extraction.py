@@ -1,4 +1,4 @@
-"""The extractor interface (methodology §4 step 3) and the choice between the two kinds."""
+"""The extractor interface (methodology §4 step 3): what an extraction yields."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Protocol
 
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.records import Fact, FactDraft
-from bench.providers.base import ChatProvider
 from bench.types import Usage
 
 
@@ -50,14 +49,3 @@ class Extractor(Protocol):
     def extract(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
         """Facts stated in `exchange`; `known` are retrieved facts it may override."""
         ...
-
-
-def make_extractor(provider: ChatProvider | None, mode: str = "tools") -> Extractor:
-    """The LLM extractor over `provider` in `mode`, or the offline rule-based one when None."""
-    if provider is None:
-        from arms.neuromorphic.extract_rules import RuleExtractor
-
-        return RuleExtractor()
-    from arms.neuromorphic.extract_llm import LLMExtractor
-
-    return LLMExtractor(provider, mode)

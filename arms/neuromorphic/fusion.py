@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bench.fusion import rrf_fuse
+from bench.arm.fusion import rrf_fuse
 
 
 def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[tuple[int, float]]:
-    """Fuse ranked id lists with `bench.fusion.rrf_fuse`; exact ties in first-seen order."""
+    """Fuse ranked id lists with `bench.arm.fusion.rrf_fuse`; exact ties in first-seen order."""
     return rrf_fuse(lists, k)
 
 

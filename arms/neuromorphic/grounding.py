@@ -2,7 +2,7 @@
 
 A small extractor can return the same invented fact four times for one exchange, which
 stores facts and so looks healthy by the failed/facts counts alone. Two checks, counted
-per exchange into the extraction health (`bench.run.health`):
+per exchange into the extraction health (`bench.scoring.health`):
 
 - *duplicate*: a fact whose normalised content (`content_terms` of `entity_name` and
   `fact_content`, as a set) equals an earlier fact's of the same exchange;
@@ -21,6 +21,7 @@ import calendar
 from collections.abc import Sequence
 
 from arms.neuromorphic.exchange import Exchange
+from arms.neuromorphic.extraction import Extraction
 from arms.neuromorphic.records import FactDraft
 from bench.text import content_terms
 
@@ -54,3 +55,20 @@ def ungrounded(facts: Sequence[FactDraft], exchange: Exchange) -> int:
         if terms and len(terms & source) / len(terms) < MIN_GROUNDED_SHARE:
             count += 1
     return count
+
+
+def extraction_counts(extraction: Extraction, exchange: Exchange) -> dict[str, int]:
+    """What one extraction adds to the engine's mode and quality counters.
+
+    A model's extraction (`tools` or `json_schema` mode) counts one `via_<mode>`, its
+    ignored tool requests and its duplicate and ungrounded facts; a rule-based one
+    counts nothing here.
+    """
+    if extraction.mode not in ("tools", "json_schema"):
+        return {}
+    return {
+        f"via_{extraction.mode}": 1,
+        "tools_ignored": int(extraction.tools_ignored),
+        "facts_duplicate": duplicates(extraction.facts),
+        "facts_ungrounded": ungrounded(extraction.facts, exchange),
+    }

@@ -34,11 +34,9 @@ import math
 import re
 import sqlite3
 import threading
-import weakref
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import groupby
 
@@ -242,17 +240,6 @@ class KeywordIndex:
         return found
 
 
-@dataclass
-class _Seen:
-    state: tuple[int, int]
-    """The file state (`_state`) the last search or reported write saw."""
-    index: KeywordIndex | None = field(default=None)
-    """Built on the second search at one state, then kept current by `written`."""
-
-
-_seen: weakref.WeakKeyDictionary[ColdArchive, _Seen] = weakref.WeakKeyDictionary()
-
-
 def _state(archive: ColdArchive) -> tuple[int, int]:
     """(commits by other connections, newest fact id): facts_fts changed iff this did.
 
@@ -270,35 +257,48 @@ once. Keeping it current costs ~0.1 ms per exchange (tokenising 4 facts); FTS5 c
 _STATE = "SELECT (SELECT data_version FROM pragma_data_version), (SELECT MAX(id) FROM facts)"
 
 
-def keyword_search(archive: ColdArchive, terms: list[str], limit: int) -> list[int]:
-    """`archive.keyword_search(terms, limit)`, from the in-memory index once it is built."""
-    if not terms or limit <= 0:
-        return []
-    state = _state(archive)
-    seen = _seen.get(archive)
-    if seen is None or seen.state != state:
-        seen = _seen[archive] = _Seen(state)
-        if state[1] < LIVE_FROM:
-            return archive.keyword_search(terms, limit)
-    if seen.index is None:
-        seen.index = KeywordIndex(archive)
-    found = seen.index.search(terms, limit)
-    return archive.keyword_search(terms, limit) if found is None else found
+class KeywordSearch:
+    """`archive.keyword_search`, from an in-memory `KeywordIndex` once one is built.
 
-
-def written(archive: ColdArchive, facts: Sequence[FactRow]) -> None:
-    """Report facts this connection has just written (after `archive.write`).
-
-    The index adds them when nothing else changed the file since its state; otherwise
-    it is dropped (the next searches ask SQLite, then rebuild).
+    One per open archive connection, owned by the engine that writes through it: the
+    engine reports each fact it writes (`written`), so the index stays current without
+    reading the file again. `state` is the file state (`_state`) the last search or
+    reported write saw; `index` is built on the second search at one state.
     """
-    seen = _seen.get(archive)
-    if seen is None or not facts:
-        return
-    ids = [f.id for f in facts]
-    if min(ids) > seen.state[1]:  # what others did since shows at the next search
-        if seen.index is not None:
-            seen.index.add(facts)
-        seen.state = (seen.state[0], max(ids))
-    else:
-        del _seen[archive]
+
+    def __init__(self, archive: ColdArchive) -> None:
+        """Searches `archive`; no index until the searches show the file is stable."""
+        self.archive = archive
+        self.state: tuple[int, int] | None = None
+        self.index: KeywordIndex | None = None
+
+    def search(self, terms: list[str], limit: int) -> list[int]:
+        """`archive.keyword_search(terms, limit)`: the same ids in the same order."""
+        if not terms or limit <= 0:
+            return []
+        archive = self.archive
+        state = _state(archive)
+        if state != self.state:
+            self.state, self.index = state, None
+            if state[1] < LIVE_FROM:
+                return archive.keyword_search(terms, limit)
+        if self.index is None:
+            self.index = KeywordIndex(archive)
+        found = self.index.search(terms, limit)
+        return archive.keyword_search(terms, limit) if found is None else found
+
+    def written(self, facts: Sequence[FactRow]) -> None:
+        """Report facts this connection has just written (after `archive.write`).
+
+        The index adds them when nothing else changed the file since its state;
+        otherwise it is dropped (the next searches ask SQLite, then rebuild).
+        """
+        if self.state is None or not facts:
+            return
+        ids = [f.id for f in facts]
+        if min(ids) > self.state[1]:  # what others did since shows at the next search
+            if self.index is not None:
+                self.index.add(facts)
+            self.state = (self.state[0], max(ids))
+        else:
+            self.state, self.index = None, None

@@ -17,16 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arms.neuromorphic.archive import ColdArchive, query_terms
+from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.fusion import concatenate, one_per_entity, rrf
-from arms.neuromorphic.keyword_index import keyword_search
-from arms.neuromorphic.records import Fact, Recalled, assemble, entity_key
+from arms.neuromorphic.keyword_index import KeywordSearch
+from arms.neuromorphic.records import Fact, Recalled, entity_key
 from arms.neuromorphic.spreading import spread
 from arms.neuromorphic.state import MemoryState
 from arms.neuromorphic.vectors import cosine_scores, gather_scores
 from arms.neuromorphic.workingset import WorkingSet
-from bench.topk import top_k
+from bench.arm.topk import top_k
 
 MAX_KEYWORD_TERMS = 8
 """The rarest query terms sent to FTS5 (an exchange yields dozens; common ones add noise)."""
@@ -62,7 +62,7 @@ def hot_search(
 
 
 def cold_search(
-    archive: ColdArchive,
+    keywords: KeywordSearch,
     state: MemoryState,
     query: str,
     qvec: np.ndarray,
@@ -75,7 +75,7 @@ def cold_search(
     """
     index = state.index
     terms = index.rare_terms(query_terms(query), MAX_KEYWORD_TERMS)
-    keyword = [f for f in keyword_search(archive, terms, 3 * limit) if index.is_live(f)]
+    keyword = [f for f in keywords.search(terms, 3 * limit) if index.is_live(f)]
     vectors = [] if archived is None else [f for f, _ in index.dense_search(qvec, limit, archived)]
     return interleave(keyword, vectors, limit)
 
@@ -97,7 +97,7 @@ def interleave(first: list[int], second: list[int], limit: int) -> list[int]:
     return merged
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One recalled record before its public view (`Fact`) is built."""
 
@@ -113,14 +113,14 @@ class Hit:
 
 def recall(
     state: MemoryState,
-    archive: ColdArchive,
+    keywords: KeywordSearch,
     config: NeuromorphicConfig,
     query: str,
     qvec: np.ndarray,
     weights: np.ndarray,
 ) -> list[Recalled]:
     """Retrieve, fuse and rerank facts for `query` (no state change)."""
-    hits = recall_hits(state, archive, config, query, qvec, weights)
+    hits = recall_hits(state, keywords, config, query, qvec, weights)
     return [recalled(state, hit, weights) for hit in hits]
 
 
@@ -138,7 +138,7 @@ def hit_fact(state: MemoryState, hit: Hit, weights: np.ndarray) -> Fact:
 
 def recall_hits(
     state: MemoryState,
-    archive: ColdArchive,
+    keywords: KeywordSearch,
     config: NeuromorphicConfig,
     query: str,
     qvec: np.ndarray,
@@ -152,7 +152,7 @@ def recall_hits(
     hot = hot_search(ws, qvec, config.top_k, archived, valid)
     cold: list[int] = []
     if config.cold_search:
-        cold = cold_search(archive, state, query, qvec, config.cold_top_k, archived)
+        cold = cold_search(keywords, state, query, qvec, config.cold_top_k, archived)
     graph: list[tuple[int, float]] = []
     if config.spreading:
         seeds = list(zip([index.facts[f] for f in cold], index.cosines(cold, qvec), strict=True))
@@ -181,7 +181,7 @@ def recall_hits(
     kept = one_per_entity(fused, entity_of, is_hot, config.rerank_top_k)
     found_by = _found_by(named)
     return [
-        assemble(Hit, id=fid, score=score, found_by=found_by[fid], row=hot_row.get(fid))
+        Hit(id=fid, score=score, found_by=found_by[fid], row=hot_row.get(fid))
         for fid, score in kept
     ]
 
@@ -212,8 +212,7 @@ def archived_fact(state: MemoryState, fid: int) -> Fact:
     """The public view of an archived fact that is not (or no longer) in the hot set."""
     f = state.index.facts[fid]
     superseded = state.index.superseded.get(fid)
-    return assemble(
-        Fact,
+    return Fact(
         id=f.id,
         entity_name=f.entity_name,
         fact_content=f.fact_content,

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from arms.neuromorphic.records import Fact, FactRow, Tier, assemble, entity_key
+from arms.neuromorphic.records import Fact, FactRow, Tier, entity_key
 
 NUMERIC = ("w", "k", "tier", "created", "reinforced", "valid_at", "invalid_at")
 TEXT = ("ids", "entity", "content", "related", "sources", "valid_date", "invalid_date", "reason")
@@ -190,8 +190,7 @@ class WorkingSet:
     def fact(self, row: int, weight: float) -> Fact:
         """The public view of one row (`.item` reads a Python scalar without a numpy one)."""
         invalid = self.invalid_at.item(row)
-        return assemble(
-            Fact,
+        return Fact(
             id=self.ids[row],
             entity_name=self.entity[row],
             fact_content=self.content[row],

@@ -3,7 +3,9 @@
 Tools mirror the REST contract (docs/live.md): `create_project`, `delete_project`,
 `list_projects`, `capture`, `remember`, `search`. Served over stdio
 (`python -m arms.server --mcp-stdio`) and over streamable HTTP at `/mcp` of the REST
-app. Tools return JSON-able dicts, which the SDK sends as structured content.
+app. Tools return JSON-able dicts, which the SDK sends as structured content. Deleting
+an unknown project is a tool error saying `project '<id>' not found` (clients count
+that as already deleted).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
-from arms.server.service import MemoryService, Message
+from arms.server.service import MemoryService, Message, UnknownProject
 
 
 def build_mcp(service: MemoryService) -> MCPServer:
@@ -27,7 +30,10 @@ def build_mcp(service: MemoryService) -> MCPServer:
     @server.tool()
     def delete_project(project_id: str) -> dict[str, Any]:
         """Delete a namespace and everything stored in it."""
-        service.delete_project(project_id)
+        try:
+            service.delete_project(project_id)
+        except UnknownProject as exc:  # said to the client (the SDK hides other errors)
+            raise ToolError(str(exc)) from None
         return {"deleted": project_id}
 
     @server.tool()

@@ -34,7 +34,8 @@ from pathlib import Path
 from arms.neuromorphic.config import NeuromorphicConfig
 from arms.neuromorphic.engine import MemoryEngine
 from arms.neuromorphic.exchange import Exchange
-from arms.neuromorphic.extraction import Extraction, Extractor, make_extractor
+from arms.neuromorphic.extraction import Extraction, Extractor
+from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.records import Fact, FactDraft, Tier
 from bench.errors import BenchError
 from bench.paths import contained, safe_name

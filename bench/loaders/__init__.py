@@ -15,7 +15,7 @@ from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.loaders.stats import dataset_stats
-from bench.registry import unknown
+from bench.names import unknown
 from bench.types import Dataset
 
 log = logging.getLogger(__name__)

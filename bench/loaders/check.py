@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from bench.errors import DatasetError
-from bench.loaders.resolve import sha256_file
-from bench.types import Conversation, Dataset
 
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
@@ -63,34 +60,6 @@ class FileChecker:
             except UnicodeEncodeError as exc:  # a lone surrogate from a `\ud800` escape
                 self.fail(where, f"not valid Unicode text ({exc.reason} at {exc.start})")
         return value
-
-
-def load_conversations(
-    check: FileChecker,
-    name: str,
-    item_label: str,
-    id_field: str,
-    build: Callable[[FileChecker, Any, str], Conversation],
-) -> Dataset:
-    """Read a JSON list, build one Conversation per item, refuse repeated ids."""
-    data = check.read_json()
-    check.typed(data, list, f"top level (a list of {item_label})")
-    from bench.loaders.semantics import check_conversation, check_questions
-
-    conversations: list[Conversation] = []
-    seen: set[str] = set()
-    for i, item in enumerate(data):
-        conv = build(check, item, f"{item_label}[{i}]")
-        if conv.conversation_id in seen:
-            check.fail(f"{item_label}[{i}].{id_field}", f"{conv.conversation_id!r} repeated")
-        check_conversation(check, conv, f"{item_label}[{i}]", id_field)
-        seen.add(conv.conversation_id)
-        conversations.append(conv)
-    check_questions(check, conversations, item_label)
-    path = check.path
-    return Dataset(
-        name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)
-    )
 
 
 def _short(value: Any) -> str:

@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.loaders.check import FileChecker, load_conversations
+from bench.loaders.check import FileChecker
+from bench.loaders.semantics import load_conversations
 from bench.types import Conversation, Dataset, Question, Session, Turn
 
 ADVERSARIAL = 5

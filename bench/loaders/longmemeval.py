@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.loaders.check import FileChecker, load_conversations
+from bench.loaders.check import FileChecker
+from bench.loaders.semantics import load_conversations
 from bench.types import Conversation, Dataset, Question, Session, Turn
 
 LONGMEMEVAL_CATEGORIES: dict[int, str] = {

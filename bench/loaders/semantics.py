@@ -8,9 +8,12 @@ Every refusal is one `DatasetError` naming the file and the JSON path (via
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from bench.loaders.check import FileChecker
-from bench.types import Conversation
+from bench.loaders.resolve import sha256_file
+from bench.types import Conversation, Dataset
 
 log = logging.getLogger("bench.loaders")
 
@@ -50,3 +53,29 @@ def check_questions(check: FileChecker, conversations: list[Conversation], item_
             seen[question.question_id] = i
     if not seen:
         check.fail("", "no questions in the file (nothing to benchmark)")
+
+
+def load_conversations(
+    check: FileChecker,
+    name: str,
+    item_label: str,
+    id_field: str,
+    build: Callable[[FileChecker, Any, str], Conversation],
+) -> Dataset:
+    """Read a JSON list, build one Conversation per item, refuse repeated ids."""
+    data = check.read_json()
+    check.typed(data, list, f"top level (a list of {item_label})")
+    conversations: list[Conversation] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data):
+        conv = build(check, item, f"{item_label}[{i}]")
+        if conv.conversation_id in seen:
+            check.fail(f"{item_label}[{i}].{id_field}", f"{conv.conversation_id!r} repeated")
+        check_conversation(check, conv, f"{item_label}[{i}]", id_field)
+        seen.add(conv.conversation_id)
+        conversations.append(conv)
+    check_questions(check, conversations, item_label)
+    path = check.path
+    return Dataset(
+        name=name, path=str(path), sha256=sha256_file(path), conversations=tuple(conversations)
+    )

@@ -27,8 +27,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bench.names import load_symbol
 from bench.paths import PROJECT_ROOT
-from bench.registry import load_symbol
 
 # Engine benchmarks live with the engine; named lazily so bench never imports arms.
 ENGINE_FIGURES = "arms.neuromorphic.perf:figures"
@@ -115,7 +115,7 @@ def _timed(fn: Any, repeat: int = 1) -> float:
     return median(times)
 
 
-def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
+def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:  # noqa: C901
     """The figures for each requested group."""
     out: dict[str, Any] = {}
     for name in what:
@@ -154,7 +154,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
 
             out[name] = startup_figures()
         else:
-            from bench.registry import unknown
+            from bench.names import unknown
 
             groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")

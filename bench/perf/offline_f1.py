@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import PROJECT_ROOT
+from bench.scoring.rules import SCORED_CATEGORIES
 
 TARGET_F1 = 0.25
 """Every arm's offline F1 on categories 1–4 should reach this (issue 12, item 6)."""
 DEV_CONVERSATIONS = 5
 """Conversations 0–4 (file order) were used to tune the reader; the rest are held out."""
-SCORED_CATEGORIES = (1, 2, 3, 4)
 
 
 def offline_f1_figures(overrides: list[str]) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """Per-role call accounting: calls, HTTP requests, cache hits, tokens, latency, cost.
 
 Tokens and cost count only work done by this process (a cache hit costs nothing and
-adds no tokens); `calls` counts every call, including hits and failures.
+adds no tokens); `calls` counts every call, including hits and failures. A reasoning
+model's hidden reasoning is part of its completion tokens (OpenAI reports
+`completion_tokens_details.reasoning_tokens` as a share of `completion_tokens`) and is
+priced with them; `reasoning_tokens` shows that share.
 """
 
 from __future__ import annotations
@@ -25,6 +28,18 @@ def phase_of(role: str) -> str:
     return PHASES.get(role.split(":", 1)[0], role)
 
 
+def usage_dict(usage: Usage) -> dict[str, int]:
+    """One call's usage as records and the cache store it.
+
+    `reasoning_tokens` appears only when non-zero, so an ordinary model's usage is
+    written exactly as before it existed.
+    """
+    out = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+    if usage.reasoning_tokens:
+        out["reasoning_tokens"] = usage.reasoning_tokens
+    return out
+
+
 @dataclass(frozen=True)
 class Price:
     """Price per 1,000 prompt and completion tokens (either may be unknown)."""
@@ -40,7 +55,11 @@ class Price:
         return self.prompt_per_1k is not None or self.completion_per_1k is not None
 
     def cost(self, usage: Usage) -> float:
-        """Cost of one call's usage; unpriced sides count as free."""
+        """Cost of one call's usage; unpriced sides count as free.
+
+        cost = prompt/1000 x prompt price + completion/1000 x completion price, where
+        completion includes the reasoning tokens (billed as output).
+        """
         prompt = (self.prompt_per_1k or 0.0) * usage.prompt_tokens / 1000.0
         return prompt + (self.completion_per_1k or 0.0) * usage.completion_tokens / 1000.0
 
@@ -61,6 +80,8 @@ class Totals:
     """Prompt tokens of work done by this process (cache hits excluded)."""
     completion_tokens: int = 0
     """Completion tokens of work done by this process (cache hits excluded)."""
+    reasoning_tokens: int = 0
+    """Of `completion_tokens`, the hidden reasoning of a reasoning model."""
     latency_ms: float = 0.0
     """Summed call latency, milliseconds."""
     cost: float | None = None
@@ -72,6 +93,7 @@ class Totals:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         self.latency_ms += other.latency_ms
         if other.cost is not None:
             self.cost = (self.cost or 0.0) + other.cost
@@ -106,6 +128,7 @@ class Accountant:
             errors=int(failed),
             prompt_tokens=fresh.prompt_tokens,
             completion_tokens=fresh.completion_tokens,
+            reasoning_tokens=fresh.reasoning_tokens,
             latency_ms=latency_ms,
             cost=price.cost(fresh) if price is not None and price.known else None,
         )

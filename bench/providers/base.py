@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from bench.types import ChatResult
+
+if TYPE_CHECKING:  # importing bench.arm (an arm author's first import) stays light
+    import numpy as np
 
 Message = dict[str, Any]
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
+from bench.names import unknown
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
@@ -31,7 +32,6 @@ from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
 from bench.providers.secrets import read_api_key
-from bench.registry import unknown
 from bench.types import ChatResult
 
 CHAT_KINDS = ("offline", "openai")
@@ -178,7 +178,10 @@ class ProviderSet:
 
             return AccountedChat(OfflineAnswerer(), role=role, accountant=self._accountant)
         from bench.providers.openai_chat import OpenAIChat
+        from bench.providers.reasoning import check_effort, reasoning_mode
 
+        reasoning_mode(cfg.reasoning, f"{setting}.reasoning")  # the error names the setting
+        check_effort(cfg.reasoning_effort, f"{setting}.reasoning_effort")
         return OpenAIChat(
             cfg,
             role=role,

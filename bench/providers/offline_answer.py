@@ -39,6 +39,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 
+from bench.providers.answer_context import ABSTAIN, extract_context
 from bench.providers.base import CallOptions, Message
 from bench.providers.offline_reader import spans
 from bench.providers.offline_reader.dates import coarsen, date_answer, says_when
@@ -55,7 +56,6 @@ from bench.providers.offline_reader.index import (
 )
 from bench.providers.offline_reader.nouns import feelings, person_noun, place_noun
 from bench.providers.offline_reader.question import Kind, asks_about_photo, kind_of
-from bench.run.answer_prompt import ABSTAIN, extract_context
 from bench.text import content_terms, stem
 from bench.types import ChatResult
 
@@ -151,7 +151,7 @@ def _reply_to(idx: Index, line: Line, weights: Mapping[str, float]) -> Line:
     return reply if reply.speaker != line.speaker else line
 
 
-def _by_kind(
+def _by_kind(  # noqa: C901
     kind: Kind, question: str, q_terms: frozenset[str], line: Line, sentence: str,
     ranked: list[Ranked], weights: Mapping[str, float],
 ) -> str | None:  # fmt: skip

@@ -3,12 +3,14 @@
 The request is `model`, `messages`, `temperature`, `max_tokens` and, per call
 (`CallOptions`), a lower completion cap, stop sequences and a JSON Schema the reply must
 match (`response_format`, sent only when the endpoint's `json_schema` flag is set), plus
-`tools` for the extractor. Identical requests made at the same time by several threads
-(two arms giving the same answer to one judge, say) are sent once and shared, as
-cache hits, when the cache is read. A response with neither text nor a tool call (including
-`finish_reason: length` with empty text) raises ProviderError: an empty answer is
-never scored silently. `forget` deletes the cached reply to one request, for callers
-that find a reply unusable after the fact.
+`tools` for the extractor. A reasoning endpoint sends `max_completion_tokens` and
+`reasoning_effort` instead of the sampling parameters (`bench.providers.reasoning`); an
+`auto` one learns it from the first 400 and asks that call again. Identical requests
+made at the same time by several threads (two arms giving the same answer to one
+judge, say) are sent once and shared, as cache hits, when the cache is read. A response
+with neither text nor a tool call (including `finish_reason: length` with empty text)
+raises ProviderError: an empty answer is never scored silently. `forget` deletes the
+cached reply to one request, for callers that find a reply unusable after the fact.
 """
 
 from __future__ import annotations
@@ -21,12 +23,27 @@ from dataclasses import replace
 from typing import Any
 
 from bench.config import EndpointConfig
-from bench.providers.accounting import Accountant, Price
+from bench.errors import ProviderError
+from bench.providers.accounting import Accountant, Price, usage_dict
 from bench.providers.base import CallOptions, Message
 from bench.providers.cache import ResponseCache, cache_key
 from bench.providers.deployment import AttemptCounter, Deployment
+from bench.providers.reasoning import (
+    ReasoningSwitch,
+    completion_cap,
+    reasoning_mode,
+    reasoning_params,
+)
 from bench.providers.retry import EmptyCompletion, MalformedResponse
 from bench.types import ChatResult, Usage
+
+
+class SamplingRejected(ProviderError):
+    """An `auto` endpoint's request was rejected by a reasoning model; ask it again."""
+
+    def __init__(self, http_requests: int) -> None:
+        super().__init__("the model rejected the sampling parameters")
+        self.http_requests = http_requests
 
 
 def estimate_tokens(messages: list[Message], tools: list[dict[str, Any]] | None, out: int) -> int:
@@ -59,6 +76,8 @@ class OpenAIChat:
         self._price = Price(cfg.price_prompt_per_1k, cfg.price_completion_per_1k)
         self._lock = threading.Lock()
         self._pending: dict[str, Future[ChatResult]] = {}
+        where = f"{role} at {deployment.base_url} (model {cfg.model})"
+        self.reasoning = ReasoningSwitch(reasoning_mode(cfg.reasoning, f"{role}.reasoning"), where)
 
     def complete(
         self,
@@ -68,28 +87,51 @@ class OpenAIChat:
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:
-        """Return the completion (from the cache when possible); ProviderError on failure."""
+        """Return the completion (from the cache when possible); ProviderError on failure.
+
+        On an `auto` endpoint a reasoning model's 400 turns reasoning mode on; the call is
+        then asked again (its cache key is the reasoning parameters'), once.
+        """
         started = time.perf_counter()
-        params = self._params(options)
+        try:
+            return self._complete(messages, tools, prompt_version, options, started, 0)
+        except SamplingRejected as rejected:
+            extra = rejected.http_requests
+            return self._complete(messages, tools, prompt_version, options, started, extra)
+
+    def _complete(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        prompt_version: str,
+        options: CallOptions | None,
+        started: float,
+        extra: int,
+    ) -> ChatResult:
+        """`complete` with the endpoint's current parameters.
+
+        `extra` HTTP requests were spent on this call already (a rejected first ask).
+        """
+        params = self.params_for(options)
         key = self._key(messages, tools, prompt_version, params)
         hit = self._cache.get_json(key)
         if hit is not None:
-            return self._hit(hit, started)
+            return self._hit(hit, started, extra)
         if not self._cache.reads:
-            return self._fetch(messages, params, tools, key, started)
+            return self._fetch(messages, params, tools, key, started, extra)
         with self._lock:
             pending = self._pending.get(key)
             owner = pending is None
             if pending is None:
                 pending = self._pending[key] = Future()
         if not owner:  # the same request is in flight on another thread: share its result
-            return self._shared(pending, started)
+            return self._shared(pending, started, extra)
         try:
             hit = self._cache.get_json(key)  # it may have finished just before we registered
             result = (
-                self._hit(hit, started)
+                self._hit(hit, started, extra)
                 if hit is not None
-                else self._fetch(messages, params, tools, key, started)
+                else self._fetch(messages, params, tools, key, started, extra)
             )
             pending.set_result(result)
             return result
@@ -113,7 +155,30 @@ class OpenAIChat:
         Callers use it when a reply turned out unusable (an unparsable verdict, an answer
         empty after post-processing); a no-op unless the cache mode writes.
         """
-        self._cache.delete(self._key(messages, tools, prompt_version, self._params(options)))
+        self._cache.delete(self.request_key(messages, tools, prompt_version, options))
+
+    def request_key(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None = None,
+        prompt_version: str = "",
+        options: CallOptions | None = None,
+    ) -> str:
+        """The cache key this request has now (the dry run looks it up)."""
+        return self._key(messages, tools, prompt_version, self.params_for(options))
+
+    def params_for(self, options: CallOptions | None = None) -> dict[str, Any]:
+        """The parameters sent now: reasoning ones in reasoning mode, else the sampling ones."""
+        if self.reasoning.on:
+            return reasoning_params(self._cfg, options, json_schema=self.json_schema)
+        return self._params(options)
+
+    def max_completion(self, options: CallOptions | None = None) -> int:
+        """The most completion tokens one call may use; an `auto` endpoint may switch."""
+        caps = [completion_cap(self.params_for(options))]
+        if self.reasoning.mode == "auto":
+            caps.append(completion_cap(reasoning_params(self._cfg, options, json_schema=False)))
+        return max(caps)
 
     def _params(self, options: CallOptions | None = None) -> dict[str, Any]:
         """The sampling parameters sent: the endpoint's, narrowed by the call's options.
@@ -159,6 +224,7 @@ class OpenAIChat:
         tools: list[dict[str, Any]] | None,
         key: str,
         started: float,
+        extra: int = 0,
     ) -> ChatResult:
         """Send the request (limited, retried), store and account for the result."""
         counter = AttemptCounter()
@@ -166,34 +232,38 @@ class OpenAIChat:
             result = self._deployment.call(
                 self.role,
                 lambda client: _request(client, self.model, messages, params, tools),
-                estimated_tokens=estimate_tokens(messages, tools, int(params["max_tokens"])),
+                estimated_tokens=estimate_tokens(messages, tools, completion_cap(params)),
                 used_tokens=lambda r: r.usage.prompt_tokens + r.usage.completion_tokens or None,
                 counter=counter,
             )
-        except Exception:
-            self._record_failure(counter.n, started)
+        except Exception as exc:
+            if self.reasoning.detect(exc, params):
+                raise SamplingRejected(extra + counter.n) from exc
+            self._record_failure(extra + counter.n, started)
             raise
         result = _with_latency(result, _ms_since(started))
         self._cache.put_json(key, "chat", _to_json(result))
-        self._record(result, http_requests=counter.n)
+        self._record(result, http_requests=extra + counter.n)
         return result
 
-    def _hit(self, stored: dict[str, Any], started: float) -> ChatResult:
+    def _hit(self, stored: dict[str, Any], started: float, extra: int = 0) -> ChatResult:
         """A cached reply carries its original latency; accounting gets the lookup time."""
         lookup_ms = _ms_since(started)
         original = stored.get("latency_ms")
         latency = float(original) if isinstance(original, int | float) else lookup_ms
         result = _from_json(stored, cached=True, latency_ms=latency)
-        self._record(_with_latency(result, lookup_ms), http_requests=0)
+        self._record(_with_latency(result, lookup_ms), http_requests=extra)
         return result
 
-    def _shared(self, pending: Future[ChatResult], started: float) -> ChatResult:
+    def _shared(self, pending: Future[ChatResult], started: float, extra: int) -> ChatResult:
         try:
             result = pending.result()
+        except SamplingRejected:
+            raise SamplingRejected(0) from None  # ask again, as the owner does
         except Exception:
-            self._record_failure(0, started)
+            self._record_failure(extra, started)
             raise
-        return self._hit(_to_json(result), started)
+        return self._hit(_to_json(result), started, extra)
 
     def _record_failure(self, http_requests: int, started: float) -> None:
         self._accountant.record(
@@ -238,18 +308,31 @@ def _request(
     )
     finish = choice.finish_reason or "stop"
     if not text.strip() and not tool_calls:
-        hint = "; raise max_tokens" if finish == "length" else ""
-        raise EmptyCompletion(f"empty completion (finish_reason={finish}{hint})")
-    usage = response.usage
+        raise EmptyCompletion(f"empty completion (finish_reason={finish}{_hint(finish, params)})")
     return ChatResult(
         text=text,
         model=getattr(response, "model", None) or model,
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        ),
+        usage=_usage(response.usage),
         finish_reason=finish,
         tool_calls=tool_calls,
+    )
+
+
+def _hint(finish: str, params: dict[str, Any]) -> str:
+    if finish != "length":
+        return ""
+    if "max_completion_tokens" in params:
+        return "; raise max_completion_tokens (hidden reasoning counts against it)"
+    return "; raise max_tokens"
+
+
+def _usage(usage: Any) -> Usage:
+    """The reported usage; reasoning tokens from `completion_tokens_details` when given."""
+    details = getattr(usage, "completion_tokens_details", None)
+    return Usage(
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        reasoning_tokens=int(getattr(details, "reasoning_tokens", 0) or 0),
     )
 
 
@@ -257,10 +340,7 @@ def _to_json(result: ChatResult) -> dict[str, Any]:
     return {
         "text": result.text,
         "model": result.model,
-        "usage": {
-            "prompt_tokens": result.usage.prompt_tokens,
-            "completion_tokens": result.usage.completion_tokens,
-        },
+        "usage": usage_dict(result.usage),
         "finish_reason": result.finish_reason,
         "tool_calls": list(result.tool_calls),
         "latency_ms": result.latency_ms,

@@ -4,6 +4,8 @@ Retried: HTTP 429 and 5xx, timeouts, connection errors and malformed response
 bodies. Never retried: any other 4xx (400, 401, 403, 404, 422 ...), empty completions
 and a context overflow, whatever its status (llama.cpp answers 400, or 500 when slots
 sharing one KV cache run out; vLLM and OpenAI 400): the same request fails the same way.
+A reasoning model's 400 to `max_tokens` or `temperature` says so, with the setting
+that fixes it (`bench.providers.reasoning`).
 The wait honours `retry-after-ms` and `Retry-After` (seconds or an HTTP
 date) when the server sends them, otherwise exponential backoff with full jitter.
 Attempts and total time per call are capped; each retry is logged with its reason.
@@ -22,6 +24,7 @@ from typing import Any, TypeVar
 import tenacity
 
 from bench.errors import ProviderError
+from bench.providers.reasoning import rejected_parameter
 from bench.providers.secrets import redact
 
 log = logging.getLogger("bench.providers")
@@ -99,6 +102,10 @@ def classify(exc: BaseException) -> Failure:
             return Failure(False, f"context overflow (HTTP {status}, not retried): {message}; "
                            "lower answer.max_context_tokens or set answer.truncate_to_fit=true "
                            "(docs/providers.md)")  # fmt: skip
+        if status == 400 and (param := rejected_parameter(exc)) is not None:
+            return Failure(False, f"the model rejects {param!r} (HTTP 400, not retried): "
+                           f"{message}; it is a reasoning model: set reasoning: true (or auto) "
+                           "on this endpoint (docs/providers.md)")  # fmt: skip
         reason = f"HTTP {status}: {message}"
         retryable = status == 429 or status >= 500
         headers = exc.response.headers

@@ -1,6 +1,7 @@
 """API keys: read from the environment by name, and scrubbed from every message we emit.
 
-A key is only ever held in memory. Each key read here is remembered so that
+A key is only ever held in memory. Each key (and each memory service token,
+`read_service_token`) read here is remembered so that
 `redact` can replace it (and any long prefix of it, as servers echo partial keys in
 401 bodies) in error messages and log lines. `install_redaction` applies the same
 scrubbing to every log record — message, traceback and stack — whatever handler
@@ -16,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from bench.errors import ProviderError
+from bench.errors import ConfigError, ProviderError
 
 PLACEHOLDER_KEY = "not-needed"
 """Sent to local servers that need no key (the SDK refuses an empty one)."""
@@ -38,6 +39,25 @@ def read_api_key(env_name: str | None, setting: str) -> str:
         raise ProviderError(
             f"environment variable {env_name} is not set ({setting}) — export it, "
             f"or set {setting}=null for a local server that needs no key"
+        )
+    remember(value)
+    return value
+
+
+def read_service_token(env_name: str, setting: str) -> str:
+    """A memory service's credential from `$env_name`, remembered so `redact` masks it.
+
+    ConfigError naming the variable and `setting` when it is unset, or shorter than 8
+    characters: a token that short could not be masked without masking ordinary words
+    (`redact` scrubs secrets of 8 characters or more, and their 8-character ends).
+    """
+    value = os.environ.get(env_name, "").strip()
+    if not value:
+        raise ConfigError(f"{setting}={env_name}: environment variable is not set")
+    if len(value) < _MIN_FRAGMENT:
+        raise ConfigError(
+            f"{setting}={env_name}: the token is shorter than {_MIN_FRAGMENT} characters, "
+            "too short to be kept out of logs and records; use a longer token"
         )
     remember(value)
     return value

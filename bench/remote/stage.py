@@ -23,18 +23,34 @@ every hot search (and in `retrieve_ms`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from bench.config import RunConfig
 from bench.paths import safe_name
 from bench.remote.mirror import Mirror, Scope
 from bench.remote.uri import is_remote, parse_s3, staging_dir
-from bench.scale.units import Unit
+from bench.types import Conversation
 
 log = logging.getLogger("bench.run")
 TOP = Scope(top=True)
 """Every top-level file: run.json, cache/, SUMMARY.md, MANIFEST.json, report.html."""
+
+
+class Unit(Protocol):
+    """What staging reads of a unit of work (`bench.run.scale.units.Unit` is one)."""
+
+    @property
+    def unit_id(self) -> str:
+        """The unit's id: its store folder name (after `safe_name`)."""
+        ...
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation whose question records the unit writes."""
+        ...
 
 
 def stage(cfg: RunConfig) -> RunConfig:
@@ -73,7 +89,7 @@ class RemoteRun:
             folders=tuple(f"stores/{safe_name(arm)}/{folder}/" for arm in self.arms),
         )
 
-    def pull_start(self, units: list[Unit]) -> None:
+    def pull_start(self, units: Sequence[Unit]) -> None:
         """Before any work: the top-level files and this process's units."""
         fetched = self.mirror.pull(TOP)
         for unit in units:

@@ -26,23 +26,23 @@ from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
-from bench.run.health import (
+from bench.run.provenance import secret_values
+from bench.run.settings import launch, load_run_config
+from bench.scoring.health import (
     MAX_DUPLICATE_SHARE,
     MAX_FAILED_SHARE,
     MAX_UNGROUNDED_SHARE,
     degraded_warnings,
 )
-from bench.run.provenance import secret_values
-from bench.run.settings import launch, load_run_config
 
 
 @hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
-def _hydra_main(cfg: DictConfig) -> None:
+def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
     for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_cfg = load_run_config(cfg)
-        from bench.suite.sweep import job_dirs
+        from bench.run.sweep import job_dirs
 
         # a multirun job's own directory; its stores shared in the sweep folder
         run_cfg.out, sweep_dir = job_dirs(run_cfg.out, None)
@@ -57,7 +57,7 @@ def _hydra_main(cfg: DictConfig) -> None:
 
         shared = Path(sweep_dir) / "stores" if sweep_dir else None
         outcome = run_benchmark(run_cfg, shared)
-        from bench.run.repeats import plan_repeats
+        from bench.run.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
             print(skipped, file=sys.stderr)
@@ -70,13 +70,13 @@ def _hydra_main(cfg: DictConfig) -> None:
             file=sys.stderr,
         )
         if run_cfg.phase != "predict":  # no records yet: nothing to report or manifest
-            from bench.suite.sweep import in_multirun, record_sweep_job, run_outcomes
+            from bench.run.sweep import in_multirun, record_sweep_job, run_outcomes
 
             if in_multirun():  # reads every record: only a -m sweep job has a table to feed
                 record_sweep_job("run", run_outcomes(outcome.run_dir))
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
-            from bench.verify import manifest_current, write_manifest
+            from bench.verify.check import manifest_current, write_manifest
 
             if outcome.written or not manifest_current(outcome.run_dir):
                 write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
@@ -96,10 +96,9 @@ def _hydra_main(cfg: DictConfig) -> None:
     if degraded:
         print(
             f"error: extraction degraded for {len(degraded)} arm/conversation pair(s) "
-            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, no facts stored, or over "
-            f"{MAX_DUPLICATE_SHARE:.0%} of facts duplicate or {MAX_UNGROUNDED_SHARE:.0%} "
-            "ungrounded): those arms answered from a (nearly) empty or invented memory; see "
-            "extraction_errors.json in their store folders",
+            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, no facts stored, over "
+            f"{MAX_DUPLICATE_SHARE:.0%}/{MAX_UNGROUNDED_SHARE:.0%} of facts duplicate/ungrounded): "
+            "those arms answered from an empty or invented memory; see extraction_errors.json",
             file=sys.stderr,
         )
     if outcome.errors:
@@ -130,7 +129,8 @@ def _report(run_dir: str, fresh: bool = False) -> None:
 
     `fresh`: this session wrote no record; outputs newer than every input are kept.
     """
-    from bench import report, summarise
+    from bench import summarise
+    from bench.report import page as report
     from bench.run.resume import report_current
 
     if fresh and report_current(Path(run_dir)):

@@ -27,10 +27,6 @@ from bench.hashing import text_sha256
 from bench.paths import resolve_resource
 from bench.providers.base import Message
 
-CONTEXT_OPEN = "<CONTEXT>"
-CONTEXT_CLOSE = "</CONTEXT>"
-ABSTAIN = "not mentioned"
-
 
 @dataclass(frozen=True)
 class AnswerPrompt:
@@ -97,13 +93,3 @@ def _clean(text: str) -> str:
         if text.endswith(".") and not text.endswith(".."):
             text = text[:-1].rstrip()
     return text
-
-
-def extract_context(messages: list[Message]) -> str:
-    """The context block of a message list built by `AnswerPrompt.messages` ('' if none)."""
-    system = next((str(m["content"]) for m in messages if m.get("role") == "system"), "")
-    start = system.find(CONTEXT_OPEN)
-    end = system.rfind(CONTEXT_CLOSE)
-    if start < 0 or end < start:
-        return ""
-    return system[start + len(CONTEXT_OPEN) : end].strip("\n")

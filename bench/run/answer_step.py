@@ -7,18 +7,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bench.errors import ProviderError
+from bench.providers.accounting import usage_dict
 from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.run.context_fit import usable
-from bench.run.repeats import RepeatPlan
+from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
+from bench.scoring.miss import evidence_retrieved, miss_from
 from bench.scoring.reach import gold_token_recall
 from bench.scoring.rules import Outcome
-from bench.suite.miss import evidence_retrieved, miss_from
 from bench.tokens import TokenCounter
 from bench.types import ChatResult, Context, Question
 
@@ -93,10 +94,7 @@ class AnswerStep:
             latency_ms=round(latency_ms, 3),
             retrieve_ms=round(retrieve_ms, 3),
             retrieved_ids=_source_ids(context),
-            usage={
-                "prompt_tokens": reply.usage.prompt_tokens,
-                "completion_tokens": reply.usage.completion_tokens,
-            },
+            usage=usage_dict(reply.usage),
             cached=reply.cached,
             answerer=reply.model,
             context=context.text if self.save_context else None,
@@ -145,8 +143,11 @@ class AnswerStep:
         return reply, (time.perf_counter() - started) * 1000
 
     def judge(self, question: Question, result: ArmResult, rejudge: bool) -> ArmResult:
-        """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`."""
-        if result.status != OK or not self.judges:
+        """Add missing (or, with `rejudge`, all) verdicts; the primary one sets `correct`.
+
+        An imported result (`bench.published`) is returned as it is, even with `rejudge`.
+        """
+        if result.status != OK or not self.judges or result.imported is not None:
             return result
         judgements = dict(result.judgements)
         for judge in self.judges:

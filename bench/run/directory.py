@@ -24,7 +24,8 @@ from bench.records import (
     write_record,
 )
 from bench.run.provenance import provenance, secret_values
-from bench.run.repeats import RepeatPlan, pending
+from bench.run.repeat_plan import RepeatPlan
+from bench.run.repeats import pending
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.types import Question
@@ -345,7 +346,8 @@ def arms_to_run(
     """(arms needing an answer, arms needing only judging) for a question's record.
 
     With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
-    incomplete is answered again: finished draws come back from the response cache.
+    incomplete is answered again: finished draws come back from the response cache. An
+    imported result (`ArmResult.imported`, `bench.published`) is in neither list.
     """
     from bench.scoring.judges import needs_judgement
 
@@ -354,6 +356,8 @@ def arms_to_run(
     answer, judge = [], []
     for name in arms:
         result = record.arms.get(name)
+        if result is not None and result.imported is not None:
+            continue  # a published result: never re-answered, never re-judged
         if result is None or result.status != OK or _draws_pending(result, repeats, judges):
             answer.append(name)
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):

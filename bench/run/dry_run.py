@@ -12,8 +12,9 @@ are not foreseeable and not counted.
 
 Per role: requests not already in the response cache, prompt tokens counted with the
 run's tokenizer on every message's content, completion tokens bounded by `max_tokens`
-(prompt-only for embeddings), cost = tokens / 1000 x the endpoint's price, and the
-minimum wall time the rate limits allow,
+(a reasoning endpoint's `max_completion_tokens`, hidden reasoning included; an `auto`
+one's larger of the two; prompt-only for embeddings), cost = tokens / 1000 x the
+endpoint's price, and the minimum wall time the rate limits allow,
 `max(requests / requests_per_minute, tokens / tokens_per_minute)` minutes.
 Judge prompts carry the placeholder answer, so they slightly under-count the answer's
 tokens. The arms' stores go to a temporary folder; no record or run.json is written.
@@ -56,7 +57,7 @@ class RoleEstimate:
     prompt_tokens: int = 0
     """Prompt tokens of the uncached requests, counted with the run's tokenizer."""
     completion_tokens_max: int = 0
-    """Upper bound on completion tokens: `max_tokens` per uncached request."""
+    """Upper bound on completion tokens: the completion cap of each uncached request."""
     price_prompt_per_1k: float | None = None
     """The endpoint's price per 1,000 prompt tokens; None when not configured."""
     price_completion_per_1k: float | None = None
@@ -156,8 +157,8 @@ class _DryChat:
         options: CallOptions | None = None,
     ) -> ChatResult:
         """Count the request (unless the cache holds it); reply with a placeholder."""
-        params = self._real._params(options) if self._ctx.remote else {}
-        key = self._real._key(messages, tools, prompt_version, params) if self._ctx.remote else None
+        remote = self._ctx.remote
+        key = self._real.request_key(messages, tools, prompt_version, options) if remote else None
         with self._lock:
             if key is not None and key in self._seen:  # the real client shares repeats
                 return self._reply()
@@ -170,8 +171,8 @@ class _DryChat:
                 self._est.prompt_tokens += sum(
                     self._ctx.tokens.count(str(m.get("content") or "")) for m in messages
                 )
-                self._est.completion_tokens_max += int(
-                    params.get("max_tokens", self._cfg.max_tokens)
+                self._est.completion_tokens_max += (
+                    self._real.max_completion(options) if remote else self._cfg.max_tokens
                 )
         return self._reply()
 
@@ -235,7 +236,9 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     """Walk the run's questions with recording providers; return what would be sent."""
     from bench.loaders import load_dataset
     from bench.run.answer_prompt import load_answer_prompt
-    from bench.run.pipeline import _answer_step, ingest_arms, limit_dataset, open_arms
+    from bench.run.arm_setup import open_arms
+    from bench.run.conversation import answer_step, ingest_arms
+    from bench.run.pipeline import limit_dataset
     from bench.run.repeats import draw
     from bench.run.settings import arm_specs
 
@@ -246,7 +249,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     with tempfile.TemporaryDirectory(prefix="bench-dry-run-") as tmp:
         providers = _DryProviders(cfg, Path(tmp), est, cache)
         try:
-            step = _answer_step(cfg, prompt, providers)
+            step = answer_step(cfg, prompt, providers)
             arms = open_arms(specs, cfg, providers, step.tokens, Path(tmp))
             try:
                 for conversation in dataset.conversations:

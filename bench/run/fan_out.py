@@ -1,7 +1,7 @@
 """A run whose units go to worker processes or Ray: the parent only plans, waits and sums.
 
 The parent builds no provider and opens no arm: each worker builds its own
-(`bench.scale.unit_task.run_unit`), so loading WordLlama and nltk here would only take
+(`bench.run.scale.unit_task.run_unit`), so loading WordLlama and nltk here would only take
 CPU from the workers. What run.json needs of the providers (the answerer's model, the
 judges' models and prompt hashes) is read from the configuration, as the providers
 themselves read it.
@@ -13,10 +13,10 @@ from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, add_accounting
-from bench.run.pipeline import RunOutcome
+from bench.run.outcome import RunOutcome
 from bench.run.resume import JudgeKey, judge_keys
 from bench.run.run_json import RunJson, run_meta
-from bench.scale.executor import UnitPlan
+from bench.run.scale.executor import UnitPlan
 from bench.types import Dataset
 
 
@@ -46,7 +46,7 @@ def run_fanned_out(
     judges: tuple[JudgeKey, ...] | None = judge_keys(cfg.judges)
     if judges is None:  # a judge that cannot be keyed: building it names the problem
         judges = _built_judge_keys(cfg, run_dir)
-    outcome = RunOutcome(run_dir.path)
+    outcome = RunOutcome(run_dir=run_dir.path)
     meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), judges)
     run_json = RunJson(cfg, run_dir, dict(ident), meta, outcome, dict)
     run_json.save()

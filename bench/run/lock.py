@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.errors import BenchError
-from bench.scale.units import Shard
+from bench.run.scale.units import Shard
 
 LOCK_FILE = ".lock"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from bench.config import JudgeConfig, RunConfig
 from bench.errors import ConfigError
 from bench.run.directory import RunDirectory, arms_to_run
-from bench.run.repeats import plan_repeats
+from bench.run.repeat_plan import plan_repeats
 from bench.types import Conversation
 
 

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from bench.config import RunConfig
 from bench.loaders import dataset_stats
-from bench.run import health as ext_health
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, add_accounting, outcome_rule
-from bench.run.repeats import plan_repeats
+from bench.run.repeat_plan import plan_repeats
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
+from bench.scoring import health as ext_health
 from bench.scoring.errata import errata_meta
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 
 if TYPE_CHECKING:
-    from bench.run.pipeline import RunOutcome
+    from bench.run.outcome import RunOutcome
 
 log = logging.getLogger("bench.run")
 

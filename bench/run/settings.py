@@ -14,10 +14,11 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from bench.arm.registry import arm_kind
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.names import load_symbol, unknown
 from bench.paths import CONF_DIR
-from bench.registry import arm_kind, load_symbol, unknown
 from bench.remote.uri import is_remote, parse_s3, staging_dir
 from bench.run.hydra_job import is_plain_run, one_line, run_job_once
 

@@ -229,9 +229,10 @@ def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -
     """True unless the result holds an `ok` or `unparseable` verdict by this judge.
 
     Only verdicts by this judge's model and prompt hash count; an `unparseable` one was
-    asked `attempts` times already, so only `rejudge` asks again.
+    asked `attempts` times already, so only `rejudge` asks again. An imported result
+    (`bench.published`) is never judged: its verdicts are the publisher's.
     """
-    if result.status != OK or result.answer is None:
+    if result.status != OK or result.answer is None or result.imported is not None:
         return False
     if rejudge:
         return True

@@ -58,7 +58,7 @@ def _meta(cfg: SuiteConfig, suites: list[Any]) -> dict[str, Any]:
 
 @hydra.main(config_path="../../conf", config_name="suite", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
-    from bench.suite.sweep import job_dirs, record_sweep_row
+    from bench.run.sweep import job_dirs, record_sweep_row
 
     try:
         suite_cfg = load_suite_config(cfg)

@@ -106,11 +106,11 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
 def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: Any, tokens: TokenCounter) -> (
     tuple[list[ArmSpec], dict[str, Arm]]
 ):  # fmt: skip
-    from bench.run.pipeline import open_arms
+    from bench.run.arm_setup import open_arms
     from bench.run.settings import arm_specs
-    from bench.screen import _read_only
+    from bench.suite.screen import read_only
 
-    specs = [_read_only(spec) for spec in arm_specs(run_cfg)]
+    specs = [read_only(spec) for spec in arm_specs(run_cfg)]
     stores = Path(cfg.stores) if cfg.stores else None
     return specs, open_arms(specs, run_cfg, providers, tokens, Path(cfg.out), stores)
 

@@ -24,12 +24,13 @@ from typing import NoReturn
 
 from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
-from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
+from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, threshold_from_outcome
+from bench.summarise.cost import cost_view
+from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
-from bench.summarise.flags import compute_flags
+from bench.summarise.flags import compute_flags, extraction_notes
 from bench.summarise.model import (
     LABEL_SCHEMES,
-    SCORED_CATEGORIES,
     SETS,
     SMALL_N,
     PairedTest,
@@ -326,9 +327,18 @@ def _scan_or_blame(run: LoadedRun, locomo_style: bool) -> tuple[_Layout, list[st
 
 
 def summarise_records(
-    run: LoadedRun, *, baseline: LoadedRun | None = None, labels: str = "official"
+    run: LoadedRun,
+    *,
+    baseline: LoadedRun | None = None,
+    labels: str = "official",
+    margin: float = DEFAULT_MARGIN,
+    baseline_arm: str | None = None,
 ) -> Summary:
-    """Compute the typed Summary of a loaded run (and its baseline)."""
+    """Compute the typed Summary of a loaded run (and its baseline).
+
+    `margin`: the equivalence margin δ as a share; `baseline_arm`: the baseline arm
+    every arm is paired with (`bench.summarise.baseline_arm`).
+    """
     if labels not in LABEL_SCHEMES:
         raise SummaryError(f"--labels {labels}: unknown; use one of {', '.join(LABEL_SCHEMES)}")
     notes: list[str] = [run.meta_problem] if run.meta_problem else []
@@ -370,7 +380,6 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
-    summary.flags = compute_flags(run.meta, run.records)
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
 
@@ -378,9 +387,30 @@ def summarise_records(
             run.records, names, run.meta, layout.qids("scored"), seen=scan.draws
         )
     if baseline is not None:
-        _add_baseline(summary, run, baseline, layout, outcomes)
+        _add_baseline(summary, run, baseline, layout, outcomes, baseline_arm)
+    _add_views(summary, run, scan, layout, names, margin)
     summary.notes.extend(_closing_notes(summary))
     return summary
+
+
+def _add_views(
+    summary: Summary,
+    run: LoadedRun,
+    scan: RunScan,
+    layout: _Layout,
+    names: list[str],
+    margin: float,
+) -> None:
+    """Judge runs (only when verdicts exist), equivalence, cost per correct answer, flags."""
+    if scan.judged:
+        from bench.summarise.judge_runs import judge_runs_view
+
+        scored = layout.set_groups["scored"]
+        summary.judge_runs = judge_runs_view(run.records, names, layout.group_of, scored)
+    rows = [*summary.pairs, *(summary.baseline or [])]
+    summary.equivalence = equivalence_rows(rows, margin, ("scored",))
+    summary.cost = cost_view({n: scan.arms[n].costs for n in names}, run.meta)
+    summary.flags = compute_flags(run.meta, run.records)
 
 
 def _add_baseline(
@@ -389,31 +419,31 @@ def _add_baseline(
     baseline: LoadedRun,
     layout: _Layout,
     outcomes: dict[str, Outcomes],
+    chosen: str | None = None,
 ) -> None:
-    """Same arm, two runs, paired on question_id (never on question text).
+    """Each arm against its baseline arm, paired on question_id (never on question text).
 
-    The baseline is scanned as the run is (the same pass, so a wrong-typed value in its
-    records is the same one-line error); its outcomes become masks over this run's
-    records (`_moved`): its questions that this run lacks pair with nothing.
+    Same arm in two runs, or every arm against one (imported) baseline arm
+    (`bench.summarise.baseline_arm`). The baseline is scanned as the run is (the same
+    pass, so a wrong-typed value in its records is the same one-line error); its
+    outcomes become masks over this run's records (`_moved`): its questions that this
+    run lacks pair with nothing.
     """
+    from bench.summarise.baseline_arm import BaselineArmError, baseline_pairs
+
     base_style = _is_locomo_style(baseline, _dataset_name(baseline))
     _, base_list, base_scan = _scan_or_blame(baseline, base_style)
-    base_names = set(base_list)
     baseline_outcome = _outcome(base_scan.outcomes, baseline.meta, [])
-    position = {r.question_id: i for i, r in enumerate(run.records)}
     names = list(outcomes)
-    rows = []
-    for name in (n for n in names if n in base_names):
-        arm = base_scan.arms[name]
-        before = (
-            _moved(arm.right, baseline.records, position),
-            _moved(arm.wrong, baseline.records, position),
-        )
-        rows.extend(_pair_rows(name, name, before, outcomes[name], layout))
+    try:
+        against, summary.baseline_arm = baseline_pairs(names, base_list, baseline.records, chosen)
+    except BaselineArmError as exc:
+        raise SummaryError(str(exc)) from None
+    rows = _baseline_rows(run, baseline, base_scan, layout, outcomes, against, summary.baseline_arm)
     _apply_holm(rows)
     summary.baseline_dir = str(baseline.run_dir)
     summary.baseline = rows
-    missing = sorted(set(names) - base_names)
+    missing = sorted(set(names) - set(against))
     if missing:
         summary.notes.append(f"baseline has no arm {', '.join(missing)}: not compared")
     ours = run.meta.dataset.sha256 if run.meta else None
@@ -425,6 +455,52 @@ def _add_baseline(
             f"baseline outcome rule {baseline_outcome} differs from this run's {summary.outcome}: "
             "gained/lost compare different rules"
         )
+
+
+def _baseline_rows(
+    run: LoadedRun,
+    baseline: LoadedRun,
+    base_scan: RunScan,
+    layout: _Layout,
+    outcomes: dict[str, Outcomes],
+    against: dict[str, str],
+    single: str | None,
+) -> list[PairRow]:
+    """Rows of each arm against its baseline arm (`single`: one imported arm for all)."""
+    position = {r.question_id: i for i, r in enumerate(run.records)}
+    clean = _audit_clean(run, layout) if single else None
+    rows = []
+    for name, base_name in against.items():
+        arm = base_scan.arms[base_name]
+        before = (
+            _moved(arm.right, baseline.records, position),
+            _moved(arm.wrong, baseline.records, position),
+        )
+        rows.extend(_pair_rows(base_name, name, before, outcomes[name], layout))
+        if clean is not None:
+            rows.append(
+                PairRow(base_name, name, AUDIT_CLEAN, _paired(before, outcomes[name], clean), {})
+            )
+    if single:  # a published arm covers some groups only (LoCoMo 1-4)
+        for row in rows:
+            row.groups = {g: t for g, t in row.groups.items() if t.n}
+    return rows
+
+
+AUDIT_CLEAN = "scored, key unchanged by the audit"
+"""The errata view of a pairing with an imported arm: the scored questions whose gold
+the answer-key audit leaves standing. An imported arm cannot be judged again against
+the corrected key, so both sides are compared only where the official key is sound."""
+
+
+def _audit_clean(run: LoadedRun, layout: _Layout) -> int | None:
+    """Mask of the scored questions the audit does not change; None without the audit."""
+    from bench.summarise.errata import is_score_affected
+
+    if not layout.locomo_style or not any(r.errata_type is not None for r in run.records):
+        return None
+    affected = _mask(i for i, r in enumerate(run.records) if is_score_affected(r))
+    return layout.set_masks["scored"] & ~affected
 
 
 def _closing_notes(summary: Summary) -> list[str]:
@@ -442,7 +518,7 @@ def _closing_notes(summary: Summary) -> list[str]:
         )
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
-    notes.extend(_extraction_notes(summary))
+    notes.extend(extraction_notes(summary.meta))
     return notes
 
 
@@ -458,29 +534,6 @@ def _cap_notes(scan: RunScan) -> list[str]:
             notes.append(f"contexts cut to fit the server {arm}: {cut} of {answered}")
         if unparseable:
             notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
-    return notes
-
-
-def _extraction_notes(summary: Summary) -> list[str]:
-    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.run.health)."""
-    from bench.run.health import (
-        arm_total,
-        degraded_warnings,
-        mode_note,
-        quality_note,
-        table_from_json,
-    )
-
-    table = table_from_json(summary.meta.extraction_health if summary.meta else None)
-    notes = []
-    for arm in sorted(table):
-        total = arm_total(table[arm])
-        mark = "DEGRADED " if total.degraded else ""
-        notes.append(
-            f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
-            f"{total.facts} facts stored{quality_note(total)}{mode_note(total)}"
-        )
-    notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
     return notes
 
 
@@ -526,6 +579,15 @@ def _parser() -> argparse.ArgumentParser:
         "run_dir", help="run directory holding questions/*.json, or s3://bucket/prefix ([s3] extra)"
     )
     parser.add_argument("--baseline", help="another run of the same arms to pair with")
+    parser.add_argument(
+        "--baseline-arm",
+        help="pair every arm with this baseline arm (default: the baseline's one imported arm, "
+        "else each arm with its namesake)",
+    )
+    parser.add_argument(
+        "--margin", type=float, default=100 * DEFAULT_MARGIN,
+        help="equivalence margin δ in accuracy points (default 2)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
     parser.add_argument("--format", choices=("text", "json", "comparable"), default=None)
@@ -533,6 +595,16 @@ def _parser() -> argparse.ArgumentParser:
         "--write", action="store_true", help="also write RUN_DIR/SUMMARY.md (and comparable.json)"
     )
     return parser
+
+
+def _summary_of(args: argparse.Namespace, run: LoadedRun, base: LoadedRun | None) -> Summary:
+    """`summarise_records` with the command line's options (the margin checked first)."""
+    if not 0 < args.margin < 100:
+        raise SummaryError(f"--margin {args.margin}: must be between 0 and 100 points")
+    return summarise_records(
+        run, baseline=base, labels=args.labels, margin=args.margin / 100,
+        baseline_arm=args.baseline_arm,
+    )  # fmt: skip
 
 
 def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
@@ -549,7 +621,7 @@ def main(argv: list[str] | None = None, *, exit_unfreed: bool = False) -> int:
     try:
         run = load_run(_local(args.run_dir))
         base = load_run(_local(args.baseline)) if args.baseline else None
-        summary = summarise_records(run, baseline=base, labels=args.labels)
+        summary = _summary_of(args, run, base)
     except SummaryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

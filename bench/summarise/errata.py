@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.records import OK, ArmResult, QuestionRecord, not_an_outcome
-from bench.summarise.model import SCORED_CATEGORIES, Rate
+from bench.scoring.rules import SCORED_CATEGORIES
 from bench.summarise.reach import evidence_recall
-from bench.summarise.stats import mean
+from bench.summarise.stats import Rate, mean
 
 CITATION_ONLY = "WRONG_CITATION"
 

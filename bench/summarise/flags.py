@@ -6,7 +6,7 @@ and the answerer's endpoints) and the records (verdicts beside F1) and returns o
 charts, the comparable export and the explorer all render it through the helpers here,
 so each shows the same marks:
 
-- arm `extraction degraded` (bench.run.health: failed exchanges, no facts, duplicate or
+- arm `extraction degraded` (bench.scoring.health: failed exchanges, no facts, duplicate or
   ungrounded facts);
 - judge `self-judging` and `degenerate` (rules in bench.summarise.judge_checks);
 - judge `lenient (calibration)`: the hook for a calibration set's acceptance rate of
@@ -15,13 +15,20 @@ so each shows the same marks:
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.records import QuestionRecord
-from bench.run.health import arm_total, quality_note, table_from_json
 from bench.runmeta import RunMeta
+from bench.scoring.health import (
+    arm_total,
+    degraded_warnings,
+    mode_note,
+    quality_note,
+    table_from_json,
+)
 from bench.summarise.judge_checks import agreements, degenerate_reason, self_judging
 
 EXTRACTION_DEGRADED = "extraction degraded"
@@ -75,6 +82,27 @@ class RunFlags:
         """`` or ` [judge llm: degenerate, self-judging]` for a flagged primary judge."""
         kinds = ", ".join(f.kind for f in self.primary)
         return f" [judge {self.primary_judge}: {kinds}]" if kinds else ""
+
+    def pair_name(self, a: str, b: str) -> str:
+        """`A vs B` with each arm's label."""
+        return f"{self.arm_label(a)} vs {self.arm_label(b)}"
+
+    def banner_html(self) -> str:
+        """The headline as an HTML banner list (report, explorer); `` when nothing is flagged."""
+        if not self:
+            return ""
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.headline())
+        return f'<div class="banner"><ul class="flags">{items}</ul></div>'
+
+    def title_mark(self) -> str:
+        """` — DEGENERATE JUDGE` for a title when the primary judge is degenerate, else ``."""
+        return " — DEGENERATE JUDGE" if self.primary_degenerate else ""
+
+    def pair_cells(self, a: str, b: str, baseline: bool) -> list[str]:
+        """The arm cells of a paired row: `[A, B]`, or one cell against a baseline run."""
+        if not baseline:
+            return [self.arm_label(a), self.arm_label(b)]
+        return [self.arm_label(a) if a == b else f"{self.arm_label(b)} vs {self.arm_label(a)}"]
 
     def headline(self) -> list[str]:
         """The lines a summary opens with: the primary judge first, then arms, other judges."""
@@ -159,3 +187,18 @@ def compute_flags(
         judges={k: tuple(v) for k, v in sorted(judges.items())},
         primary_judge=_primary_judge(meta),
     )
+
+
+def extraction_notes(meta: RunMeta | None) -> list[str]:
+    """Per extracting arm: exchanges, failed, facts (and suspect facts); DEGRADED lines."""
+    table = table_from_json(meta.extraction_health if meta else None)
+    notes = []
+    for arm in sorted(table):
+        total = arm_total(table[arm])
+        mark = "DEGRADED " if total.degraded else ""
+        notes.append(
+            f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
+            f"{total.facts} facts stored{quality_note(total)}{mode_note(total)}"
+        )
+    notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
+    return notes

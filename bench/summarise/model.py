@@ -20,10 +20,12 @@ from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.flags import RunFlags
-from bench.summarise.stats import cohen_kappa, wilson_interval
+from bench.summarise.stats import Rate, cohen_kappa
 
 if TYPE_CHECKING:
+    from bench.summarise.cost import CostView
     from bench.summarise.errata import ErrataView
+    from bench.summarise.judge_runs import JudgeRuns
     from bench.summarise.reach import Reach
     from bench.summarise.repeats import RepeatsView
 
@@ -38,7 +40,6 @@ LABEL_SCHEMES: dict[str, dict[int, str]] = {
     "mem0": {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain", 5: "adversarial"},
 }
 """Category labels: `official` follows the LoCoMo evaluation code; `mem0` its paper."""
-SCORED_CATEGORIES = frozenset({1, 2, 3, 4})
 
 
 def group_label(key: str, labels: str = "official", *, locomo_style: bool = True) -> str:
@@ -58,26 +59,6 @@ SETS = ("scored", "all")
 SMALL_N = 300
 """Below this many paired questions a comparison is underpowered: not a result."""
 LATENCY_QUANTILES = (50, 75, 90, 99)
-
-
-@dataclass(frozen=True)
-class Rate:
-    """`k` of `n`, with its Wilson 95% interval."""
-
-    k: int
-    """Count of successes."""
-    n: int
-    """Count of trials (0 gives no interval)."""
-
-    @property
-    def value(self) -> float | None:
-        """K / n, or None when n = 0."""
-        return self.k / self.n if self.n else None
-
-    @property
-    def ci(self) -> tuple[float, float] | None:
-        """Wilson 95% interval, or None when n = 0."""
-        return wilson_interval(self.k, self.n)
 
 
 @dataclass
@@ -188,6 +169,32 @@ class KappaRow:
     """Cohen's kappa; None when undefined (e.g. n is 0)."""
 
 
+@dataclass(frozen=True)
+class EquivalenceRow:
+    """One pair (or arm against the baseline) on one set: TOST at margin δ."""
+
+    a: str
+    """Arm A (the baseline arm for baseline rows)."""
+    b: str
+    """Arm B."""
+    set: str
+    """The question set (`scored`)."""
+    n: int
+    """Questions both answered."""
+    diff: float
+    """d = accuracy of B − accuracy of A, on those questions."""
+    ci90: tuple[float, float] | None
+    """d ± z₀.₉₅·se (the interval TOST checks); None when se = 0."""
+    p: float | None
+    """max(p₁, p₂); None when no test is possible (se = 0 or n = 0)."""
+    margin: float
+    """δ, as a share (0.02 = 2 points)."""
+    equivalent: bool
+    """True when p < 0.05: the difference is within ±δ."""
+    note: str = ""
+    """`few discordant pairs` or `no discordant pairs` when the test is unreliable or absent."""
+
+
 @dataclass
 class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
@@ -232,9 +239,17 @@ class Summary:
     """Accuracy beside evidence and gold-token recall, per arm (empty when unknown)."""
     misses: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """Arm -> group key -> wrong answers that were retrieval / reader misses
-    (bench.suite.miss; arms that list no retrieved ids are absent)."""
+    (bench.scoring.miss; arms that list no retrieved ids are absent)."""
     repeats: RepeatsView | None = None
     """Run-to-run variation of a `repeats=N` run; None for a single run."""
+    baseline_arm: str | None = None
+    """The baseline arm every arm is paired with (an imported arm); None: same-name arms."""
+    judge_runs: list[JudgeRuns] = field(default_factory=list)
+    """Repeated judge runs (`<id>#<k>`): per run, mean ± SD, majority (`judge_runs`)."""
+    equivalence: list[EquivalenceRow] = field(default_factory=list)
+    """Paired equivalence (TOST) of every pair and baseline row (bench.summarise.equivalence)."""
+    cost: CostView | None = None
+    """Tokens (and money) per correct answer per arm (bench.summarise.cost); None if unknown."""
     flags: RunFlags = field(default_factory=RunFlags)
     """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.records import OK, ArmResult, QuestionRecord
-from bench.summarise.model import SCORED_CATEGORIES, Rate
-from bench.summarise.stats import mean
+from bench.scoring.rules import SCORED_CATEGORIES
+from bench.summarise.stats import Rate, mean
 
 OFFLINE_CAUTION = (
     "Caution: a pipeline check and a reachability measure, not a proxy for LLM accuracy "

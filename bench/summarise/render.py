@@ -16,10 +16,10 @@ from bench.summarise.model import (
     GroupStats,
     PairedTest,
     PairRow,
-    Rate,
     Summary,
 )
 from bench.summarise.reach import render_reach
+from bench.summarise.stats import Rate
 
 _DASH = "—"
 
@@ -64,17 +64,15 @@ def _group_name(s: Summary, key: str) -> str:
 
 def _arm_table(s: Summary) -> str:
     header = ["arm" + s.flags.judge_mark(), "acc scored", "95% CI", "n", "acc all", "95% CI", "n"]
-    header += ["F1 scored"]
-    header += ["excluded", "abstains (answerable)", "ctx tokens"]
+    header += ["F1 scored", "excluded", "abstains (answerable)", "ctx tokens"]
     rows = []
     for arm in s.arms.values():
         sc, al = arm.accuracy["scored"], arm.accuracy["all"]
         excluded = ", ".join(f"{k} {v}" for k, v in sorted(arm.excluded["all"].items())) or "0"
-        name = s.flags.arm_label(arm.name)
         rows.append(
-            [name, _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value), _ci(al), str(al.n)]
-            + [_num(arm.f1["scored"], 3), excluded, _rate(arm.abstention_answerable)]
-            + [_num(arm.context_tokens_mean, 0)]
+            [s.flags.arm_label(arm.name), _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value)]
+            + [_ci(al), str(al.n), _num(arm.f1["scored"], 3), excluded]
+            + [_rate(arm.abstention_answerable), _num(arm.context_tokens_mean, 0)]
         )
     return _table(header, rows)
 
@@ -154,7 +152,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     for row in rows:
         by_pair.setdefault((row.a, row.b), []).append(row)
     for (a, b), pair_rows in by_pair.items():
-        ident = [s.flags.arm_label(a)] if baseline else [s.flags.arm_label(a), s.flags.arm_label(b)]
+        ident = s.flags.pair_cells(a, b, baseline)
         shown = [r for r in pair_rows if not (s.sets_identical and r.set == "all")]
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
@@ -177,9 +175,8 @@ def _title(s: Summary) -> list[str]:
         if s.locomo_style
         else f"every question scored ({n_all})"
     )
-    degenerate = " — DEGENERATE JUDGE" if s.flags.primary_degenerate else ""
     return [
-        f"# Summary of {s.run_dir}{degenerate}",
+        f"# Summary of {s.run_dir}{s.flags.title_mark()}",
         *(f"> - **{line}**" for line in s.flags.headline()),
         "",
         f"dataset {s.dataset} · {sets} · outcome `{s.outcome}`"
@@ -206,8 +203,10 @@ def _sections(s: Summary) -> list[str]:
         out += ["", "## Paired comparisons (exact McNemar; paired on question_id)", ""]
         out += [_pair_table(s, s.pairs, baseline=False)]
     if s.baseline is not None:
-        out += ["", f"## Against baseline {s.baseline_dir} (same arm, paired on question_id)"]
+        how = f"each arm vs {s.baseline_arm}" if s.baseline_arm else "same arm"
+        out += ["", f"## Against baseline {s.baseline_dir} ({how}, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
+    out += _added_sections(s)
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
     if s.repeats is not None:  # the repeats module is imported only for runs with repeats
@@ -223,6 +222,19 @@ def _sections(s: Summary) -> list[str]:
         f"with the discordant pairs observed; underpowered: n < {SMALL_N} or no MDE.",
     ]
     return out
+
+
+def _added_sections(s: Summary) -> list[str]:
+    """Judge runs, equivalence and cost per correct answer (their modules render them)."""
+    from bench.summarise.cost import render_cost
+    from bench.summarise.equivalence import render_equivalence
+
+    out: list[str] = []
+    if s.judge_runs:
+        from bench.summarise.judge_runs import render_judge_runs
+
+        out += render_judge_runs(s.judge_runs, s.group_labels)
+    return out + render_equivalence(s.equivalence) + render_cost(s.cost)
 
 
 def render_text(s: Summary) -> str:
@@ -326,7 +338,9 @@ def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
 
 
 def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
-    ident = {"arm": row.a} if baseline else {"a": row.a, "b": row.b}
+    ident = {"arm": row.b} if baseline else {"a": row.a, "b": row.b}
+    if baseline and row.a != row.b:
+        ident["baseline_arm"] = row.a
     body = _test_json(row.pooled, baseline)
     groups = {k: _test_json(t, baseline) for k, t in row.groups.items()}
     return {**ident, "set": row.set, **body, "by_category": groups}
@@ -352,8 +366,7 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)
-    if s.flags:
-        out["flags"] = s.flags.to_json()
+    out.update({"flags": s.flags.to_json()} if s.flags else {})  # only when flagged
     if s.reach:
         out["reachability"] = {
             r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}
@@ -366,4 +379,22 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
+    out.update(_added_json(s))
+    return out
+
+
+def _added_json(s: Summary) -> dict[str, Any]:
+    """`judge_runs`, `equivalence` and `cost_per_correct` (each when there is one)."""
+    from bench.summarise.cost import cost_json
+    from bench.summarise.equivalence import equivalence_json
+
+    out: dict[str, Any] = {}
+    if s.judge_runs:
+        from bench.summarise.judge_runs import judge_runs_json
+
+        out["judge_runs"] = judge_runs_json(s.judge_runs)
+    if s.equivalence:
+        out["equivalence"] = equivalence_json(s.equivalence)
+    if s.cost is not None:
+        out["cost_per_correct"] = cost_json(s.cost)
     return out

@@ -11,7 +11,7 @@ arm order (the order `misses` and the exclusion counts are first seen in). Per a
   `abstained` and `trap_hit` on LoCoMo category 5, `stale_in_context`): true of present;
 - the positions in `records` of the questions right and wrong (paired tests), capped
   answers, contexts cut to fit and unparseable verdicts (`cli` notes), retrieval/reader
-  misses (`bench.suite.miss`);
+  misses (`bench.scoring.miss`);
 - reachability (`reach.ReachTally`) and, when the records carry the answer-key audit,
   both keys (`errata.ErrataTally`): the rules stay in those modules, the pass is here.
 
@@ -24,18 +24,12 @@ from __future__ import annotations
 from collections import Counter
 
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord, not_an_outcome
-from bench.suite.miss import MissRow, count_misses, result_miss
+from bench.scoring.miss import MissRow, count_misses, result_miss
+from bench.scoring.rules import SCORED_CATEGORIES
 from bench.summarise.errata import AuditedQuestion, ErrataTally
-from bench.summarise.model import (
-    LATENCY_QUANTILES,
-    SCORED_CATEGORIES,
-    SETS,
-    ArmStats,
-    GroupStats,
-    Rate,
-)
+from bench.summarise.model import LATENCY_QUANTILES, SETS, ArmStats, GroupStats
 from bench.summarise.reach import ReachTally, evidence_recall
-from bench.summarise.stats import mean, percentile
+from bench.summarise.stats import Rate, mean, percentile
 
 
 class Tally:
@@ -97,7 +91,7 @@ class ArmScan:
     """Every counter of one arm, from the one pass."""
 
     __slots__ = (
-        "abstained_adversarial", "abstained_answerable", "answered", "capped", "cut",
+        "abstained_adversarial", "abstained_answerable", "answered", "capped", "costs", "cut",
         "errata", "groups", "latencies", "reach", "right", "stale", "tokens", "trap_hits",
         "unparseable", "wrong",
     )  # fmt: skip
@@ -120,6 +114,9 @@ class ArmScan:
     """Positions in `records` of the questions whose counting result is correct."""
     wrong: list[int]
     """Positions in `records` of the questions whose counting result is wrong."""
+    costs: list[tuple[int, int | None, dict[str, int], bool]]
+    """(position, context_tokens, usage, correct) of each counting result on a scored
+    question (`bench.summarise.cost`)."""
     answered: int
     """`ok` results."""
     capped: int
@@ -143,6 +140,7 @@ class ArmScan:
         self.stale = Share()
         self.right = []
         self.wrong = []
+        self.costs = []
         self.answered = 0
         self.capped = 0
         self.cut = 0
@@ -161,7 +159,7 @@ class RunScan:
     outcomes: set[str | None]
     """The outcome rules (`ArmResult.outcome`) of the `ok` results."""
     misses: dict[str, dict[str, dict[str, int]]]
-    """Arm -> group key -> retrieval / reader misses (`bench.suite.miss.count_misses`)."""
+    """Arm -> group key -> retrieval / reader misses (`bench.scoring.miss.count_misses`)."""
     judged: bool
     """True when any `ok` result carries a judge verdict."""
     draws: int
@@ -195,7 +193,7 @@ def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
     return names
 
 
-def scan_records(
+def scan_records(  # noqa: C901, PLR0912, PLR0915
     records: list[QuestionRecord],
     names: list[str],
     group_of: dict[str, str],
@@ -221,6 +219,7 @@ def scan_records(
         group = group_of[qid]
         adversarial = locomo_style and record.category == 5
         scored = record.category in SCORED_CATEGORIES
+        costed = scored or not locomo_style
         reachable = bool(record.gold) and (scored or not locomo_style)
         audit = AuditedQuestion(record) if audited and scored else None
         evidence = record.evidence
@@ -256,6 +255,8 @@ def scan_records(
                 f1 = scores.get("f1")
                 if isinstance(f1, (int, float)) and not isinstance(f1, bool):
                     tally.f1.append(float(f1))
+                if costed:
+                    scan.costs.append((position, res.context_tokens, res.usage, correct))
             if res.latency_ms is not None:
                 scan.latencies.append(float(res.latency_ms))
             if res.context_tokens is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 ALPHA = 0.05
 Z_95 = 1.9599639845400536
@@ -176,3 +177,23 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 def mean(values: Sequence[float]) -> float | None:
     """The arithmetic mean; None for no values."""
     return math.fsum(values) / len(values) if values else None
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`k` of `n`, with its Wilson 95% interval."""
+
+    k: int
+    """Count of successes."""
+    n: int
+    """Count of trials (0 gives no interval)."""
+
+    @property
+    def value(self) -> float | None:
+        """K / n, or None when n = 0."""
+        return self.k / self.n if self.n else None
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """Wilson 95% interval, or None when n = 0."""
+        return wilson_interval(self.k, self.n)

@@ -60,7 +60,7 @@ _NOT_NOUNS_TEXT = "does has was is this its his hers yours ours theirs"
 _NOT_NOUNS = frozenset(_NOT_NOUNS_TEXT.split())
 
 
-def kind_of(question: str) -> Kind:
+def kind_of(question: str) -> Kind:  # noqa: C901
     """The answer type of `question` (first matching rule, in the order of `Kind`)."""
     low = " ".join(question.lower().split())
     if _WHEN.match(low):

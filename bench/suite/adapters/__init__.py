@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.errors import ConfigError
-from bench.registry import did_you_mean, load_symbol
+from bench.names import did_you_mean, load_symbol
 from bench.suite.model import Suite, suite_to_json
 from bench.suite.validate import parse_suite
 

@@ -3,7 +3,7 @@
 The shipped file `bench/schema/question_record.schema.json` is exactly what
 `build_schema()` returns (a test checks equality), so the schema can never drift from
 the code: add a field to `ArmResult` and the test fails until the file is regenerated
-with `python -m bench.record_schema --write`. Every object sets
+with `python -m bench.verify.record_schema --write`. Every object sets
 `additionalProperties: false`; a result's `ok`/`error` status adds the fields it
 requires. Standard library only.
 """
@@ -22,15 +22,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bench import records
-from bench.records import SCHEMA_VERSION, ArmResult, Judgement, QuestionRecord, RepeatResult
+from bench.records import (
+    SCHEMA_VERSION,
+    ArmResult,
+    Imported,
+    Judgement,
+    QuestionRecord,
+    RepeatResult,
+)
 
-SCHEMA_FILE = Path(__file__).resolve().parent / "schema" / "question_record.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "question_record.schema.json"
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _NON_NEGATIVE = {"context_tokens", "latency_ms", "retrieve_ms"}
 _REFS = {
     ArmResult: "#/$defs/arm_result",
     Judgement: "#/$defs/judgement",
     RepeatResult: "#/$defs/repeat_result",
+    Imported: "#/$defs/imported",
 }
 
 
@@ -58,12 +66,13 @@ def build_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://armbench/schema/question_record.schema.json",
         "title": f"armbench question record (schema_version {SCHEMA_VERSION})",
-        "description": "Generated from bench/records.py by `python -m bench.record_schema`.",
+        "description": "Generated from bench/records.py by `python -m bench.verify.record_schema`.",
         **record,
         "$defs": {
             "arm_result": arm,
             "judgement": _object(Judgement),
             "repeat_result": _object(RepeatResult),
+            "imported": _object(Imported),
         },
     }
 
@@ -114,7 +123,7 @@ def _type(hint: Any) -> dict[str, Any]:
         return {"type": "object"} if value is Any else {
             "type": "object", "additionalProperties": _type(value)
         }  # fmt: skip
-    raise TypeError(f"no JSON Schema for {hint!r}; extend bench.record_schema._type")
+    raise TypeError(f"no JSON Schema for {hint!r}; extend bench.verify.record_schema._type")
 
 
 def field_docstrings(cls: type) -> dict[str, str]:
@@ -135,8 +144,8 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench.record_schema [--write]`: print (or rewrite) the shipped schema."""
-    parser = argparse.ArgumentParser(prog="python -m bench.record_schema")
+    """`python -m bench.verify.record_schema [--write]`: print (or rewrite) the shipped schema."""
+    parser = argparse.ArgumentParser(prog="python -m bench.verify.record_schema")
     parser.add_argument("--write", action="store_true", help=f"rewrite {SCHEMA_FILE.name}")
     args = parser.parse_args(argv)
     if args.write:

@@ -32,10 +32,12 @@ from bench.hashing import stable_hash
 from bench.loaders import load_dataset
 from bench.records import write_json_atomic
 from bench.run.answer_prompt import load_answer_prompt
-from bench.run.pipeline import ingest_arms, limit_dataset, open_arms
+from bench.run.arm_setup import open_arms
+from bench.run.conversation import ingest_arms
+from bench.run.pipeline import limit_dataset
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.scoring import reach
-from bench.suite.miss import session_recall
+from bench.scoring.miss import session_recall
 from bench.tokens import TokenCounter
 from bench.types import Context, Question
 
@@ -55,7 +57,7 @@ class ScreenRow:
     context_tokens: int
     """Tokens in the arm's context block."""
     session_recall: float | None = None
-    """Share of the evidence's sessions with a retrieved turn (bench.suite.miss)."""
+    """Share of the evidence's sessions with a retrieved turn (bench.scoring.miss)."""
 
 
 def evidence_recall(question: Question, context: Context) -> float | None:
@@ -75,7 +77,7 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     """Retrieve for every question with every arm; return per-arm means and rows."""
     from bench.providers.factory import build_providers
 
-    specs = [_read_only(spec) for spec in arm_specs(cfg)]
+    specs = [read_only(spec) for spec in arm_specs(cfg)]
     load_answer_prompt(cfg.answer.prompt)  # fail early on a bad prompt path, like a run
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     providers = build_providers(cfg.provider, Path(cfg.out), answerer=False)  # nothing answers
@@ -98,7 +100,7 @@ def screen(cfg: RunConfig) -> dict[str, Any]:
     return {name: _summary(name, cfg, r) for name, r in rows.items()}
 
 
-def _read_only(spec: ArmSpec) -> ArmSpec:
+def read_only(spec: ArmSpec) -> ArmSpec:
     """Screens only read: switch off any reinforcement on retrieval (invariant 4)."""
     if getattr(spec.options, "reinforce_on_query", False):
         return replace(spec, options=replace(spec.options, reinforce_on_query=False))
@@ -134,7 +136,7 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
     }
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     try:
         _screen_and_print(cfg)
@@ -161,7 +163,7 @@ def _screen_and_print(cfg: DictConfig) -> None:
             f"{_fmt(res['gold_token_recall']):>19}{_fmt(res['context_tokens_mean']):>12}"
         )
     print(json.dumps({n: str(Path(run_cfg.out) / "screens") for n in results}), file=sys.stderr)
-    from bench.suite.sweep import record_sweep_job, screen_outcomes
+    from bench.run.sweep import record_sweep_job, screen_outcomes
 
     record_sweep_job("screen", screen_outcomes(results))  # in a -m sweep only
 
@@ -173,7 +175,3 @@ def _fmt(value: float | None) -> str:
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
     launch(_hydra_main, __file__)
-
-
-if __name__ == "__main__":
-    main()

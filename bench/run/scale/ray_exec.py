@@ -8,7 +8,7 @@ become `error` results through `fail_unit`, exactly as a failed local unit.
 Progress: tasks send `tick`s to one progress actor; the driver drains it every second
 into the tracker, so the bar and heartbeat show the cluster's total.
 
-Rate limits: tasks share one limiter actor per deployment (`bench.scale.ray_limiter`),
+Rate limits: tasks share one limiter actor per deployment (`bench.run.scale.ray_limiter`),
 so the configured requests/tokens per minute hold for the whole cluster. The progress
 and limiter actors are pinned to the driver's node, so losing a worker node loses only
 the tasks that ran on it.
@@ -27,8 +27,9 @@ from typing import Any
 
 from bench.config import RayConfig
 from bench.errors import ConfigError
-from bench.scale.tracker import Tracker
-from bench.scale.unit_task import UnitResult, UnitTask, fail_unit, run_unit
+from bench.run.outcome import UnitResult
+from bench.run.scale.tracker import Tracker
+from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
 
 log = logging.getLogger("bench.run")
 _POLL_S = 1.0
@@ -63,7 +64,7 @@ def run_on_ray(tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[
 def _run(ray: Any, tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[UnitResult]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from bench.scale.ray_limiter import kill_limiters
+    from bench.run.scale.ray_limiter import kill_limiters
 
     node = ray.get_runtime_context().get_node_id()  # the driver's: actors live here
     here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
@@ -108,7 +109,7 @@ def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult:
 
     `node` is the driver's node, where the run's limiter actors are created.
     """
-    from bench.scale.ray_limiter import ray_limiters
+    from bench.run.scale.ray_limiter import ray_limiters
 
     def tick(done: int, errors: int, resumed: int) -> None:
         progress.tick.remote(done, errors, resumed)

@@ -6,12 +6,9 @@ that load on first use. An unknown name fails with "did you mean".
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from dataclasses import dataclass
-from typing import Any
 
-from bench.errors import ConfigError
+from bench.names import unknown
 
 
 @dataclass(frozen=True)
@@ -33,26 +30,6 @@ ARM_KINDS: dict[str, ArmKind] = {
     "http": ArmKind("arms.http:HttpArm", "arms.http:HttpConfig"),
     "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig"),
 }
-
-
-def did_you_mean(name: str, known: list[str]) -> str:
-    """` did you mean 'x'?` for the closest known name, or '' when none is close."""
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
-    return f" did you mean '{close[0]}'?" if close else ""
-
-
-def unknown(kind: str, name: str, known: list[str], setting: str) -> ConfigError:
-    """The one-line error for an unknown name in a setting."""
-    return ConfigError(
-        f"unknown {kind} '{name}' in {setting};{did_you_mean(name, known)} "
-        f"known: {', '.join(sorted(known))}"
-    )
-
-
-def load_symbol(path: str) -> Any:
-    """Import `module:attribute` lazily."""
-    module, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module), attribute)
 
 
 def arm_kind(kind: str, setting: str) -> ArmKind:

@@ -78,7 +78,10 @@ def _sha256(path: Path) -> str:
 
 
 def result_files(run_dir: Path) -> list[Path]:
-    """Every result file of a run, sorted (skips caches, stores, temp files, the manifest)."""
+    """Every result file of a run, sorted (skips caches, stores, temp files, the manifest).
+
+    Only regular files count; `irregular_files` names what else is there.
+    """
     out = []
     for path in sorted(run_dir.rglob("*")):
         rel = path.relative_to(run_dir)
@@ -90,6 +93,35 @@ def result_files(run_dir: Path) -> list[Path]:
             continue
         out.append(path)
     return out
+
+
+def irregular_files(run_dir: Path) -> list[str]:
+    """Symlinks, FIFOs, sockets and devices in a run's result folders (POSIX paths).
+
+    Nothing in a run directory should be one: `bench.summarise` and `bench.run` refuse
+    to read them (`bench.records.read_file_bytes`), and verify reports each instead of
+    skipping it, so a symlinked record can never be counted by one command and missed
+    by another. Symlinked folders are reported, not followed.
+    """
+    found = []
+    for root, dirs, files in os.walk(run_dir):
+        base = Path(root)
+        for name in sorted(dirs + files):
+            path = base / name
+            rel = path.relative_to(run_dir)
+            if rel.parts[0] in _SKIP_DIRS:
+                continue
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                found.append(rel.as_posix())
+    return sorted(found)
+
+
+UNSIGNED_NOTE = (
+    "no signature checked: this proves the files are unchanged against accidental change "
+    "only, not against someone who can re-run the harness (sign with --write --key, check "
+    "with --public-key)"
+)
+"""What `bench.verify` says of a run it checked without a public key."""
 
 
 def _run_json(run_dir: Path) -> dict[str, Any]:
@@ -170,7 +202,7 @@ def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
         return path
     write_text_atomic(path, data.decode("utf-8"))
     if key is not None:
-        from bench.signing import sign
+        from bench.verify.signing import sign
 
         write_text_atomic(run_dir / SIGNATURE, base64.b64encode(sign(data, key)).decode() + "\n")
     return run_dir / MANIFEST
@@ -244,6 +276,11 @@ def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
         else:
             verdict.changed.append(rel)
     verdict.extra = sorted(set(now) - set(manifest.files))
+    verdict.problems += [
+        f"refused {rel} (not a regular file: symlinks, FIFOs and devices do not belong "
+        "in a run directory)"
+        for rel in irregular_files(run_dir)
+    ]
     if "run.json" in verdict.unchanged:
         current = _from_meta(_run_json(run_dir))
         for name in ("code_commit", "dataset", "prompts"):
@@ -255,7 +292,7 @@ def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
 
 
 def _check_signature(run_dir: Path, data: bytes, public_key: Path) -> list[str]:
-    from bench.signing import verify_signature
+    from bench.verify.signing import verify_signature
 
     sig_path = run_dir / SIGNATURE
     if not sig_path.is_file():
@@ -297,17 +334,14 @@ def main(argv: list[str] | None = None) -> int:
             for line in verdict.lines(args.verbose):
                 print(line)
             n = len(verdict.unchanged)
+            note = f"; {UNSIGNED_NOTE}" if args.public_key is None else ""
             if verdict.ok:
-                print(f"ok {run_dir}: {n} files unchanged")
+                print(f"ok {run_dir}: {n} files unchanged{note}")
             else:
                 bad = len(verdict.lines())
-                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged")
+                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged{note}")
                 status = 1
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,7 +5,7 @@ construction: CSS and JS are inline and the data is one embedded JSON blob (`<` 
 as `\u003c`, so no record text can close the script element). The question list is
 virtualised: only the rows in view exist in the DOM, so 1,986 questions × 5 arms stay
 responsive. Filters: category, arm, correct/wrong (on the chosen arm, or any arm),
-arms disagreeing, retrieval vs reader miss (`bench.suite.miss.classify_miss`).
+arms disagreeing, retrieval vs reader miss (`bench.scoring.miss.classify_miss`).
 
 The detail pane shows each arm's answer, verdict, F1, context tokens, where the evidence
 turns ranked among the retrieved ids, the saved context (`save_context=true`) with the
@@ -23,7 +23,7 @@ from typing import Any
 from bench.loaders.locomo import load_locomo
 from bench.records import OK, QuestionRecord, iter_records
 from bench.runmeta import RunMeta
-from bench.suite.miss import classify_miss
+from bench.scoring.miss import classify_miss
 from bench.summarise.flags import RunFlags, compute_flags
 from bench.summarise.model import group_label
 
@@ -111,9 +111,7 @@ def build_explorer(run_dir: Path, meta: RunMeta | None, labels: str = "official"
     banner = ""
     if meta is not None and meta.offline is True:
         banner = '<div class="banner">OFFLINE — extractive answerer; not LLM-judged</div>'
-    if flags:  # the same flags as the summary and the report, before any number
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in flags.headline())
-        banner += f'<div class="banner"><ul class="flags">{items}</ul></div>'
+    banner += flags.banner_html()  # the summary's and the report's flags, before any number
     body = (_ASSET / "explorer_body.html").read_text(encoding="utf-8")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'

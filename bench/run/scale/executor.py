@@ -11,7 +11,7 @@ the response cache (one SQLite file; SQLite's lock makes it one writer at a time
 its busy timeout lets other processes wait); each task has its own providers, arms and
 stores. Rate limits: each of N local processes gets 1/N of every configured
 requests/tokens-per-minute budget, so their sum never exceeds it; under Ray every task
-asks one limiter actor per deployment (`bench.scale.ray_limiter`) instead.
+asks one limiter actor per deployment (`bench.run.scale.ray_limiter`) instead.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from typing import Any, TypeVar
 from bench.config import EmbedderConfig, EndpointConfig, ExtractorConfig, RunConfig
 from bench.errors import ConfigError
 from bench.run.answer_prompt import AnswerPrompt
-from bench.scale.tracker import Tracker
-from bench.scale.unit_task import UnitResult, UnitTask, fail_unit, run_unit
-from bench.scale.units import Unit, parse_shard, resolve_workers, units_of
+from bench.run.outcome import UnitResult
+from bench.run.scale.tracker import Tracker
+from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
+from bench.run.scale.units import Unit, parse_shard, resolve_workers, units_of
 from bench.types import Dataset
 
 log = logging.getLogger("bench.run")
@@ -66,7 +67,7 @@ class UnitPlan:
         """Run every unit out of process; results in unit order."""
         tasks = [UnitTask(self.cfg, prompt, u, run_dir, dict(provenance)) for u in self.units]
         if self.cfg.executor == "ray":
-            from bench.scale.ray_exec import run_on_ray
+            from bench.run.scale.ray_exec import run_on_ray
 
             results = run_on_ray(tasks, self.cfg.ray, self.tracker)
         else:

@@ -37,7 +37,7 @@ class Arm(Protocol):
     """A memory system under test.
 
     `ingest` is called once per conversation; an arm that builds a store checkpoints
-    it under `fingerprint()` (bench.run.checkpoint) and reopens it instead of rebuilding.
+    it under `fingerprint()` (bench.arm.checkpoint) and reopens it instead of rebuilding.
     `retrieve` must not change the arm's state unless the arm's own config says so,
     so a resumed run reproduces an uninterrupted one.
     """

@@ -3,7 +3,7 @@
 Every number comes from the summariser's typed `Summary` (`bench.summarise`): accuracy
 with Wilson 95% intervals on both denominators, per category, paired discordance with
 the exact McNemar p, context tokens and latency. The per-answer distribution of
-context tokens comes from `bench.frame.load_run`. plotly.js is inlined, so the file
+context tokens comes from `bench.report.frame.load_run`. plotly.js is inlined, so the file
 opens offline. `SUMMARY.md` is written by the summariser when it is absent.
 
 Exit status: 0 on success, 2 with a one-line message when RUN_DIR is not a run.
@@ -22,15 +22,16 @@ import plotly.graph_objects as go
 
 from bench import summarise
 from bench.errors import BenchError
-from bench.explorer import write_explorer
-from bench.frame import load_run
 from bench.records import OK
-from bench.report_errata import errata_html
-from bench.report_png import CHARTS_DIR, PngSession
+from bench.report.errata import errata_html
+from bench.report.explorer import write_explorer
+from bench.report.frame import load_run
+from bench.report.png import CHARTS_DIR, PngSession
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
-from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Rate, Summary
+from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Summary
 from bench.summarise.render import power_note
+from bench.summarise.stats import Rate
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"
@@ -67,6 +68,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         ("pairs", _pairs_figure(summary)),
         ("tokens", _tokens_figure(summary, tokens)),
         ("efficiency", _efficiency_figure(summary)),
+        ("speed", _speed_figure(summary)),
         ("latency", _latency_figure(summary)),
     ]
     parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
@@ -91,7 +93,7 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
     """Write `RUN_DIR/report.html` (and `SUMMARY.md` if absent); return the report's path.
 
     With `png`, also `RUN_DIR/charts/<chart>.png` when a browser is available
-    (`bench.report_png`), else a one-line note on stderr. The browser is started before
+    (`bench.report.png`), else a one-line note on stderr. The browser is started before
     the pages are built, so its start-up overlaps them.
     """
     with PngSession() if png else nullcontext() as session:  # the browser starts now
@@ -165,16 +167,13 @@ def _header(summary: Summary) -> str:
     ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
-    if summary.flags:  # degraded arms, untrustworthy judges: before any number
-        items = "".join(f"<li>{esc(line)}</li>" for line in summary.flags.headline())
-        parts.append(f'<div class="banner"><ul class="flags">{items}</ul></div>')
     if meta.offline is True:
         parts.append(f'<div class="banner">{esc(offline_banner(summary))}</div>')
     parts.append(f"<table>{table}</table>")
     if summary.notes:
         items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
         parts.append(f'<ul class="notes">{items}</ul>')
-    return "\n".join(parts)
+    return "\n".join([parts[0], summary.flags.banner_html(), *parts[1:]])  # flags first
 
 
 def _text(value: Any) -> str:
@@ -198,7 +197,7 @@ def _sets(summary: Summary) -> tuple[str, ...]:
 def _accuracy_table(summary: Summary) -> str:
     """Accuracy with Wilson 95% intervals per arm on each denominator, and errors."""
     sets = _sets(summary)
-    head = "".join(
+    head = f"<th>arm{html.escape(summary.flags.judge_mark())}</th>" + "".join(
         f"<th>accuracy, {_SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
     )
     body = "".join(
@@ -209,8 +208,7 @@ def _accuracy_table(summary: Summary) -> str:
     )
     return (
         f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
-        f"<table><tr><th>arm{html.escape(summary.flags.judge_mark())}</th>{head}"
-        f"<th>errors (excluded)</th></tr>{body}</table>"
+        f"<table><tr>{head}<th>errors (excluded)</th></tr>{body}</table>"
     )
 
 
@@ -219,10 +217,9 @@ def _abstention_table(summary: Summary) -> str:
     if not summary.locomo_style:
         return ""
     body = "".join(
-        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
-        f"<td>{_pct(arm.adversarial_abstention)}</td>"
+        f"<tr><td>{html.escape(name)}</td><td>{_pct(arm.adversarial_abstention)}</td>"
         f"<td>{_pct(arm.trap_hits)}</td><td>{_pct(arm.abstention_answerable)}</td></tr>"
-        for name, arm in summary.arms.items()
+        for name, arm in ((summary.flags.arm_label(n), a) for n, a in summary.arms.items())
     )
     return (
         "<h2>Adversarial questions (category 5) and abstention</h2><table><tr><th>arm</th>"
@@ -288,16 +285,15 @@ def _arm_layout(labels: list[str]) -> dict[str, Any]:
 def _accuracy_figure(summary: Summary) -> go.Figure:
     """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
     sets = _sets(summary)
-    arms = list(summary.arms)
-    names = [summary.flags.arm_label(a) for a in arms]
+    names = [summary.flags.arm_label(a) for a in summary.arms]
     fig = go.Figure()
     for s in sets:
         label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
-        fig.add_trace(_rate_bar(label, names, [summary.arms[a].accuracy[s] for a in arms]))
+        fig.add_trace(_rate_bar(label, names, [a.accuracy[s] for a in summary.arms.values()]))
     fig.update_layout(
         title="Accuracy per arm (Wilson 95% interval)" + summary.flags.judge_mark(),
         yaxis_title="% correct",
-        yaxis_range=_rate_range([summary.arms[a].accuracy[s] for a in arms for s in sets]),
+        yaxis_range=_rate_range([a.accuracy[s] for a in summary.arms.values() for s in sets]),
         **_arm_layout(names),
     )
     return fig
@@ -331,8 +327,7 @@ def _group_rate(arm: ArmStats, group: str) -> Rate:
 
 
 def _pair_title(row: PairRow, summary: Summary) -> str:
-    a, b = summary.flags.arm_label(row.a), summary.flags.arm_label(row.b)
-    return f"{a} vs {b} ({_SET_TITLES.get(row.set, row.set)})"
+    return f"{summary.flags.pair_name(row.a, row.b)} ({_SET_TITLES.get(row.set, row.set)})"
 
 
 def _pair_rows(summary: Summary) -> list[PairRow]:
@@ -363,8 +358,7 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
         ]
     )
     fig.update_layout(
-        title="Paired discordance (exact McNemar p, Holm-adjusted beside it)"
-        + summary.flags.judge_mark(),
+        title="Paired discordance (exact McNemar p; Holm-adjusted)" + summary.flags.judge_mark(),
         yaxis_title="questions",
         **_arm_layout([_pair_title(r, summary) for r in rows]),
     )
@@ -377,15 +371,14 @@ def _pairs_table(summary: Summary) -> str:
         "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
         "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
     )
-    body, label = [], summary.flags.arm_label
+    body = []
     for row in _pair_rows(summary):
         t = row.pooled
         holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
         mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
         flag = f" ({note})" if (note := power_note(t)) else ""
         body.append(
-            f"<tr><td>{html.escape(label(row.a))} vs {html.escape(label(row.b))}</td>"
-            f"<td>{row.set}</td>"
+            f"<tr><td>{html.escape(summary.flags.pair_name(row.a, row.b))}</td><td>{row.set}</td>"
             f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
             f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
         )
@@ -434,8 +427,30 @@ def _log_axis(values: list[float]) -> dict[str, Any]:
 
 def _efficiency_figure(summary: Summary) -> go.Figure | None:
     """Accuracy (Wilson 95%) against mean context tokens per arm, log x; one marker per arm."""
+    return _accuracy_scatter(
+        summary,
+        {n: a.context_tokens_mean for n, a in summary.arms.items()},
+        "Efficiency: accuracy ({}) vs mean context tokens",
+        ("mean context tokens per answer (log scale)", "tokens"),
+    )
+
+
+def _speed_figure(summary: Summary) -> go.Figure | None:
+    """Accuracy (Wilson 95%) against median answering latency per arm, log x."""
+    return _accuracy_scatter(
+        summary,
+        {n: a.latency_ms.get("p50") for n, a in summary.arms.items()},
+        "Speed: accuracy ({}) vs median answering latency",
+        ("median latency per answer, ms (log scale)", "ms"),
+    )
+
+
+def _accuracy_scatter(
+    summary: Summary, x_of: dict[str, float | None], title: str, axis: tuple[str, str]
+) -> go.Figure | None:
+    """One marker per arm: accuracy (Wilson 95%) on the main set against `x_of[arm]`, log x."""
     key = _sets(summary)[0]
-    arms = [(n, a) for n, a in summary.arms.items() if a.context_tokens_mean and a.accuracy[key].n]
+    arms = [(n, a) for n, a in summary.arms.items() if x_of.get(n) and a.accuracy[key].n]
     if not arms:
         return None
     fig = go.Figure()
@@ -444,20 +459,19 @@ def _efficiency_figure(summary: Summary) -> go.Figure | None:
         fig.add_trace(
             go.Scatter(
                 name=summary.flags.arm_label(name),
-                x=[arm.context_tokens_mean],
+                x=[x_of[name]],
                 y=[100 * rate.value if rate.value is not None else None],
                 mode="markers",
                 marker={"size": 12},
                 error_y=_error_bars([rate]),
-                hovertemplate=f"{html.escape(name)}: %{{y:.1f}}% at %{{x:,.0f}} tokens"
+                hovertemplate=f"{html.escape(name)}: %{{y:.1f}}% at %{{x:,.0f}} {axis[1]}"
                 "<extra></extra>",
             )
         )
     fig.update_layout(
-        title=f"Efficiency: accuracy ({_SET_TITLES[key]}) vs mean context tokens"
-        + summary.flags.judge_mark(),
-        xaxis_title="mean context tokens per answer (log scale)",
-        xaxis=_log_axis([float(a.context_tokens_mean or 1) for _, a in arms]),
+        title=title.format(_SET_TITLES[key]) + summary.flags.judge_mark(),
+        xaxis_title=axis[0],
+        xaxis=_log_axis([float(x_of[n] or 1) for n, _ in arms]),
         yaxis_title="% correct",
         yaxis_range=_rate_range([a.accuracy[key] for _, a in arms]),
         **{**_LAYOUT, "legend": _LEGEND, "barmode": None},
@@ -509,7 +523,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"wrote {path}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The report stage: the page, its errata section, chart PNGs, the explorer, the frame."""

@@ -1,0 +1,54 @@
+"""Open the requested arms with their services (stores, embedder, extractor, tokens)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.arm import Arm, ArmServices
+from bench.arm.registry import arm_kind
+from bench.config import RunConfig
+from bench.hashing import stable_hash
+from bench.names import load_symbol
+from bench.paths import contained, safe_name
+from bench.run.settings import ArmSpec
+from bench.tokens import TokenCounter
+
+
+def open_arms(
+    specs: list[ArmSpec],
+    cfg: RunConfig,
+    providers: Any,
+    tokens: TokenCounter,
+    run_dir: Path,
+    store_root: Path | None = None,
+    shared_stores: Path | None = None,
+) -> dict[str, Arm]:
+    """Construct every requested arm with its services (lazily importing each kind).
+
+    Stores go under `<store_root>/stores/<arm>` (`store_root` defaults to `run_dir`;
+    run-wide state stays in `run_dir`), or with `shared_stores` to
+    `<shared_stores>/<arm>-<hash of the arm's fingerprint>`: the fingerprint leaves
+    retrieval knobs out, so sweep jobs differing only in those share one store, and
+    jobs differing in what ingestion builds never overwrite each other's.
+    """
+    arms: dict[str, Arm] = {}
+    for spec in specs:
+        services = ArmServices(
+            embedder=providers.embedder,
+            tokens=tokens,
+            store_dir=(store_root or run_dir) / "stores" / safe_name(spec.name),
+            run_dir=run_dir,
+            extractor=providers.extractor,
+            max_context_tokens=cfg.answer.max_context_tokens,
+            extract_mode=cfg.provider.extractor.extract_mode,
+        )
+        cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
+        arm = cls(spec.name, spec.options, services)
+        if shared_stores is not None:
+            key = f"{spec.name}-{stable_hash(arm.fingerprint())[:16]}"
+            store_dir = contained(shared_stores / safe_name(key), shared_stores)
+            arm = cls(spec.name, spec.options, replace(services, store_dir=store_dir))
+        arms[spec.name] = arm
+    return arms

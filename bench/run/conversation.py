@@ -1,0 +1,286 @@
+"""One conversation through every arm: ingest, then answer, score, judge and write.
+
+Records are written in question order.
+
+`run_conversation` is what a serial run, a `workers=N` process and a Ray task all call
+for one unit; `answer_step` builds the answer step it needs and `build_record` the
+record it writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bench.arm import Arm
+from bench.config import RunConfig
+from bench.providers.base import CallOptions
+from bench.providers.probe import probe_endpoints
+from bench.records import ArmResult, QuestionRecord
+from bench.run import phases, resume
+from bench.run import repeats as run_repeats
+from bench.run.answer_prompt import AnswerPrompt
+from bench.run.answer_step import AnswerStep
+from bench.run.context_fit import answer_cap
+from bench.run.directory import RunDirectory, arms_to_run
+from bench.run.outcome import RunOutcome, Tick, no_tick
+from bench.run.repeat_plan import plan_repeats
+from bench.scoring import health as ext_health
+from bench.scoring.errata import record_errata_fields
+from bench.tokens import TokenCounter
+from bench.types import Context, Conversation, Question
+
+log = logging.getLogger("bench.run")
+
+
+@dataclass
+class PendingQuestion:
+    """A question with its existing record and the arms to answer or re-judge."""
+
+    question: Question
+    """The question."""
+    record: QuestionRecord | None
+    """Its record from an earlier session; None when it has none yet."""
+    to_answer: list[str]
+    """Arms to retrieve, answer, score and judge."""
+    to_judge: list[str]
+    """Arms whose kept answer only needs a (new) verdict."""
+
+
+def run_conversation(
+    conversation: Conversation,
+    arms: dict[str, Arm],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+    tick: Tick = no_tick,
+) -> None:
+    """Ingest what is needed, then run every pending question, records written in order.
+
+    Questions go in chunks: each question's retrievals run in this thread, in question
+    order (stateful arms see the same sequence as a serial run), while answers and
+    judgements of the whole chunk run in the pool; records are then written in order.
+    """
+    work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
+    tick(0, 0, len(conversation.questions) - len(work))
+    if not work:
+        return
+    run_dir.check_writable()
+    probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
+    needed = {name for w in work for name in w.to_answer}
+    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation, outcome.health)
+    with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
+        health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
+                  if conversation.conversation_id in t}  # fmt: skip
+        run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health)
+        for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
+            for finish in [run_question(item, run) for item in chunk]:
+                errors_before = outcome.errors
+                record = finish()
+                outcome.written += 1
+                outcome.count_errors(record, cfg.arms)
+                tick(1, outcome.errors - errors_before, 0)
+
+
+def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], QuestionRecord]:
+    """One question, top to bottom; returns the call that completes and writes its record.
+
+    retrieve every arm (this thread, arm order) → answer, score and judge each in the
+    pool → (on `finish`) merge with the earlier record's results → write atomically.
+    """
+    question, rejudge = item.question, run.cfg.scoring.rejudge
+    retrieved = {name: run.retrieve(name, question) for name in item.to_answer}
+    futures = {
+        name: run.pool.submit(answer_and_judge, run.step, question, got, rejudge)
+        for name, got in retrieved.items()
+    }
+    previous = item.record.arms if item.record else {}
+    for name in item.to_judge:
+        futures[name] = run.pool.submit(
+            run_repeats.judge_again, run.step, question, previous[name], rejudge
+        )
+
+    def finish() -> QuestionRecord:
+        fresh = {name: run.with_health(name, f.result()) for name, f in futures.items()}
+        results = {**previous, **fresh}
+        ordered = {name: results[name] for name in sorted(results, key=arm_order(run.cfg))}
+        record = build_record(question, run.cfg, ordered, run.run_dir.record_provenance)
+        run.run_dir.save_record(question, record)
+        return record
+
+    return finish
+
+
+def pending_work(
+    conversation: Conversation,
+    arm_names: list[str],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+) -> list[PendingQuestion]:
+    """The conversation's questions that still need an answer or a judgement."""
+    work = []
+    for question in conversation.questions:
+        record = run_dir.load_record(question)
+        to_answer, to_judge = arms_to_run(
+            record, arm_names, step.judges, cfg.scoring.rejudge, step.repeats
+        )
+        outcome.questions += 1
+        if to_answer or to_judge:
+            work.append(PendingQuestion(question, record, to_answer, to_judge))
+    return work
+
+
+def ingest_arms(
+    arms: dict[str, Arm], conversation: Conversation, health: ext_health.HealthTable | None = None
+) -> dict[str, str]:
+    """Ingest the conversation into each arm; return {arm: error} for arms that failed.
+
+    Arms that extract report their extraction health, kept in `health` (arm -> conversation).
+    """
+    failed = {}
+    for name, arm in arms.items():
+        started = time.perf_counter()
+        try:
+            stats = arm.ingest(conversation)
+        except Exception as exc:  # an arm's failure is recorded, the run goes on
+            log.exception("ingest %s/%s failed", name, conversation.conversation_id)
+            failed[name] = f"ingest failed: {type(exc).__name__}: {exc}"
+            continue
+        seconds = time.perf_counter() - started
+        log.info("ingest %s/%s %.1fs %s", name, conversation.conversation_id, seconds, stats)
+        got = ext_health.from_stats(stats) if isinstance(stats, dict) else None
+        if got is not None and health is not None:
+            health.setdefault(name, {})[conversation.conversation_id] = got
+    return failed
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One arm's retrieval for one question: its context and wall time, or why it failed."""
+
+    context: Context | None
+    """The context block, None when retrieval (or the arm's ingestion) failed."""
+    retrieve_ms: float = 0.0
+    """Wall time of `arm.retrieve`, milliseconds."""
+    error: str | None = None
+    """The one-line failure, when `context` is None."""
+
+
+@dataclass(frozen=True)
+class QuestionRun:
+    """What every question of one conversation shares: arms, answer step, pool, folder."""
+
+    arms: dict[str, Arm]
+    """The open arms by name."""
+    failed: dict[str, str]
+    """Arms whose ingestion failed -> why (their results are `error`)."""
+    step: AnswerStep
+    """The answer step (answerer, judges, repeats)."""
+    cfg: RunConfig
+    """The run configuration."""
+    run_dir: RunDirectory
+    """Where records are written."""
+    pool: ThreadPoolExecutor
+    """Runs answers and judgements; retrievals stay in the calling thread."""
+    health: dict[str, ext_health.Health] = field(default_factory=dict)
+    """Each extracting arm's extraction health on this conversation."""
+
+    def with_health(self, name: str, result: ArmResult) -> ArmResult:
+        """The result with the arm's extraction health on this conversation, when it has one."""
+        got = self.health.get(name)
+        return replace(result, extraction=got.to_json()) if got else result
+
+    def retrieve(self, name: str, question: Question) -> Retrieved:
+        """The arm's context for the question (an ingestion failure is carried along)."""
+        if name in self.failed:
+            return Retrieved(None, error=self.failed[name])
+        started = time.perf_counter()
+        try:
+            context = self.arms[name].retrieve(question)
+        except Exception as exc:
+            log.exception("retrieve %s %s failed", name, question.question_id)
+            return Retrieved(None, error=f"retrieve failed: {type(exc).__name__}: {exc}")
+        elapsed = (time.perf_counter() - started) * 1000
+        return Retrieved(context, context.meta.get(phases.PREDICTED_MS, elapsed))
+
+
+def answer_and_judge(
+    step: AnswerStep, question: Question, got: Retrieved, rejudge: bool
+) -> ArmResult:
+    """Answer from the retrieved context, score and judge; any failure is an `error` result."""
+    if got.context is None:
+        return ArmResult.failed(got.error or "retrieve failed")
+    try:
+        first = step.judge(question, step.answer(question, got.context, got.retrieve_ms), rejudge)
+        drawn = run_repeats.draw(step, step.repeats, question, got.context, got.retrieve_ms, first)
+        return replace(first, repeats=drawn) if drawn else first
+    except Exception as exc:  # recorded as `error`, retried on resume, never scored
+        log.warning("answer %s failed: %s", question.question_id, exc)
+        return ArmResult.failed(f"{type(exc).__name__}: {exc}")
+
+
+def build_record(
+    question: Question, cfg: RunConfig, arms: dict[str, ArmResult], provenance: dict[str, Any]
+) -> QuestionRecord:
+    """The question's record holding `arms` (its errata fields and `provenance` stamped)."""
+    return QuestionRecord(
+        question_id=question.question_id,
+        dataset=cfg.dataset.name,
+        conversation_id=question.conversation_id,
+        category=question.category,
+        question=question.question,
+        gold=question.gold,
+        evidence=list(question.evidence),
+        adversarial_answer=question.adversarial_answer,
+        question_type=question.question_type,
+        arms=arms,
+        provenance=dict(provenance),
+        **record_errata_fields(question),
+    )
+
+
+def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerStep:
+    """The answer step every question of the run goes through: answerer, judges, repeats."""
+    from bench.scoring.judges import build_judge
+
+    resume.check_primary_judge(cfg)
+    judges = tuple(
+        build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges
+    )
+    return AnswerStep(
+        prompt=prompt,
+        answerer=providers.answerer,
+        tokens=TokenCounter(),
+        f1_threshold=cfg.scoring.f1_threshold,
+        judges=judges,
+        primary_judge=cfg.scoring.primary_judge,
+        save_context=cfg.save_context,
+        repeats=plan_repeats(cfg),
+        options=CallOptions(max_tokens=answer_cap(cfg), stop=tuple(cfg.answer.stop)),
+        window=cfg.provider.context_tokens,
+        truncate_to_fit=cfg.answer.truncate_to_fit,
+    )
+
+
+def _workers(cfg: RunConfig) -> int:
+    return (
+        1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
+    )
+
+
+def _chunks(items: list[PendingQuestion], size: int) -> Iterator[list[PendingQuestion]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def arm_order(cfg: RunConfig) -> Callable[[str], tuple[int, str]]:
+    """Sort key of arm names: the configured order, then unknown arms by name."""
+    order = {name: i for i, name in enumerate(cfg.arms)}
+    return lambda name: (order.get(name, len(order)), name)

@@ -1,0 +1,1 @@
+"""The verify stage: a run checked against its manifest, signatures, the record schema."""

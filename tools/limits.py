@@ -1,0 +1,77 @@
+"""Size gate for `make check`: modules <= 400 lines, functions <= 50 lines.
+
+ruff has no line-count rules (its C901/PLR09xx gates cover complexity, branches and
+statements), so this walks the package sources with `ast`. Code that was over a limit
+when the gate came in is listed in `GRANDFATHERED` with its size then: it may shrink,
+never grow, and an entry that fits again must be removed (so the list only shrinks).
+Run: `python tools/limits.py` (exit 1 and one line per breach).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+MODULE_LINES = 400
+FUNCTION_LINES = 50
+ROOTS = ("bench", "arms")
+
+GRANDFATHERED: dict[str, int] = {
+    "arms/neuromorphic/engine.py": 428,
+    "bench/report/page.py": 505,
+    "bench/summarise/cli.py": 587,
+    "bench/run/__main__.py:_hydra_main": 73,
+    "bench/run/hydra_job.py:run_job_once": 55,
+    "bench/run/pipeline.py:_run_in_process": 52,
+    "bench/run/scale/unit_task.py:run_unit": 58,
+    "bench/suite/niah.py:niah_suite": 54,
+    "bench/summarise/cli.py:summarise_records": 55,
+    "bench/summarise/scan.py:scan_records": 110,
+}
+"""Over-limit code when the gate came in: `path` or `path:function` -> its size in lines."""
+
+
+def sizes(root: Path) -> dict[str, int]:
+    """`path` -> module lines and `path:function` -> function lines, for every source file."""
+    found: dict[str, int] = {}
+    for top in ROOTS:
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            found[rel] = len(text.splitlines())
+            for node in ast.walk(ast.parse(text, rel)):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    key = f"{rel}:{node.name}"
+                    length = (node.end_lineno or node.lineno) - node.lineno + 1
+                    found[key] = max(found.get(key, 0), length)
+    return found
+
+
+def breaches(found: dict[str, int]) -> list[str]:
+    """One line per module or function over its limit, grown past its entry, or listed stale."""
+    lines = []
+    for key, size in sorted(found.items()):
+        limit = FUNCTION_LINES if ":" in key else MODULE_LINES
+        allowed = max(limit, GRANDFATHERED.get(key, 0))
+        if size > allowed:
+            what = "function" if ":" in key else "module"
+            lines.append(f"{key}: {what} has {size} lines (limit {allowed}); split it")
+    for key, size in sorted(GRANDFATHERED.items()):
+        limit = FUNCTION_LINES if ":" in key else MODULE_LINES
+        if found.get(key, 0) <= limit:
+            lines.append(f"{key}: fits the {limit}-line limit now; remove it from GRANDFATHERED")
+    return lines
+
+
+def main() -> int:
+    """Print each breach (`error: ...`) and return 1 if there is any."""
+    root = Path(__file__).resolve().parents[1]
+    problems = breaches(sizes(root))
+    for line in problems:
+        print(f"error: {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
