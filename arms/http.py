@@ -194,15 +194,7 @@ class HttpBackend:
                 raise _Retryable(f"HTTP {reply.status_code}", parse_retry_after(reply.headers))
             return reply
 
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(attempts or self.cfg.max_attempts)
-            | tenacity.stop_before_delay(self.cfg.max_retry_time_s),
-            wait=self.wait,
-            retry=tenacity.retry_if_exception_type(
-                (_Retryable, httpx.TransportError, CallTimeout)
-            ),  # fmt: skip
-            reraise=True,
-        )
+        retrying = self._retrying(attempts or self.cfg.max_attempts)
         try:
             reply = retrying(attempt)
         except (CallTimeout, httpx.TimeoutException):
@@ -219,6 +211,18 @@ class HttpBackend:
             raise BenchError(f"{where}: {exc} after retries") from None
         self.breaker.succeeded()
         return self._parse(spec, where, reply)
+
+    def _retrying(self, attempts: int) -> tenacity.Retrying:
+        """The retry policy: `attempts` at most, no wait ending past `max_retry_time_s`."""
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts)
+            | tenacity.stop_before_delay(self.cfg.max_retry_time_s),
+            wait=self.wait,
+            retry=tenacity.retry_if_exception_type(
+                (_Retryable, httpx.TransportError, CallTimeout)
+            ),  # fmt: skip
+            reraise=True,
+        )
 
     def _send(self, method: str, path: str, body: Any, budget: float) -> httpx.Response:
         """One attempt, whole reply within `budget` seconds (CallTimeout otherwise).

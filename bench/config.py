@@ -140,11 +140,15 @@ class JudgeConfig:
     judge_id: str = "llm"
     """Id the judge's verdicts are keyed by in records."""
     kind: str = "locomo"
-    """`locomo` or `longmemeval` (per-type rubric)."""
+    """`locomo` or `longmemeval` (armbench's prompts, per-type rubric), or an official
+    judge read from its upstream file: `longmemeval_official`, `mem0_locomo`."""
     prompt: str = "conf/prompts/judge_locomo_v2.txt"
-    """Path of the versioned judge prompt file."""
+    """Path of the versioned judge prompt file (unused by the official judges)."""
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     """Deployment the judge calls."""
+    runs: int = 1
+    """Independent judge runs per answer (odd); run k's verdict is stored as
+    `<judge_id>#<k>` and the outcome is their majority (`bench.scoring.judge_runs`)."""
 
 
 @dataclass
@@ -169,7 +173,7 @@ class DatasetConfig:
     name: str = "locomo"
     """Dataset name, written to records and run.json."""
     loader: str = "locomo"
-    """`locomo` or `longmemeval`."""
+    """`locomo`, `longmemeval`, `beam` or `locomo_plus`."""
     path: str | None = None
     """Explicit file; else `$BENCH_DATA_DIR/<filename>`, the cache, or a download."""
     filename: str = "locomo10.json"
@@ -184,6 +188,11 @@ class DatasetConfig:
     """Split (file) of `hf_repo` to download."""
     errata: str | None = None
     """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
+    tier: str | None = None
+    """BEAM: conversation length tier, `128k`, `500k`, `1m` or `10m`; None for others."""
+    seed: int | None = None
+    """LoCoMo-Plus: seed of the choice of LoCoMo conversation each item is stitched into
+    (recorded in run.json and every record); None for datasets without randomness."""
 
 
 @dataclass

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import BenchError
-from bench.records import write_json_atomic
+from bench.files import write_json_atomic
 
 STATE_FILE = "state.json"
 _LOCK = threading.Lock()

@@ -7,13 +7,12 @@ every version listed in `READABLE_VERSIONS`.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
+
+from bench.files import read_file_bytes, write_json_atomic
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -21,13 +20,16 @@ Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
 Miss = Literal["retrieval", "reader"]
 """Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
-JudgeStatus = Literal["ok", "error", "unparseable"]
+JudgeStatus = Literal["ok", "error", "unparseable", "skipped"]
 """A verdict's status: `error` (the call failed) is retried on resume; `unparseable` (no
-verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge."""
+verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge;
+`skipped`: the judge does not grade this question by definition (Mem0's judge skips
+LoCoMo category 5), no call is made and no verdict counts."""
 _T = TypeVar("_T")
 OK: Final = "ok"
 ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
+SKIPPED: Final = "skipped"
 
 
 @dataclass(slots=True)
@@ -38,13 +40,15 @@ class Judgement:
     """Key of the judge in the config's `judges` table."""
     status: JudgeStatus
     """`ok` when a verdict was parsed; `error` (the call failed; retried on resume);
-    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`)."""
+    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`);
+    `skipped` (outside the judge's scope, e.g. Mem0's judge on LoCoMo category 5)."""
     verdict: bool | None = None
     """True when the judge called the answer correct; None on `error`."""
     model: str = ""
     """The judge's model name."""
     prompt_hash: str = ""
-    """Hash of the judge prompt file the verdict was made with."""
+    """SHA-256 of the judge prompt file the verdict was made with (for an official judge,
+    of the upstream file its template was read from)."""
     raw: str | None = None
     """The judge's reply text, unparsed; None when the call itself failed."""
     error: str | None = None
@@ -321,28 +325,6 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     return made
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
-    import tempfile  # writers only: the summariser reads records without it (issue 15)
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, payload: Any) -> None:
-    """Atomically write `payload` as indented JSON (NaN is refused, never written)."""
-    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
-    write_text_atomic(path, text + "\n")
-
-
 def record_path(run_dir: Path, file_stem: str) -> Path:
     """Where the record of a question lives inside a run directory."""
     return run_dir / "questions" / f"{file_stem}.json"
@@ -364,55 +346,6 @@ def not_an_outcome(field: str, value: object) -> TypeError:
     hostile `"yes"` must not count as right.
     """
     return TypeError(f"{field} is {value!r}, not true, false or null")
-
-
-_READ_FLAGS: Final = (
-    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-)  # fmt: skip
-MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
-"""Largest file read from a run directory as one record (a record with a saved context
-and repeats is a few MB; anything far bigger is not one)."""
-
-
-def read_file_bytes(path: str, limit: int = MAX_RECORD_BYTES) -> bytes:
-    """The bytes of the regular file at `path`: one `open`, `fstat`, `read` and `close`.
-
-    Only a regular file is read: a symlink (refused by `O_NOFOLLOW`), a FIFO (opened
-    without blocking, then refused), a device or a directory is an OSError saying so,
-    and a file over `limit` bytes is an OSError too — a `questions/*.json` pointing at
-    `/dev/zero` or a pipe must end in one line, not fill memory or hang (issue 29).
-
-    `open(path, "rb").read()` makes twice the system calls (an `isatty` probe, a second
-    `fstat` and `lseek` in `readall`, a read that finds the end) and two file objects:
-    a third of the cost of reading a run's records (issue 15). A file whose size
-    changed between `fstat` and `read`, or a short read, is read on to its end.
-    """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "a symbolic link, not a regular file", path) from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        size = info.st_size
-        if size > limit:
-            raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
-        data = os.read(fd, size + 1)
-        if len(data) != size:
-            parts, total = [data], len(data)
-            while part := os.read(fd, 1 << 16):
-                parts.append(part)
-                total += len(part)
-                if total > limit:
-                    raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
-            data = b"".join(parts)
-        return data
-    finally:
-        os.close(fd)
 
 
 def read_record(path: Path) -> QuestionRecord:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.records import read_file_bytes
+from bench.files import read_file_bytes
 
 RUN_SCHEMA_VERSION = 1
 """Version of the `run.json` layout written by this armbench."""
@@ -64,7 +64,19 @@ class JudgeMeta:
     model: str | None = None
     """The judging model."""
     prompt_hash: str | None = None
-    """SHA-256 of the judge prompt file."""
+    """SHA-256 of the judge prompt file (an official judge: of the upstream file)."""
+    kind: str | None = None
+    """`locomo`, `longmemeval` (armbench's prompts) or an official judge's kind."""
+    endpoint: str | None = None
+    """The judge endpoint's base URL, without credentials."""
+    prompt_source: str | None = None
+    """Where the prompt came from: a prompt file path, or the upstream file's pinned URL."""
+    official_model: str | None = None
+    """The model upstream's judge asks (official judges only)."""
+    model_differs: bool | None = None
+    """True when `model` is not `official_model`: the scale is not the published one."""
+    runs: int | None = None
+    """Independent runs per answer (`<judge_id>#<k>` verdicts; outcome = majority)."""
 
 
 @dataclass(frozen=True)

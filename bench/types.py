@@ -93,6 +93,10 @@ class Question:
     """A superseded value (supersession fixtures): it must not reach the context."""
     correction: Correction | None = None
     """The answer-key audit's entry for this question, when `dataset.errata` is on."""
+    rubric: tuple[str, ...] = ()
+    """BEAM: the rubric items a judge checks one by one (empty for other datasets)."""
+    difficulty: str | None = None
+    """BEAM: the question's difficulty as the dataset writes it (`easy`, `medium`, ...)."""
 
     @property
     def file_stem(self) -> str:

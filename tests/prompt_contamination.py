@@ -10,7 +10,8 @@ the datasets once: gold answers, evidence turn texts, question texts and speaker
 A prompt text overlaps the data, and the test fails, when any of these holds:
 
 - R1 name: a speaker name of >= 3 letters occurs as a whole word (case-sensitive).
-- R2 year: a year 1900-2099 occurs in the prompt and in any gold answer, evidence turn
+- R2 year: a year 1900-2099 (standing alone, not inside an identifier such as the model
+  name `gpt-4o-2024-08-06`) occurs in the prompt and in any gold answer, evidence turn
   or question.
 - R3 day: a (day, month) pair (`7 May`, `May 7th`) occurs in the prompt and in a gold answer.
 - R4 answer: a gold answer with >= 2 content words outside `GENERIC_TERMS` occurs in the
@@ -70,7 +71,8 @@ GENERIC_TERMS = frozenset(
     )
 )
 MONTHS = [m.lower() for m in calendar.month_name[1:]]
-_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_YEAR = re.compile(r"(?<![\w-])(19\d\d|20\d\d)\b")
+"""A year standing alone: not inside an identifier such as `gpt-4o-2024-08-06`."""
 _MONTH = "(" + "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b", re.I)
 _MONTH_DAY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I)

@@ -235,7 +235,9 @@ def test_unknown_loader_did_you_mean() -> None:
         load_dataset(_cfg(loader="locmo"))
 
 
-@pytest.mark.parametrize("name", ["locomo", "longmemeval", "smoke", "smoke_longmemeval"])
+@pytest.mark.parametrize(
+    "name", ["locomo", "longmemeval", "smoke", "smoke_longmemeval", "beam", "locomo_plus"]
+)
 def test_dataset_yaml_matches_config(name: str) -> None:
     """Each conf/dataset file has exactly the DatasetConfig fields."""
     data = yaml.safe_load((PROJECT_ROOT / "conf" / "dataset" / f"{name}.yaml").read_text())

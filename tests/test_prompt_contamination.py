@@ -89,3 +89,9 @@ def test_injected_locomo_gold_fails() -> None:
     )
     evidence = "Caroline went to a LGBTQ support group yesterday."
     assert "R5 trigram 'carolin lgbtq support'" in overlaps(evidence, index)
+
+
+def test_a_year_inside_a_model_name_is_not_a_date() -> None:
+    index = data_index()
+    assert not overlaps('model "gpt-4o-2024-08-06"', index)
+    assert "R2 year 2024" in overlaps("by 2024-08-06 or in 2024", index)

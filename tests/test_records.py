@@ -10,15 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bench.records import (
-    SCHEMA_VERSION,
-    ArmResult,
-    QuestionRecord,
-    read_file_bytes,
-    read_record,
-    write_json_atomic,
-    write_record,
-)
+from bench.files import read_file_bytes, write_json_atomic
+from bench.records import SCHEMA_VERSION, ArmResult, QuestionRecord, read_record, write_record
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests/golden/records"

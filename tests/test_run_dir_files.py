@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.records import MAX_RECORD_BYTES, read_file_bytes
+from bench.files import MAX_RECORD_BYTES, read_file_bytes
 from bench.verify.check import UNSIGNED_NOTE, verify_run
 from tests.e2e_support import ROOT, last_line, run_cli
 

@@ -11,7 +11,8 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from bench.records import ArmResult, Judgement, QuestionRecord, write_json_atomic, write_record
+from bench.files import write_json_atomic
+from bench.records import ArmResult, Judgement, QuestionRecord, write_record
 from bench.summarise import summarise_run
 from bench.summarise.render import summary_to_json
 from bench.summarise.stats import holm, wilson_interval

@@ -316,8 +316,8 @@ def test_perf_figures_shape(tmp_path: Path) -> None:
 
 def test_bare_read_parses_every_record(tmp_path: Path) -> None:
     """The floor loop reads each record file once (the ratio's denominator is honest)."""
+    from bench.files import read_file_bytes
     from bench.perf.summarise import bare_read, write_synthetic_run
-    from bench.records import read_file_bytes
 
     assert bare_read(tmp_path) == 0
     written = write_synthetic_run(tmp_path)

@@ -27,7 +27,6 @@ GRANDFATHERED: dict[str, int] = {
     "bench/run/scale/unit_task.py:run_unit": 58,
     "bench/suite/niah.py:niah_suite": 54,
     "bench/summarise/cli.py:summarise_records": 55,
-    "bench/summarise/scan.py:scan_records": 110,
 }
 """Over-limit code when the gate came in: `path` or `path:function` -> its size in lines."""
 

@@ -35,9 +35,9 @@ from bench import __version__
 from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.records import write_json_atomic
 from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 
 ENGINE_MODULES = (

@@ -38,9 +38,9 @@ from arms.neuromorphic.extraction import Extraction, Extractor
 from arms.neuromorphic.extractors import make_extractor
 from arms.neuromorphic.records import Fact, FactDraft, Tier
 from bench.errors import BenchError
+from bench.files import write_json_atomic
 from bench.paths import contained, safe_name
 from bench.providers.base import Embedder
-from bench.records import write_json_atomic
 from bench.types import Turn
 
 MARKER = re.compile(r"\[bench:([^\]\s]+)\]")

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained
-from bench.records import write_json_atomic
 
 log = logging.getLogger("bench.run")
 

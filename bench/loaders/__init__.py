@@ -1,5 +1,8 @@
 """Dataset loaders: find the file (`resolve`), parse it (`locomo`, `longmemeval`), count it.
 
+BEAM (a tier folder) and LoCoMo-Plus (items stitched into LoCoMo with a seed) find their
+own sources from the whole `DatasetConfig` (`SOURCE_LOADERS`).
+
 The runner calls `load_dataset(cfg)`; everything it returns is a typed `bench.types.Dataset`.
 """
 
@@ -10,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.config import DatasetConfig
+from bench.loaders.beam import load_beam_config
 from bench.loaders.errata import AUTO, apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
+from bench.loaders.locomo_plus import load_locomo_plus_config
 from bench.loaders.longmemeval import load_longmemeval
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.loaders.stats import dataset_stats
@@ -26,12 +31,20 @@ LOADERS: dict[str, Callable[[Path, str], Dataset]] = {
 }
 """`dataset.loader` name → parser of a local file."""
 
+SOURCE_LOADERS: dict[str, Callable[[DatasetConfig], Dataset]] = {
+    "beam": load_beam_config,
+    "locomo_plus": load_locomo_plus_config,
+}
+"""`dataset.loader` name → loader that resolves its own sources (a folder, two files)."""
+
 
 def load_dataset(cfg: DatasetConfig) -> Dataset:
     """Resolve (and if needed download) the configured file, then parse it."""
+    if cfg.loader in SOURCE_LOADERS:
+        return SOURCE_LOADERS[cfg.loader](cfg)
     loader = LOADERS.get(cfg.loader)
     if loader is None:
-        raise unknown("loader", cfg.loader, list(LOADERS), "dataset.loader")
+        raise unknown("loader", cfg.loader, [*LOADERS, *SOURCE_LOADERS], "dataset.loader")
     dataset = loader(resolve_data_file(cfg), cfg.name)
     if cfg.errata == AUTO and cfg.sha256 and dataset.sha256 != cfg.sha256:
         log.warning(
@@ -46,6 +59,7 @@ def load_dataset(cfg: DatasetConfig) -> Dataset:
 
 __all__ = [
     "LOADERS",
+    "SOURCE_LOADERS",
     "dataset_stats",
     "load_dataset",
     "load_locomo",

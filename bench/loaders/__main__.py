@@ -1,4 +1,4 @@
-"""`python -m bench.loaders FILE [--loader locomo|longmemeval]`: load a file, print its stats.
+"""`python -m bench.loaders PATH [--loader locomo|longmemeval|beam]`: load, print its stats.
 
 Prints the path, SHA-256 and `dataset_stats` as JSON; a malformed file prints its one-line
 error and exits 2.

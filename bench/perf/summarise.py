@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.files import read_file_bytes
 from bench.perf.startup import COMMITTED_RUN
-from bench.records import OK, ArmResult, QuestionRecord, read_file_bytes, write_record
+from bench.records import OK, ArmResult, QuestionRecord, write_record
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, f1_outcome_name
 from bench.summarise import load_run, summarise_records
 from bench.summarise.render import render_text
@@ -85,7 +86,7 @@ def bare_read(run_dir: Path, read: Callable[[str], bytes] = _open_read) -> int:
     Names listed and joined as strings, as the summariser's reader does (a `glob` of
     Path objects would add its own cost to the floor). Files are read with
     `open(...).read()` unless `read` is given; the summariser reads them with
-    `bench.records.read_file_bytes` (half the system calls), so `_ratios` also reports
+    `bench.files.read_file_bytes` (half the system calls), so `_ratios` also reports
     the ratio to a floor that reads the same way.
     """
     folder = str(run_dir / "questions")

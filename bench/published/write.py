@@ -15,10 +15,11 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.published.match import Source
 from bench.published.model import PublishedError, judge_base, judge_run_id
-from bench.records import QuestionRecord, write_json_atomic, write_record
+from bench.records import QuestionRecord, write_record
 from bench.runmeta import DatasetMeta, JudgeMeta, ProvenanceMeta, ProviderMeta, RunMeta
 from bench.scoring.rules import Outcome
 from bench.types import Dataset, Question

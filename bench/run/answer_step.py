@@ -14,6 +14,7 @@ from bench.records import OK, ArmResult
 from bench.run.answer_prompt import AnswerPrompt, postprocess
 from bench.run.context_fit import usable
 from bench.run.repeat_plan import RepeatPlan
+from bench.scoring.beam import offline_scores as beam_offline_scores
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.scoring.judges import needs_judgement, verdict_outcome
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
@@ -75,6 +76,7 @@ class AnswerStep:
             scores["gold_token_recall"] = round(reachable, 4)
         if question.stale_answer:
             scores["stale_in_context"] = question.stale_answer.lower() in context.text.lower()
+        scores.update(beam_offline_scores(question, answer, context.text))
         found = evidence_retrieved(question.evidence, context.ranked_source_ids())
         correct = outcome_from_f1(scores, question, self.f1_threshold)
         result = ArmResult(
@@ -158,7 +160,7 @@ class AnswerStep:
             updated, question, self.judges, self.primary_judge, rejudge
         )
         if self.primary_judge:
-            verdict = verdict_outcome(updated, self.primary_judge)
+            verdict = verdict_outcome(updated, self.primary_judge, self.judges)
             updated = replace(
                 updated,
                 correct=verdict,

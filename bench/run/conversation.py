@@ -248,12 +248,10 @@ def build_record(
 
 def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerStep:
     """The answer step every question of the run goes through: answerer, judges, repeats."""
-    from bench.scoring.judges import build_judge
+    from bench.scoring.judge_set import build_judges
 
     resume.check_primary_judge(cfg)
-    judges = tuple(
-        build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges
-    )
+    judges = build_judges(cfg.judges, providers, cfg.scoring.judge_attempts)
     return AnswerStep(
         prompt=prompt,
         answerer=providers.answerer,

@@ -11,18 +11,11 @@ from typing import Any
 
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError, DatasetError
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained
 from bench.providers.secrets import redact_value
-from bench.records import (
-    OK,
-    ArmResult,
-    QuestionRecord,
-    read_record,
-    record_path,
-    write_json_atomic,
-    write_record,
-)
+from bench.records import OK, ArmResult, QuestionRecord, read_record, record_path, write_record
 from bench.run.provenance import provenance, secret_values
 from bench.run.repeat_plan import RepeatPlan
 from bench.run.repeats import pending
@@ -33,7 +26,7 @@ from bench.types import Question
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
-    "outcome", "errata_sha256",
+    "outcome", "errata_sha256", "dataset_seed",
 )  # fmt: skip
 _THRESHOLD_KEY = "scoring.f1_threshold"
 """The threshold's fingerprint key: the config path a user changes, as errors name it."""
@@ -57,7 +50,9 @@ def identity(
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption (errata: the audit file's hash)."""
     p = cfg.provider
+    seed = {} if cfg.dataset.seed is None else {"dataset_seed": cfg.dataset.seed}
     return {
+        **seed,
         "dataset_sha256": dataset_sha256,
         "prompt_sha256": prompt_sha256,
         "answerer": f"{p.answerer.kind}:{p.answerer.base_url or ''}:{p.answerer.model}",
@@ -267,10 +262,20 @@ def record_provenance(
         "git_commit": meta.provenance.git_commit,
         "git_dirty": meta.provenance.git_dirty,
         "dataset_sha256": ident["dataset_sha256"],
+        **({"dataset_seed": ident["dataset_seed"]} if "dataset_seed" in ident else {}),
         "prompt_sha256": ident["prompt_sha256"],
         **{k: shown_ident[k] for k in _MODEL_KEYS},
+        **_judge_provenance(meta),
         "identity_fingerprint": fingerprint(ident),
     }
+
+
+def _judge_provenance(meta: RunMeta) -> dict[str, Any]:
+    """`judges`: each judge's model, endpoint, prompt source and hash (absent without judges)."""
+    if not meta.judges:
+        return {}
+    keep = ("model", "endpoint", "prompt_source", "prompt_hash", "official_model", "runs")
+    return {"judges": {j.judge_id: {k: getattr(j, k) for k in keep} for j in meta.judges}}
 
 
 def fingerprint(ident: dict[str, Any]) -> dict[str, str]:

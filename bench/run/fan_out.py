@@ -62,11 +62,11 @@ def run_fanned_out(
 def _built_judge_keys(cfg: RunConfig, run_dir: RunDirectory) -> tuple[JudgeKey, ...]:
     """Build the providers and judges as a worker would (raising its error), keep the keys."""
     from bench.providers.factory import build_providers
-    from bench.scoring.judges import build_judge
+    from bench.scoring.judge_set import build_judges
 
     providers = build_providers(cfg.provider, run_dir.path)
     try:
-        built = [build_judge(j, providers.judge(j), cfg.scoring.judge_attempts) for j in cfg.judges]
+        built = build_judges(cfg.judges, providers, cfg.scoring.judge_attempts)
     finally:
         providers.close()
     return tuple(JudgeKey(j.judge_id, j.model, j.prompt_hash) for j in built)

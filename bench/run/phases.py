@@ -27,8 +27,8 @@ from typing import Any
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
+from bench.files import write_json_atomic
 from bench.paths import contained
-from bench.records import write_json_atomic
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 
 PHASES = ("all", "predict", "evaluate")

@@ -24,12 +24,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from bench.records import ERROR, OK, ArmResult, RepeatResult
+from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
 from bench.run.repeat_plan import RepeatPlan
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 
 if TYPE_CHECKING:
     from bench.run.answer_step import AnswerStep
     from bench.types import Context, Question
+
+DONE = (OK, SKIPPED)
+"""Verdict statuses a draw needs no new call for (`skipped`: outside the judge's scope)."""
 
 
 def pending(result: ArmResult, plan: RepeatPlan, judges: Sequence[Any]) -> bool:
@@ -45,7 +49,7 @@ def pending(result: ArmResult, plan: RepeatPlan, judges: Sequence[Any]) -> bool:
             old = got.judgements.get(judge.judge_id)
             if (
                 old is None
-                or old.status != OK
+                or old.status not in DONE
                 or (old.model, old.prompt_hash)
                 != (
                     judge.model,
@@ -115,11 +119,11 @@ def _judged(step: AnswerStep, question: Question, drawn: RepeatResult) -> Repeat
     """
     answer, repeat = drawn.answer or "", drawn.repeat
     judgements = {j.judge_id: j.judge(question, answer, repeat=repeat) for j in step.judges}
-    failed = [j.error or "judge error" for j in judgements.values() if j.status != OK]
+    failed = [j.error or "judge error" for j in judgements.values() if j.status not in DONE]
     correct = drawn.correct
     if step.primary_judge:
-        verdict = judgements.get(step.primary_judge)
-        correct = bool(verdict.verdict) if verdict and verdict.status == OK else None
+        ids = judge_run_ids(step.judges, step.primary_judge)
+        correct = group_verdict(judgements, step.primary_judge, ids)
     return replace(
         drawn,
         status=ERROR if failed else OK,

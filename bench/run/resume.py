@@ -55,7 +55,7 @@ def judge_keys(judges: Iterable[JudgeConfig]) -> tuple[JudgeKey, ...] | None:
 
     keys = []
     for cfg in judges:
-        if cfg.kind not in RUBRIC_CHOOSERS or cfg.endpoint.kind != "openai":
+        if cfg.kind not in RUBRIC_CHOOSERS or cfg.endpoint.kind != "openai" or cfg.runs != 1:
             return None
         prompt = load_judge_prompt(cfg.prompt, REQUIRED_RUBRICS[cfg.kind])
         keys.append(JudgeKey(cfg.judge_id, cfg.endpoint.model, prompt.sha256))

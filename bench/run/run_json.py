@@ -16,9 +16,10 @@ from bench.loaders import dataset_stats
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, add_accounting, outcome_rule
 from bench.run.repeat_plan import plan_repeats
-from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
+from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, read_run_meta
 from bench.scoring import health as ext_health
 from bench.scoring.errata import errata_meta
+from bench.scoring.judge_set import judge_meta
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 
@@ -92,7 +93,7 @@ def run_meta(
         offline=cfg.provider.answerer.kind == "offline",
         prompt={"path": prompt.path, "sha256": prompt.sha256},
         tokenizer=TokenCounter().name,
-        judges=[JudgeMeta(j.judge_id, j.model, j.prompt_hash) for j in judges],
+        judges=judge_meta(judges, cfg.judges),
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),

@@ -13,8 +13,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bench.files import write_json_atomic, write_text_atomic
 from bench.paths import contained, safe_name
-from bench.records import OK, iter_records, write_json_atomic, write_text_atomic
+from bench.records import OK, iter_records
 
 Outcomes = dict[str, dict[str, dict[str, bool]]]
 """metric -> arm -> question id -> outcome."""

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.records import OK, ArmResult
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.scoring.locomo import outcome_from_f1, score_answer
 from bench.types import ErrataSource, Question
 
@@ -68,9 +69,8 @@ def with_corrected_judgements(
             verdicts[judge.judge_id] = judge.judge(fixed, result.answer)
     updated = replace(result, corrected_judgements=verdicts)
     if primary:
-        verdict = verdicts.get(primary)
-        value = verdict.verdict if verdict is not None and verdict.status == OK else None
-        updated = replace(updated, correct_corrected=None if value is None else bool(value))
+        ids = judge_run_ids(judges, primary)
+        updated = replace(updated, correct_corrected=group_verdict(verdicts, primary, ids))
     return updated
 
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from bench.config import JudgeConfig
 from bench.end_tokens import strip_end_tokens
@@ -41,8 +42,9 @@ from bench.providers.base import (
     supports_json_schema,
 )
 from bench.providers.cache import forget_reply, repeat_version
-from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, Judgement
+from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
+from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.types import Question
 
 NO_GOLD = "(none: the conversation does not contain this information)"
@@ -142,6 +144,11 @@ class Judge:
         self.model: str = chat.model
         self.prompt = prompt
         self.prompt_hash = prompt.sha256
+        self.version = prompt.version
+        """The response-cache version of this judge's calls (a run k >= 2 adds `#run<k>`)."""
+        self.kind = ""
+        self.prompt_source = prompt.path
+        self.endpoint = ""
         self.chat = chat
         self.rubric_for = rubric_for
 
@@ -169,7 +176,7 @@ class Judge:
         r >= 1 (a `repeats=N` draw) is cached under its own key.
         """
         messages = self.messages(question, answer)
-        version = repeat_version(self.prompt.version, repeat)
+        version = repeat_version(self.version, repeat)
         problem, last = "", ""
         for attempt in range(1, self.attempts + 1):
             try:
@@ -222,11 +229,13 @@ def build_judge(cfg: JudgeConfig, chat: ChatProvider, attempts: int = 2) -> Judg
         known = ", ".join(sorted(RUBRIC_CHOOSERS))
         raise ConfigError(f"judges.{cfg.judge_id}.kind={cfg.kind}: unknown; use one of {known}")
     prompt = load_judge_prompt(cfg.prompt, REQUIRED_RUBRICS[cfg.kind])
-    return Judge(cfg.judge_id, prompt, chat, chooser, attempts)
+    made = Judge(cfg.judge_id, prompt, chat, chooser, attempts)
+    made.kind = cfg.kind
+    return made
 
 
 def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -> bool:
-    """True unless the result holds an `ok` or `unparseable` verdict by this judge.
+    """True unless the result holds an `ok`, `unparseable` or `skipped` verdict by this judge.
 
     Only verdicts by this judge's model and prompt hash count; an `unparseable` one was
     asked `attempts` times already, so only `rejudge` asks again. An imported result
@@ -239,7 +248,7 @@ def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -
     old = result.judgements.get(judge.judge_id)
     return not (
         old is not None
-        and old.status in (OK, UNPARSEABLE)
+        and old.status in (OK, UNPARSEABLE, SKIPPED)
         and old.model == judge.model
         and old.prompt_hash == judge.prompt_hash
     )
@@ -255,9 +264,14 @@ def judge_model_warning(cfg: JudgeConfig, answerer_model: str) -> str | None:
     )
 
 
-def verdict_outcome(result: ArmResult, judge_id: str) -> bool | None:
-    """The primary judge's verdict as the binary outcome; None while it is missing or errored."""
-    verdict = result.judgements.get(judge_id)
-    if verdict is None or verdict.status != OK:
-        return None
-    return bool(verdict.verdict)
+def verdict_outcome(
+    result: ArmResult, judge_id: str, judges: Sequence[Any] | None = None
+) -> bool | None:
+    """The primary judge's verdict as the binary outcome; None while it is missing or errored.
+
+    A judge with several runs (`<id>#<k>`) gives the majority of its runs
+    (`bench.scoring.judge_runs.group_verdict`); `judges` (the built judges) names the
+    runs configured now.
+    """
+    ids = None if judges is None else judge_run_ids(judges, judge_id)
+    return group_verdict(result.judgements, judge_id, ids)

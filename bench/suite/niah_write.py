@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from bench.errors import BenchError
+from bench.files import write_text_atomic
 from bench.paths import PROJECT_ROOT
-from bench.records import write_text_atomic
 from bench.suite.model import suite_to_json
 from bench.suite.niah import NiahSpec, niah_suite
 from bench.tokens import TokenCounter

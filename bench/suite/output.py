@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.files import write_json_atomic, write_text_atomic
 from bench.paths import contained, safe_name
-from bench.records import write_json_atomic, write_text_atomic
 from bench.suite import trec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite

@@ -26,9 +26,9 @@ from typing import Any
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.errors import BenchError
+from bench.files import write_json_atomic
 from bench.hashing import text_sha256
 from bench.paths import contained, safe_name
-from bench.records import write_json_atomic
 from bench.run import phases
 from bench.suite.model import Suite, suite_to_json
 from bench.types import Conversation

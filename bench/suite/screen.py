@@ -28,9 +28,9 @@ from omegaconf import DictConfig
 
 from bench.config import RunConfig
 from bench.errors import BenchError
+from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.loaders import load_dataset
-from bench.records import write_json_atomic
 from bench.run.answer_prompt import load_answer_prompt
 from bench.run.arm_setup import open_arms
 from bench.run.conversation import ingest_arms

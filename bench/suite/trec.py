@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from bench.records import write_text_atomic
+from bench.files import write_text_atomic
 
 
 def run_lines(rows: Iterable[tuple[str, tuple[str, ...]]], tag: str) -> list[str]:

@@ -22,13 +22,15 @@ from itertools import combinations
 from pathlib import Path
 from typing import NoReturn
 
-from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
+from bench.files import read_file_bytes, write_text_atomic
+from bench.records import QuestionRecord, natural_key
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, threshold_from_outcome
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
 from bench.summarise.flags import compute_flags, extraction_notes
+from bench.summarise.judge_views import judge_sections
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SETS,
@@ -39,7 +41,7 @@ from bench.summarise.model import (
     group_label,
     kappa_rows,
 )
-from bench.summarise.reach import OFFLINE_CAUTION, reach_view
+from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER, reach_view
 from bench.summarise.render import render_markdown, render_text, summary_to_json
 from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
@@ -380,6 +382,9 @@ def summarise_records(
     if locomo_style:
         summary.errata = errata_view(run.records, names, {n: scan.arms[n].errata for n in names})
     summary.reach = reach_view([scan.arms[n].reach.row(n) for n in names])
+    summary.judge_views, summary.judge_json = judge_sections(
+        run.run_dir, run.records, names, run.meta, outcome, locomo_style
+    )
     if scan.draws > 1 or (run.meta and run.meta.repeats.requested > 1):
         from bench.summarise.repeats import repeats_view  # runs with repeats only (start-up)
 
@@ -506,9 +511,10 @@ def _audit_clean(run: LoadedRun, layout: _Layout) -> int | None:
 def _closing_notes(summary: Summary) -> list[str]:
     notes = []
     if summary.meta and summary.meta.offline:
+        caution = OFFLINE_CAUTION if summary.locomo_style else OFFLINE_CAUTION_OTHER
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
-            f"{summary.outcome}; these numbers are not LLM-judged. {OFFLINE_CAUTION}"
+            f"{summary.outcome}; these numbers are not LLM-judged. {caution}"
         )
     n = summary.n_questions["scored"]
     if n < SMALL_N:

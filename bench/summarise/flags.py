@@ -83,6 +83,10 @@ class RunFlags:
         kinds = ", ".join(f.kind for f in self.primary)
         return f" [judge {self.primary_judge}: {kinds}]" if kinds else ""
 
+    def mark_first(self, header: list[str]) -> list[str]:
+        """A table header whose first cell carries `judge_mark()`."""
+        return [header[0] + self.judge_mark(), *header[1:]]
+
     def pair_name(self, a: str, b: str) -> str:
         """`A vs B` with each arm's label."""
         return f"{self.arm_label(a)} vs {self.arm_label(b)}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
@@ -250,6 +250,12 @@ class Summary:
     """Paired equivalence (TOST) of every pair and baseline row (bench.summarise.equivalence)."""
     cost: CostView | None = None
     """Tokens (and money) per correct answer per arm (bench.summarise.cost); None if unknown."""
+    judge_views: list[str] = field(default_factory=list)
+    """Markdown lines on the judges' scale: LongMemEval metrics, judge calibration,
+    judge migration (`bench.summarise.judge_views`); empty when none applies."""
+    judge_json: dict[str, Any] = field(default_factory=dict)
+    """The same sections' data for `--json` (`longmemeval`, `calibration`,
+    `judge_migration`); empty when none applies."""
     flags: RunFlags = field(default_factory=RunFlags)
     """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from bench.runmeta import RunMeta
 from bench.summarise.errata import errata_json, render_errata
+from bench.summarise.judge_header import judges_text
 from bench.summarise.model import (
     LABEL_SCHEMES,
     SMALL_N,
@@ -143,8 +144,7 @@ def _test_cells(t: PairedTest) -> list[str]:
 
 def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     """Pooled rows for each set, then each group once (groups are the same tests in both sets)."""
-    head = ["arm", "set / group"] if baseline else ["A", "B", "set / group"]
-    head[0] += s.flags.judge_mark()
+    head = s.flags.mark_first(["arm", "set / group"] if baseline else ["A", "B", "set / group"])
     sides = ["lost", "gained"] if baseline else ["A only", "B only"]
     header = [*head, "n", *sides, "p (exact)", "p (Holm)", "MDE", ""]
     lines = []
@@ -207,6 +207,7 @@ def _sections(s: Summary) -> list[str]:
         out += ["", f"## Against baseline {s.baseline_dir} ({how}, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
     out += _added_sections(s)
+    out += s.judge_views
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
     if s.repeats is not None:  # the repeats module is imported only for runs with repeats
@@ -245,9 +246,7 @@ def render_text(s: Summary) -> str:
 def _metadata(s: Summary) -> list[str]:
     meta = s.meta or RunMeta()
     provider, dataset, prov = meta.provider, meta.dataset, meta.provenance
-    judge_text = ", ".join(
-        f"{j.judge_id} ({j.model}, prompt {str(j.prompt_hash or '')[:12]})" for j in meta.judges
-    )
+    judge_text = judges_text(meta.judges)
     labels = ", ".join(f"{k} {v}" for k, v in LABEL_SCHEMES[s.labels].items())
     items = [
         ("run", f"{_or(meta.run_name)} (created {_or(meta.created_at)})"),
@@ -380,6 +379,7 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
     out.update(_added_json(s))
+    out.update(s.judge_json)
     return out
 
 

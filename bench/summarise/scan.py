@@ -22,8 +22,9 @@ carries a judge verdict (Cohen's κ is computed only then), the most draws of a 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord, not_an_outcome
+from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, QuestionRecord, not_an_outcome
 from bench.scoring.miss import MissRow, count_misses, result_miss
 from bench.scoring.rules import SCORED_CATEGORIES
 from bench.summarise.errata import AuditedQuestion, ErrataTally
@@ -193,7 +194,7 @@ def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
     return names
 
 
-def scan_records(  # noqa: C901, PLR0912, PLR0915
+def scan_records(
     records: list[QuestionRecord],
     names: list[str],
     group_of: dict[str, str],
@@ -208,104 +209,139 @@ def scan_records(  # noqa: C901, PLR0912, PLR0915
     so do values that break the arithmetic (`cli._scan_or_blame` names the record).
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
-    outcomes: set[str | None] = set()
-    miss_rows: list[MissRow] = []
-    judged = False
-    draws = 1
-    n_names = len(names)
+    run = _RunFacts()
     audited = locomo_style and any(r.errata_type is not None for r in records)
     for position, record in enumerate(records):
-        qid = record.question_id
-        group = group_of[qid]
-        adversarial = locomo_style and record.category == 5
-        scored = record.category in SCORED_CATEGORIES
-        costed = scored or not locomo_style
-        reachable = bool(record.gold) and (scored or not locomo_style)
-        audit = AuditedQuestion(record) if audited and scored else None
-        evidence = record.evidence
-        abstention_item = adversarial if locomo_style else qid.endswith("_abs")
-        results = record.arms
-        for name, res in results.items():
-            scan = arms[name]
-            tally = scan.groups[group]
-            tally.questions += 1
-            if res.repeats:
-                draws = max(draws, len(res.repeats) + 1)
-            status = res.status
-            if status != OK:
-                if status != ERROR:
-                    raise TypeError(f"status is {status!r}, neither ok nor error")
-                tally.excluded["error"] += 1
-                continue
-            scan.answered += 1
-            outcomes.add(res.outcome)
-            correct = res.correct
-            scores = res.scores
-            if correct is None:
-                tally.excluded["no_outcome"] += 1
-            else:
-                if correct.__class__ is not bool:
-                    raise not_an_outcome("correct", correct)
-                tally.n += 1
-                if correct:
-                    tally.k += 1
-                    scan.right.append(position)
-                else:
-                    scan.wrong.append(position)
-                f1 = scores.get("f1")
-                if isinstance(f1, (int, float)) and not isinstance(f1, bool):
-                    tally.f1.append(float(f1))
-                if costed:
-                    scan.costs.append((position, res.context_tokens, res.usage, correct))
-            if res.latency_ms is not None:
-                scan.latencies.append(float(res.latency_ms))
-            if res.context_tokens is not None:
-                scan.tokens.append(float(res.context_tokens))
-            if scores:
-                abstained = scores.get("abstained")
-                if abstained is not None:
-                    share = scan.abstained_adversarial if adversarial else None
-                    if not abstention_item:
-                        share = scan.abstained_answerable
-                    if share is not None:
-                        share.n += 1
-                        share.k += bool(abstained)
-                if adversarial and (trap := scores.get("trap_hit")) is not None:
-                    scan.trap_hits.n += 1
-                    scan.trap_hits.k += bool(trap)
-                if (stale := scores.get("stale_in_context")) is not None:
-                    scan.stale.n += 1
-                    scan.stale.k += bool(stale)
-            if res.truncated is True:
-                scan.capped += 1
-            if res.context_cut_tokens:
-                scan.cut += 1
-            if res.judgements:
-                scan.unparseable += sum(j.status == UNPARSEABLE for j in res.judgements.values())
-                judged = judged or any(
-                    j.status == OK and j.verdict is not None for j in res.judgements.values()
-                )
-            if reachable or audit is not None:
-                recall = evidence_recall(res.retrieved_ids, evidence)
-                if reachable:
-                    scan.reach.add(res, recall)
-                if audit is not None:
-                    scan.errata.add(audit, res, recall)
-            kind = result_miss(
-                evidence, res.retrieved_ids, correct, res.evidence_retrieved, res.miss
-            )
-            if kind is not None:
-                miss_rows.append((name, group, kind))
-        if len(results) < n_names:
-            for name in names:
-                if name not in results:
-                    tally = arms[name].groups[group]
-                    tally.questions += 1
-                    tally.excluded["missing"] += 1
-    for rule in outcomes:  # checked once per rule, not per result (`cli._outcome` sorts them)
+        question = _Question(record, position, group_of[record.question_id], locomo_style)
+        question.audit = AuditedQuestion(record) if audited and question.scored else None
+        for name, res in record.arms.items():
+            _scan_result(arms[name], name, res, question, run)
+        for name in names:
+            if name not in record.arms:
+                tally = arms[name].groups[question.group]
+                tally.questions += 1
+                tally.excluded["missing"] += 1
+    for rule in run.outcomes:  # checked once per rule, not per result (`cli._outcome` sorts)
         if rule is not None and rule.__class__ is not str:
             raise TypeError(f"outcome {rule!r} is not the name of a rule")
-    return RunScan(arms, outcomes, count_misses(miss_rows), judged, draws)
+    return RunScan(arms, run.outcomes, count_misses(run.miss_rows), run.judged, run.draws)
+
+
+class _RunFacts:
+    """Run-wide facts the pass collects beside the per-arm counters."""
+
+    __slots__ = ("draws", "judged", "miss_rows", "outcomes")
+
+    def __init__(self) -> None:
+        self.outcomes: set[str | None] = set()
+        self.miss_rows: list[MissRow] = []
+        self.judged = False
+        self.draws = 1
+
+
+class _Question:
+    """What every result of one record is counted under, worked out once per record."""
+
+    __slots__ = ("abstention_item", "adversarial", "audit", "costed", "evidence", "group",
+                 "position", "reachable", "scored")  # fmt: skip
+
+    def __init__(self, record: QuestionRecord, position: int, group: str, locomo: bool) -> None:
+        self.position = position
+        self.group = group
+        self.adversarial = locomo and record.category == 5
+        self.scored = record.category in SCORED_CATEGORIES
+        self.costed = self.scored or not locomo
+        self.reachable = bool(record.gold) and (self.scored or not locomo)
+        self.evidence = record.evidence
+        self.abstention_item = self.adversarial if locomo else record.question_id.endswith("_abs")
+        self.audit: AuditedQuestion | None = None
+
+
+def _scan_result(
+    scan: ArmScan, name: str, res: ArmResult, question: _Question, run: _RunFacts
+) -> None:
+    """Count one arm's result on one question into its arm's counters and the run's facts."""
+    tally = scan.groups[question.group]
+    tally.questions += 1
+    if res.repeats:
+        run.draws = max(run.draws, len(res.repeats) + 1)
+    if res.status != OK:
+        if res.status != ERROR:
+            raise TypeError(f"status is {res.status!r}, neither ok nor error")
+        tally.excluded["error"] += 1
+        return
+    scan.answered += 1
+    run.outcomes.add(res.outcome)
+    _count_outcome(scan, tally, res, question)
+    if res.scores:
+        _count_scores(scan, res.scores, question)
+    _count_answer_flags(scan, res, run)
+    if question.reachable or question.audit is not None:
+        recall = evidence_recall(res.retrieved_ids, question.evidence)
+        if question.reachable:
+            scan.reach.add(res, recall)
+        if question.audit is not None:
+            scan.errata.add(question.audit, res, recall)
+    kind = result_miss(
+        question.evidence, res.retrieved_ids, res.correct, res.evidence_retrieved, res.miss
+    )
+    if kind is not None:
+        run.miss_rows.append((name, question.group, kind))
+
+
+def _count_outcome(scan: ArmScan, tally: Tally, res: ArmResult, question: _Question) -> None:
+    """The result's outcome (right, wrong or none), F1, cost row, latency and tokens."""
+    correct = res.correct
+    if correct is None:
+        tally.excluded["no_outcome"] += 1
+    else:
+        if correct.__class__ is not bool:
+            raise not_an_outcome("correct", correct)
+        tally.n += 1
+        if correct:
+            tally.k += 1
+            scan.right.append(question.position)
+        else:
+            scan.wrong.append(question.position)
+        f1 = res.scores.get("f1")
+        if isinstance(f1, (int, float)) and not isinstance(f1, bool):
+            tally.f1.append(float(f1))
+        if question.costed:
+            scan.costs.append((question.position, res.context_tokens, res.usage, correct))
+    if res.latency_ms is not None:
+        scan.latencies.append(float(res.latency_ms))
+    if res.context_tokens is not None:
+        scan.tokens.append(float(res.context_tokens))
+
+
+def _count_answer_flags(scan: ArmScan, res: ArmResult, run: _RunFacts) -> None:
+    """Answers cut at the cap, contexts cut to fit, unparseable and usable verdicts."""
+    if res.truncated is True:
+        scan.capped += 1
+    if res.context_cut_tokens:
+        scan.cut += 1
+    if res.judgements:
+        verdicts = res.judgements.values()
+        scan.unparseable += sum(j.status == UNPARSEABLE for j in verdicts)
+        run.judged = run.judged or any(j.status == OK and j.verdict is not None for j in verdicts)
+
+
+def _count_scores(scan: ArmScan, scores: dict[str, Any], question: _Question) -> None:
+    """Abstention (answerable or adversarial), trap hits and stale facts in context."""
+    abstained = scores.get("abstained")
+    if abstained is not None:
+        share = scan.abstained_adversarial if question.adversarial else None
+        if not question.abstention_item:
+            share = scan.abstained_answerable
+        if share is not None:
+            share.n += 1
+            share.k += bool(abstained)
+    if question.adversarial and (trap := scores.get("trap_hit")) is not None:
+        scan.trap_hits.n += 1
+        scan.trap_hits.k += bool(trap)
+    if (stale := scores.get("stale_in_context")) is not None:
+        scan.stale.n += 1
+        scan.stale.k += bool(stale)
 
 
 def _rate(share: Share) -> Rate | None:

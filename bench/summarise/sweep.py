@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.records import write_text_atomic
+from bench.files import write_text_atomic
 from bench.summarise.stats import holm, mcnemar_exact_p
 
 SWEEP_ROWS = "sweep-rows"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import BenchError
-from bench.records import write_text_atomic
+from bench.files import write_text_atomic
 
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "MANIFEST.sig"
@@ -99,7 +99,7 @@ def irregular_files(run_dir: Path) -> list[str]:
     """Symlinks, FIFOs, sockets and devices in a run's result folders (POSIX paths).
 
     Nothing in a run directory should be one: `bench.summarise` and `bench.run` refuse
-    to read them (`bench.records.read_file_bytes`), and verify reports each instead of
+    to read them (`bench.files.read_file_bytes`), and verify reports each instead of
     skipping it, so a symlinked record can never be counted by one command and missed
     by another. Symlinked folders are reported, not followed.
     """

@@ -1,0 +1,190 @@
+"""The official judges: upstream's prompt, upstream's parameters, upstream's verdict rule.
+
+`longmemeval_official` (LongMemEval `evaluate_qa.py`): one user message holding
+`get_anscheck_prompt(type, question, answer, response, abstention='_abs' in id)` — the
+per-type template filled by `str.format` with the question, the gold answer and the
+answer; temperature 0, `max_tokens` 10; correct iff `yes` is in the lower-cased reply.
+
+`mem0_locomo` (Mem0 `evaluation/metrics/llm_judge.py`, the LoCoMo "J" score): one user
+message holding `ACCURACY_PROMPT.format(question=..., gold_answer=..., generated_answer=...)`;
+temperature 0, `response_format={"type": "json_object"}`; correct iff the JSON `label`
+is `CORRECT`. Category 5 is not judged (upstream skips it): a `skipped` judgement, no call.
+
+Both send nothing else: no system message, no repair turn after a bad reply (upstream has
+none; a bad Mem0 reply is `unparseable`). The values are passed to `str.format` as
+upstream passes them, so braces inside an answer are never expanded. Every verdict
+records the model used and the upstream file's SHA-256 (`prompt_hash`); the official
+model, the endpoint and the file's URL go into run.json (`JudgeMeta`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.config import JudgeConfig
+from bench.errors import ConfigError
+from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
+from bench.providers.cache import forget_reply, repeat_version
+from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
+from bench.scoring.official.registry import JudgeFile, read_judge_file
+from bench.scoring.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
+from bench.scoring.official.verdicts import longmemeval_verdict, mem0_verdict
+from bench.types import Question
+
+
+class JsonObjectMode(JsonSchema):
+    """`response_format={"type": "json_object"}` (JSON mode), sent where a schema would be."""
+
+    def response_format(self) -> dict[str, Any]:
+        """The OpenAI JSON-mode body, as Mem0 sends it."""
+        return {"type": "json_object"}
+
+
+JSON_OBJECT = JsonObjectMode("json_object", {})
+
+
+@dataclass(frozen=True)
+class OfficialSpec:
+    """What defines one official judge besides its template."""
+
+    kind: str
+    """The `judges.N.kind` that selects it."""
+    file: str
+    """Its registered upstream file (`bench.scoring.official.registry`)."""
+    official_model: str
+    """The model upstream asks (a run may override it; the record says which was used)."""
+    max_tokens: int | None
+    """Upstream's completion cap; None where upstream sends none (the endpoint's is sent)."""
+    json_object: bool
+    """Upstream asks for JSON mode."""
+
+
+LONGMEMEVAL = OfficialSpec(
+    "longmemeval_official", "longmemeval-evaluate_qa.py", "gpt-4o-2024-08-06", 10, False
+)
+MEM0 = OfficialSpec("mem0_locomo", "mem0-llm_judge.py", "gpt-4o-mini", None, True)
+OFFICIAL_SPECS = {s.kind: s for s in (LONGMEMEVAL, MEM0)}
+MEM0_SKIPPED_CATEGORY = 5
+
+
+def longmemeval_prompt(templates: dict[str, str], question: Question, answer: str) -> str:
+    """The filled template, or KeyError naming a question type upstream has none for."""
+    key = ABSTENTION if "_abs" in question.question_id else question.question_type
+    if key not in templates:
+        raise KeyError(f"question type {key!r} has no upstream template")
+    return templates[str(key)].format(question.question, question.gold, answer)
+
+
+def mem0_filled(template: str, question: Question, answer: str) -> str:
+    """`ACCURACY_PROMPT` filled by keyword, as Mem0's `evaluate_llm_judge` does."""
+    return template.format(
+        question=question.question, gold_answer=question.gold, generated_answer=answer
+    )
+
+
+class OfficialJudge:
+    """One run of one official judge; `judge(question, answer)` never raises."""
+
+    attempts = 1
+
+    def __init__(
+        self,
+        judge_id: str,
+        spec: OfficialSpec,
+        chat: ChatProvider,
+        entry: JudgeFile,
+        source: str,
+        endpoint: str = "",
+        run: int = 1,
+    ) -> None:
+        self.judge_id = judge_id
+        self.spec = spec
+        self.kind = spec.kind
+        self.chat = chat
+        self.model: str = chat.model
+        self.entry = entry
+        self.prompt_hash = entry.sha256
+        self.prompt_source = entry.url
+        self.official_model = spec.official_model
+        self.endpoint = endpoint
+        self.run = run
+        self.version = f"{spec.kind}@{entry.sha256[:12]}" + (f"#run{run}" if run > 1 else "")
+        self.options = CallOptions(
+            max_tokens=spec.max_tokens, json_schema=JSON_OBJECT if spec.json_object else None
+        )
+        self._fill: Callable[[Question, str], str] = self._filler(source)
+
+    def _filler(self, source: str) -> Callable[[Question, str], str]:
+        if self.spec is LONGMEMEVAL:
+            templates = longmemeval_templates(source)
+            return lambda q, a: longmemeval_prompt(templates, q, a)
+        template = mem0_prompt(source)
+        return lambda q, a: mem0_filled(template, q, a)
+
+    def with_run(self, judge_id: str, run: int) -> OfficialJudge:
+        """The same judge as run `run` (its own cache key) stored under `judge_id`."""
+        made = OfficialJudge.__new__(OfficialJudge)
+        made.__dict__.update(self.__dict__)
+        made.judge_id, made.run = judge_id, run
+        made.version = self.version.split("#run")[0] + (f"#run{run}" if run > 1 else "")
+        return made
+
+    def messages(self, question: Question, answer: str) -> list[Message]:
+        """The single user message upstream sends."""
+        return [{"role": "user", "content": self._fill(question, answer)}]
+
+    def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
+        """Upstream's verdict on `answer`; `skipped`, `error` or `unparseable` when none."""
+        locomo = question.question_type is None
+        if self.spec is MEM0 and locomo and question.category == MEM0_SKIPPED_CATEGORY:
+            return self._judgement(SKIPPED, error="category 5 is not judged by Mem0's judge")
+        try:
+            messages = self.messages(question, answer)
+        except (KeyError, IndexError, ValueError) as exc:
+            return self._judgement(ERROR, error=f"no upstream prompt: {exc}")
+        version = repeat_version(self.version, repeat)
+        try:
+            result = self.chat.complete(messages, prompt_version=version, options=self.options)
+        except Exception as exc:  # any failure is an error verdict, retried on resume
+            return self._judgement(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
+        if self.spec is LONGMEMEVAL:
+            verdict = longmemeval_verdict(result.text)
+        else:
+            try:
+                verdict = mem0_verdict(result.text)
+            except ValueError as exc:
+                forget_reply(self.chat, messages, prompt_version=version, options=self.options)
+                return self._judgement(UNPARSEABLE, raw=result.text, error=f"unparsable: {exc}")
+        return self._judgement(OK, verdict=verdict, raw=result.text, cached=result.cached)
+
+    def _judgement(self, status: Any, **fields: Any) -> Judgement:
+        if fields.get("error"):
+            fields["error"] = str(fields["error"]).splitlines()[0][:500]
+        return Judgement(
+            judge_id=self.judge_id,
+            status=status,
+            model=self.model,
+            prompt_hash=self.prompt_hash,
+            **fields,
+        )
+
+
+def build_official_judge(cfg: JudgeConfig, chat: ChatProvider, endpoint: str) -> OfficialJudge:
+    """The official judge `cfg.kind` names, its template read from the checksummed file.
+
+    ConfigError when the endpoint's temperature is not upstream's 0, or when the file no
+    longer has the shape the template is read from.
+    """
+    spec = OFFICIAL_SPECS[cfg.kind]
+    if cfg.endpoint.temperature != 0:
+        raise ConfigError(
+            f"judges.{cfg.judge_id}.endpoint.temperature={cfg.endpoint.temperature}: "
+            f"{cfg.kind} asks at temperature 0 as upstream; remove the override"
+        )
+    entry, source = read_judge_file(spec.file)
+    try:
+        return OfficialJudge(cfg.judge_id, spec, chat, entry, source, endpoint)
+    except ValueError as exc:
+        raise ConfigError(f"judges.{cfg.judge_id}: {entry.source}: {exc}") from None

@@ -1,0 +1,118 @@
+"""Upstream judge files as benchmark data: URL, commit and SHA-256 of each, found or fetched.
+
+A judge file is treated like a dataset file (`bench.loaders.resolve`): looked for in
+`$BENCH_DATA_DIR/judges/<name>`, then in the git-ignored cache
+(`<cache>/judges/<name>`), then in the sibling shared copy `../shared/data/judges/<name>`
+(beside the checkout), and otherwise downloaded from its pinned
+`raw.githubusercontent.com` URL into the cache. Every copy must have the registered
+SHA-256: a file that differs is an error naming it, never used.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.config import DatasetConfig
+from bench.errors import DatasetError
+from bench.loaders.resolve import PROJECT_ROOT, cache_dir, resolve_data_file, sha256_file
+
+SHARED_JUDGES = PROJECT_ROOT.parent / "shared" / "data" / "judges"
+"""The offline copies beside the checkout (`../shared/data/judges/`)."""
+SUBDIR = "judges"
+"""Folder of judge files inside `$BENCH_DATA_DIR` and the cache."""
+
+
+@dataclass(frozen=True)
+class JudgeFile:
+    """One upstream file that defines a judge, pinned to a commit and a checksum."""
+
+    name: str
+    """The local file name (`longmemeval-evaluate_qa.py`)."""
+    repo: str
+    """GitHub `owner/name`."""
+    commit: str
+    """The full commit hash the file is pinned to."""
+    path: str
+    """The file's path inside the repository."""
+    sha256: str
+    """SHA-256 of the file's bytes at that commit."""
+    licence: str
+    """The upstream licence (the file is fetched, never redistributed)."""
+
+    @property
+    def url(self) -> str:
+        """`https://raw.githubusercontent.com/<repo>/<commit>/<path>`."""
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.path}"
+
+    @property
+    def source(self) -> str:
+        """`<repo>@<commit>:<path>`, the short form shown in summaries."""
+        return f"{self.repo}@{self.commit}:{self.path}"
+
+
+_LME_COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
+_MEM0_COMMIT = "b3ede5b7c0ac0e847b03786a603c107ac943b3ee"
+JUDGE_FILES: dict[str, JudgeFile] = {
+    f.name: f
+    for f in (
+        JudgeFile(
+            "longmemeval-evaluate_qa.py",
+            "xiaowu0162/LongMemEval",
+            _LME_COMMIT,
+            "src/evaluation/evaluate_qa.py",
+            "ecce9c4c79dc89d99534ac17b383a5cbb5b9f0c69ee98adaf0684742e3d95251",
+            "MIT",
+        ),
+        JudgeFile(
+            "longmemeval-print_qa_metrics.py",
+            "xiaowu0162/LongMemEval",
+            _LME_COMMIT,
+            "src/evaluation/print_qa_metrics.py",
+            "e9283933a0cefb7a0ded7365e436ae3d1be5aac41853325e6155d83bf07607f0",
+            "MIT",
+        ),
+        JudgeFile(
+            "mem0-llm_judge.py",
+            "mem0ai/mem0",
+            _MEM0_COMMIT,
+            "evaluation/metrics/llm_judge.py",
+            "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c",
+            "Apache-2.0",
+        ),
+    )
+}
+
+
+def judge_file(name: str) -> JudgeFile:
+    """The registered file called `name`; DatasetError naming the known ones otherwise."""
+    entry = JUDGE_FILES.get(name)
+    if entry is None:
+        known = ", ".join(sorted(JUDGE_FILES))
+        raise DatasetError(f"judge file {name!r}: not registered; use one of {known}")
+    return entry
+
+
+def resolve_judge_file(entry: JudgeFile) -> Path:
+    """The local copy of `entry`, checksummed (found, shared, or downloaded into the cache)."""
+    cfg = DatasetConfig(
+        name=entry.name, filename=f"{SUBDIR}/{entry.name}", url=entry.url, sha256=entry.sha256
+    )
+    cached = cache_dir() / cfg.filename
+    shared = SHARED_JUDGES / entry.name
+    if not os.environ.get("BENCH_DATA_DIR") and not cached.is_file() and shared.is_file():
+        actual = sha256_file(shared)
+        if actual != entry.sha256:
+            raise DatasetError(
+                f"{shared}: SHA-256 mismatch: expected {entry.sha256}, got {actual}; "
+                f"replace it with {entry.url}"
+            )
+        return shared
+    return resolve_data_file(cfg)
+
+
+def read_judge_file(name: str) -> tuple[JudgeFile, str]:
+    """The registered entry and the UTF-8 text of its checksummed local copy."""
+    entry = judge_file(name)
+    return entry, resolve_judge_file(entry).read_text(encoding="utf-8")
