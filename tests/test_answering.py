@@ -29,13 +29,13 @@ def test_postprocess_cleans_the_same_way_for_everyone(raw: str, clean: str) -> N
 
 
 def test_prompt_wraps_context_and_round_trips() -> None:
-    prompt = load_answer_prompt("conf/prompts/answer_v1.txt")
+    prompt = load_answer_prompt("conf/prompts/answer_v2.txt")
     messages = prompt.messages("When?", "[Session 1 — 8 May 2023]\nA: hi")
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"] == "When?"
     assert extract_context(messages) == "[Session 1 — 8 May 2023]\nA: hi"
     assert "not mentioned" in messages[0]["content"]
-    assert prompt.version.startswith("answer_v1@") and len(prompt.sha256) == 64
+    assert prompt.version.startswith("answer_v2@") and len(prompt.sha256) == 64
 
 
 def test_prompt_without_placeholder_is_a_config_error(tmp_path) -> None:

@@ -6,11 +6,13 @@ import json
 from datetime import date
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extract_llm import (
     CAP_BASE_TOKENS,
+    MAX_ITEMS,
     TOOL_NAME,
     UPDATE_MEMORY_TOOL,
     LLMExtractor,
@@ -206,6 +208,30 @@ def test_ignored_tools_are_asked_again_with_the_schema_for_the_rest_of_the_run()
     assert cap == completion_cap(ex) == CAP_BASE_TOKENS + len(ex.text())
     item = extraction_schema().schema["properties"]["items"]["items"]
     assert set(item["required"]) == set(item["properties"]) and not item["additionalProperties"]
+
+
+def test_the_extraction_schema_is_bounded() -> None:
+    """Every array has maxItems and every string maxLength, in tools and schema mode alike."""
+    schema = extraction_schema().schema
+    items = schema["properties"]["items"]
+    assert items["maxItems"] == MAX_ITEMS
+    assert (
+        UPDATE_MEMORY_TOOL["function"]["parameters"]["properties"]["items"]["maxItems"] == MAX_ITEMS
+    )
+    fields = items["items"]["properties"]
+    for name, spec in fields.items():
+        if spec["type"] == "array":
+            assert spec["maxItems"] and spec["items"]["maxLength"], name
+        elif "enum" not in spec:
+            assert spec["maxLength"], name
+    fact = {"entity_name": "Ilse / bicycle", "fact_content": "Ilse sold her bicycle.",
+            "memory_type": "ActiveContext", "overrides_entity": None,
+            "related_entities": [], "valid_at": None}  # fmt: skip
+    jsonschema.validate({"items": [fact] * MAX_ITEMS}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"items": [fact] * (MAX_ITEMS + 1)}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"items": [fact | {"fact_content": "x" * 301}]}, schema)
 
 
 def test_without_schema_support_ignored_tools_stay_an_error() -> None:

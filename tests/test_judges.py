@@ -15,6 +15,9 @@ from bench.records import ArmResult, Judgement
 from bench.scoring.judge_prompt import fill, parse_judge_prompt
 from bench.scoring.judges import (
     NO_GOLD,
+    REASONING_MAX_CHARS,
+    REPAIR,
+    VERDICT_SCHEMA,
     build_judge,
     judge_model_warning,
     needs_judgement,
@@ -23,8 +26,8 @@ from bench.scoring.judges import (
 )
 from bench.types import ChatResult, Question, Usage
 
-LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v1.txt")
-LME = JudgeConfig(judge_id="j2", kind="longmemeval", prompt="conf/prompts/judge_longmemeval_v1.txt")
+LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v2.txt")
+LME = JudgeConfig(judge_id="j2", kind="longmemeval", prompt="conf/prompts/judge_longmemeval_v2.txt")
 
 
 class FakeChat:
@@ -117,6 +120,38 @@ def test_parse_verdict_strictness() -> None:
     assert parse_verdict(' {"correct": false} ') is False
     with pytest.raises(ValueError):
         parse_verdict('```json\n{"correct": true}')  # unterminated fence
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ('{"correct": true, "reasoning": "the same day, written as', True),
+        ('{ "correct" : false , "reasoning": "a different year and then it loops and loo', False),
+    ],
+)
+def test_a_verdict_written_before_cut_off_reasoning_counts(reply: str, verdict: bool) -> None:
+    """`correct` comes first: a reply cut off inside its reasoning still holds the verdict."""
+    assert parse_verdict(reply) is verdict
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ['{"reasoning": "it loops", "correct": tr', '{"correct": tru', '{"correct": true'],
+)
+def test_a_cut_off_reply_without_a_complete_leading_verdict_is_refused(reply: str) -> None:
+    with pytest.raises(ValueError):
+        parse_verdict(reply)
+
+
+def test_verdict_schema_puts_correct_first_and_bounds_reasoning() -> None:
+    """Small models finish the verdict: `correct` first, reasoning of bounded length."""
+    schema = VERDICT_SCHEMA.schema
+    assert list(schema["properties"]) == ["correct", "reasoning"]
+    assert schema["properties"]["reasoning"]["maxLength"] == REASONING_MAX_CHARS <= 300
+    for cfg in (LOCOMO, LME):
+        system = build_judge(cfg, FakeChat()).prompt.system
+        assert system.index('{"correct": true, "reasoning"') < system.index("one short sentence")
+    assert REPAIR.index('"correct"') < REPAIR.index('"reasoning"')
 
 
 def user_message(judge_cfg: JudgeConfig, question: Question, answer: str = "a") -> str:

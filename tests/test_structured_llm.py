@@ -216,7 +216,7 @@ def test_a_prompt_that_cannot_fit_is_not_sent(tmp_path: Path) -> None:
     context = Context(text="Caroline went to the park on 7 May 2023. " * 300)
     with FaultServer() as server:
         step = AnswerStep(
-            prompt=load_answer_prompt("conf/prompts/answer_v1.txt"),
+            prompt=load_answer_prompt("conf/prompts/answer_v2.txt"),
             answerer=quick_chat(server.base_url),
             tokens=TokenCounter(),
             f1_threshold=0.5,

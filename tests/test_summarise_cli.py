@@ -84,6 +84,7 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "outcome": "f1>=0.5",
         "label_scheme": "official",
         "run_name": "small",
+        "flags": {"degraded": False, "arm": [], "judge": []},  # an offline run: nothing flagged
     }
     assert rag["accuracy"]["overall"] == pytest.approx(80.0)  # 4 of 5 scored, error excluded
     assert rag["accuracy"]["by_question_type"]["single-hop"] == pytest.approx(100.0)

@@ -43,9 +43,9 @@ from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
     "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "extractors",
-    "fusion",
-    "hotstore", "hydration", "invalidation", "keyword_index", "ltp", "pruning", "records", "render",
-    "retrieval", "rollback", "spreading", "state", "store_check", "vectors", "workingset",
+    "fusion", "grounding", "hotstore", "hydration", "invalidation", "keyword_index", "ltp",
+    "pruning", "records", "render", "retrieval", "rollback", "spreading", "state",
+    "store_check", "vectors", "workingset",
 )  # fmt: skip
 SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
                   "bench.wordllama_files")  # fmt: skip

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arms.neuromorphic import consolidation, decay, ltp, pruning
+from arms.neuromorphic import consolidation, decay, grounding, ltp, pruning
 from arms.neuromorphic.answer_gate import gate_note
 from arms.neuromorphic.archive import ColdArchive
 from arms.neuromorphic.archive_index import day_of
@@ -46,10 +46,10 @@ from bench.types import Conversation, Turn
 if TYPE_CHECKING:
     from arms.neuromorphic.hotstore import HotStore
 
-COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
-            "reinforced", "elevated", "links_dropped", "extraction_errors",
-            "exchanges_failed", "extract_prompt_tokens", "extract_completion_tokens",
-            "via_tools", "via_json_schema", "tools_ignored")  # fmt: skip
+COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived", "reinforced",
+            "elevated", "links_dropped", "extraction_errors", "exchanges_failed",
+            "extract_prompt_tokens", "extract_completion_tokens", "via_tools", "via_json_schema",
+            "tools_ignored", "facts_duplicate", "facts_ungrounded")  # fmt: skip
 
 
 class MemoryEngine:
@@ -294,9 +294,8 @@ class MemoryEngine:
             self.archive.add_errors(self.turn, rows)
         self.counters["extraction_errors"] += len(extraction.errors)
         self.counters["exchanges_failed"] += bool(extraction.errors)
-        if extraction.mode in ("tools", "json_schema"):
-            self.counters[f"via_{extraction.mode}"] += 1
-        self.counters["tools_ignored"] += extraction.tools_ignored
+        for key, n in grounding.extraction_counts(extraction, exchange).items():
+            self.counters[key] += n
         self.counters["extract_prompt_tokens"] += extraction.usage.prompt_tokens
         self.counters["extract_completion_tokens"] += extraction.usage.completion_tokens
         return extraction

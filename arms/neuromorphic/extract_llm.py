@@ -20,29 +20,42 @@ from typing import Any
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
+from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError, ProviderError
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
 from bench.types import Usage
 
 log = logging.getLogger("arms.neuromorphic")
 
-PROMPT_VERSION = "neuromorphic-extract-v1"
+PROMPT_VERSION = "neuromorphic-extract-v2"
 TOOL_NAME = "update_memory"
+MAX_ITEMS = 8
+"""Facts one exchange may yield: a small model cannot repeat one fact without end."""
+NAME_MAX_CHARS = 80
+"""Bound on an entity name (`Person / topic`)."""
+FACT_MAX_CHARS = 300
+"""Bound on a fact's sentence."""
+MAX_RELATED = 5
+"""Related entity names one fact may list."""
+DATE_MAX_CHARS = 40
+"""Bound on `valid_at` (a date such as `17 March 2031`)."""
+_NAME = {"type": "string", "maxLength": NAME_MAX_CHARS}
 _ITEM = {
     "type": "object",
     "properties": {
-        "entity_name": {"type": "string"},
-        "fact_content": {"type": "string"},
+        "entity_name": _NAME,
+        "fact_content": {"type": "string", "maxLength": FACT_MAX_CHARS},
         "memory_type": {
             "type": "string",
             "enum": ["CoreAnchor", "ActiveContext", "EphemeralState"],
         },
-        "overrides_entity": {"type": ["string", "null"]},
-        "related_entities": {"type": "array", "items": {"type": "string"}},
-        "valid_at": {"type": ["string", "null"]},
+        "overrides_entity": {"type": ["string", "null"], "maxLength": NAME_MAX_CHARS},
+        "related_entities": {"type": "array", "items": _NAME, "maxItems": MAX_RELATED},
+        "valid_at": {"type": ["string", "null"], "maxLength": DATE_MAX_CHARS},
     },
     "required": ["entity_name", "fact_content", "memory_type", "related_entities"],
 }
+_ITEMS = {"type": "array", "items": _ITEM, "maxItems": MAX_ITEMS}
 UPDATE_MEMORY_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -50,7 +63,7 @@ UPDATE_MEMORY_TOOL: dict[str, Any] = {
         "description": "Store the facts of the new exchange in long-term memory.",
         "parameters": {
             "type": "object",
-            "properties": {"items": {"type": "array", "items": _ITEM}},
+            "properties": {"items": _ITEMS},
             "required": ["items"],
         },
     },
@@ -59,16 +72,16 @@ SYSTEM_PROMPT = """You maintain the long-term memory of a conversation. Read the
 and call the tool update_memory exactly once with every fact worth remembering (an empty \
 list if there is none). For each item:
 - entity_name: what the fact is about, prefixed with the person it belongs to \
-(e.g. "Caroline / hometown"). Reuse the exact entity_name of a known fact when the new \
+(e.g. "Ilse / bicycle"). Reuse the exact entity_name of a known fact when the new \
 fact updates it.
 - fact_content: one self-contained sentence that names the person. Resolve relative \
 dates ("yesterday", "last year", "next month") against the session date and write the \
-absolute date into the sentence (e.g. "Caroline went to a support group on 7 May 2023.").
+absolute date into the sentence (e.g. "Ilse sold her old bicycle on 17 March 2031.").
 - memory_type: CoreAnchor (identity, lasting traits, relationships), ActiveContext \
 (events, plans, ongoing activities) or EphemeralState (passing moods, momentary states).
 - overrides_entity: the entity_name of a known fact this one makes out of date, if any.
 - related_entities: entity names of other facts this one is connected to.
-- valid_at: the date the fact became true when the exchange says so (e.g. "7 May 2023").
+- valid_at: the date the fact became true when the exchange says so (e.g. "17 March 2031").
 Images appear as [shares a photo: caption]; treat the caption as what was shown."""
 SCHEMA_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(
     "call the tool update_memory exactly once with every fact worth remembering (an empty \
@@ -181,7 +194,7 @@ class LLMExtractor:
             )
         except ProviderError as exc:
             return _failed(exc, "json_schema")
-        found, bad = parse_arguments(result.text, exchange.dia_ids())
+        found, bad = parse_arguments(strip_end_tokens(result.text), exchange.dia_ids())
         if result.finish_reason == "length" and bad:
             cap = options.max_tokens
             bad = [ExtractionError("truncated", f"reply hit the {cap}-token cap", result.text)]
@@ -207,13 +220,15 @@ def completion_cap(exchange: Exchange) -> int:
 def extraction_schema() -> JsonSchema:
     """`{"items": [...]}` with every item field required (nullable ones may be null).
 
-    Only keywords every server honours (OpenAI's strict mode included); the length of
-    the reply is bounded by `completion_cap`, not by the schema.
+    Bounded so a small model can finish it: at most `MAX_ITEMS` items, `MAX_RELATED`
+    related names, strings of at most `NAME_MAX_CHARS` / `FACT_MAX_CHARS` /
+    `DATE_MAX_CHARS` characters (`maxItems`, `maxLength`; llama.cpp turns them into its
+    grammar). `completion_cap` still bounds the reply's tokens.
     """
     item = {**_ITEM, "required": list(_ITEM["properties"]), "additionalProperties": False}
     schema = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": item}},
+        "properties": {"items": {**_ITEMS, "items": item}},
         "required": ["items"],
         "additionalProperties": False,
     }

@@ -24,6 +24,7 @@ from bench.loaders.locomo import load_locomo
 from bench.records import OK, QuestionRecord, iter_records
 from bench.runmeta import RunMeta
 from bench.scoring.miss import classify_miss
+from bench.summarise.flags import RunFlags, compute_flags
 from bench.summarise.model import group_label
 
 EXPLORER_NAME = "explorer.html"
@@ -73,8 +74,10 @@ def explorer_data(
     records: list[QuestionRecord],
     turns: Mapping[str, Mapping[str, str]],
     labels: str = "official",
+    flags: RunFlags | None = None,
 ) -> dict[str, Any]:
-    """The embedded blob: arm names, then one compact row per question (see the JS)."""
+    """The embedded blob: arm names and their flagged labels, then one row per question."""
+    flags = flags or RunFlags()
     arms = list(dict.fromkeys(a for r in records for a in r.arms))
     rows = []
     for r in records:
@@ -93,23 +96,27 @@ def explorer_data(
                 r.adversarial_answer,
             ]
         )
-    return {"arms": arms, "rows": rows}
+    return {"arms": arms, "arm_labels": [flags.arm_label(a) for a in arms], "rows": rows}
 
 
 def build_explorer(run_dir: Path, meta: RunMeta | None, labels: str = "official") -> str:
     """The whole explorer page for a run as one HTML document."""
-    data = explorer_data(iter_records(run_dir), evidence_turns(meta), labels)
+    records = iter_records(run_dir)
+    flags = compute_flags(meta, records)
+    data = explorer_data(records, evidence_turns(meta), labels, flags)
     blob = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     title = html.escape(f"armbench explorer — {run_dir.resolve().name}")
     css = (_ASSET / "explorer.css").read_text(encoding="utf-8")
     js = (_ASSET / "explorer.js").read_text(encoding="utf-8")
-    offline = meta is not None and meta.offline is True
-    banner = '<div class="banner">OFFLINE — extractive answerer; not LLM-judged</div>'
+    banner = ""
+    if meta is not None and meta.offline is True:
+        banner = '<div class="banner">OFFLINE — extractive answerer; not LLM-judged</div>'
+    banner += flags.banner_html()  # the summary's and the report's flags, before any number
     body = (_ASSET / "explorer_body.html").read_text(encoding="utf-8")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{css}</style></head><body>\n<h1>{title}</h1>"
-        f"{banner if offline else ''}\n{body}\n"
+        f"{banner}\n{body}\n"
         f'<script type="application/json" id="data">{blob}</script>\n'
         f"<script>{js}</script>\n</body></html>\n"
     )

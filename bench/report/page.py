@@ -173,7 +173,7 @@ def _header(summary: Summary) -> str:
     if summary.notes:
         items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
         parts.append(f'<ul class="notes">{items}</ul>')
-    return "\n".join(parts)
+    return "\n".join([parts[0], summary.flags.banner_html(), *parts[1:]])  # flags first
 
 
 def _text(value: Any) -> str:
@@ -197,18 +197,18 @@ def _sets(summary: Summary) -> tuple[str, ...]:
 def _accuracy_table(summary: Summary) -> str:
     """Accuracy with Wilson 95% intervals per arm on each denominator, and errors."""
     sets = _sets(summary)
-    head = "".join(
+    head = f"<th>arm{html.escape(summary.flags.judge_mark())}</th>" + "".join(
         f"<th>accuracy, {_SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
     )
     body = "".join(
-        f"<tr><td>{html.escape(name)}</td>"
+        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
         + "".join(f"<td>{_pct(arm.accuracy[s])}</td>" for s in sets)
         + f"<td>{arm.excluded.get('all', {}).get('error', 0)}</td></tr>"
         for name, arm in summary.arms.items()
     )
     return (
         f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
-        f"<table><tr><th>arm</th>{head}<th>errors (excluded)</th></tr>{body}</table>"
+        f"<table><tr>{head}<th>errors (excluded)</th></tr>{body}</table>"
     )
 
 
@@ -219,7 +219,7 @@ def _abstention_table(summary: Summary) -> str:
     body = "".join(
         f"<tr><td>{html.escape(name)}</td><td>{_pct(arm.adversarial_abstention)}</td>"
         f"<td>{_pct(arm.trap_hits)}</td><td>{_pct(arm.abstention_answerable)}</td></tr>"
-        for name, arm in summary.arms.items()
+        for name, arm in ((summary.flags.arm_label(n), a) for n, a in summary.arms.items())
     )
     return (
         "<h2>Adversarial questions (category 5) and abstention</h2><table><tr><th>arm</th>"
@@ -285,16 +285,16 @@ def _arm_layout(labels: list[str]) -> dict[str, Any]:
 def _accuracy_figure(summary: Summary) -> go.Figure:
     """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
     sets = _sets(summary)
-    arms = list(summary.arms)
+    names = [summary.flags.arm_label(a) for a in summary.arms]
     fig = go.Figure()
     for s in sets:
         label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
-        fig.add_trace(_rate_bar(label, arms, [summary.arms[a].accuracy[s] for a in arms]))
+        fig.add_trace(_rate_bar(label, names, [a.accuracy[s] for a in summary.arms.values()]))
     fig.update_layout(
-        title="Accuracy per arm (Wilson 95% interval)",
+        title="Accuracy per arm (Wilson 95% interval)" + summary.flags.judge_mark(),
         yaxis_title="% correct",
-        yaxis_range=_rate_range([summary.arms[a].accuracy[s] for a in arms for s in sets]),
-        **_arm_layout(arms),
+        yaxis_range=_rate_range([a.accuracy[s] for a in summary.arms.values() for s in sets]),
+        **_arm_layout(names),
     )
     return fig
 
@@ -311,9 +311,9 @@ def _category_figure(summary: Summary) -> go.Figure:
     fig = go.Figure()
     for name, arm in summary.arms.items():
         rates = [_group_rate(arm, g) for g in groups]
-        fig.add_trace(_rate_bar(name, x, rates))
+        fig.add_trace(_rate_bar(summary.flags.arm_label(name), x, rates))
     fig.update_layout(
-        title=f"Accuracy per category ({summary.labels} labels)",
+        title=f"Accuracy per category ({summary.labels} labels){summary.flags.judge_mark()}",
         yaxis_title="% correct",
         yaxis_range=_rate_range([_group_rate(a, g) for a in summary.arms.values() for g in groups]),
         **_arm_layout(x),
@@ -326,8 +326,8 @@ def _group_rate(arm: ArmStats, group: str) -> Rate:
     return stats.accuracy if stats is not None else Rate(0, 0)
 
 
-def _pair_title(row: PairRow) -> str:
-    return f"{row.a} vs {row.b} ({_SET_TITLES.get(row.set, row.set)})"
+def _pair_title(row: PairRow, summary: Summary) -> str:
+    return f"{summary.flags.pair_name(row.a, row.b)} ({_SET_TITLES.get(row.set, row.set)})"
 
 
 def _pair_rows(summary: Summary) -> list[PairRow]:
@@ -350,7 +350,7 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
         return None
     # p-values go in the tick labels (angled with the rest), never as floating text that
     # collides with its neighbours once there are more than a few pairs.
-    x = [f"{_pair_title(r)}<br>{_p_text(r.pooled)}" for r in rows]
+    x = [f"{_pair_title(r, summary)}<br>{_p_text(r.pooled)}" for r in rows]
     fig = go.Figure(
         [
             go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
@@ -358,9 +358,9 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
         ]
     )
     fig.update_layout(
-        title="Paired discordance (exact McNemar p, Holm-adjusted beside it)",
+        title="Paired discordance (exact McNemar p; Holm-adjusted)" + summary.flags.judge_mark(),
         yaxis_title="questions",
-        **_arm_layout([_pair_title(r) for r in rows]),
+        **_arm_layout([_pair_title(r, summary) for r in rows]),
     )
     return fig
 
@@ -378,7 +378,7 @@ def _pairs_table(summary: Summary) -> str:
         mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
         flag = f" ({note})" if (note := power_note(t)) else ""
         body.append(
-            f"<tr><td>{html.escape(row.a)} vs {html.escape(row.b)}</td><td>{row.set}</td>"
+            f"<tr><td>{html.escape(summary.flags.pair_name(row.a, row.b))}</td><td>{row.set}</td>"
             f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
             f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
         )
@@ -458,7 +458,7 @@ def _accuracy_scatter(
         rate = arm.accuracy[key]
         fig.add_trace(
             go.Scatter(
-                name=name,
+                name=summary.flags.arm_label(name),
                 x=[x_of[name]],
                 y=[100 * rate.value if rate.value is not None else None],
                 mode="markers",
@@ -469,7 +469,7 @@ def _accuracy_scatter(
             )
         )
     fig.update_layout(
-        title=title.format(_SET_TITLES[key]),
+        title=title.format(_SET_TITLES[key]) + summary.flags.judge_mark(),
         xaxis_title=axis[0],
         xaxis=_log_axis([float(x_of[n] or 1) for n, _ in arms]),
         yaxis_title="% correct",

@@ -28,7 +28,12 @@ from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
-from bench.scoring.health import MAX_FAILED_SHARE, degraded_warnings
+from bench.scoring.health import (
+    MAX_DUPLICATE_SHARE,
+    MAX_FAILED_SHARE,
+    MAX_UNGROUNDED_SHARE,
+    degraded_warnings,
+)
 
 
 @hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
@@ -91,9 +96,9 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
     if degraded:
         print(
             f"error: extraction degraded for {len(degraded)} arm/conversation pair(s) "
-            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, or no facts stored): those "
-            "arms answered from a (nearly) empty memory; see extraction_errors.json in "
-            "their store folders",
+            f"(over {MAX_FAILED_SHARE:.0%} of exchanges failed, no facts stored, over "
+            f"{MAX_DUPLICATE_SHARE:.0%}/{MAX_UNGROUNDED_SHARE:.0%} of facts duplicate/ungrounded): "
+            "those arms answered from an empty or invented memory; see extraction_errors.json",
             file=sys.stderr,
         )
     if outcome.errors:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError
 from bench.hashing import text_sha256
 from bench.paths import resolve_resource
@@ -67,15 +68,17 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 def postprocess(raw: str) -> str:
     r"""Same cleaning for every arm: one line, no 'Answer:' prefix, quotes or final stop.
 
-    A bulleted or numbered list becomes one comma-separated line (list answers are
-    scored item by item); otherwise only the first non-empty line is kept.
+    Text from the first chat-template end token on (`<|im_end|>`, `<end_of_turn>`, `</s>`,
+    ...: `bench.end_tokens`) is dropped first. A bulleted or numbered list becomes one
+    comma-separated line (list answers are scored item by item); otherwise only the first
+    non-empty line is kept.
 
-    >>> postprocess('Answer: "7 May 2023".\\n(from session 1)')
+    >>> postprocess('Answer: "7 May 2023".\n(from session 1)')
     '7 May 2023'
-    >>> postprocess('- beach\\n- forest')
+    >>> postprocess('- beach\n- forest<|im_end|>')
     'beach, forest'
     """
-    lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in strip_end_tokens(raw).strip().splitlines() if ln.strip()]
     if len(lines) > 1 and all(_BULLET.match(ln) for ln in lines):
         text = ", ".join(_clean(_BULLET.sub("", ln)) for ln in lines)
     else:

@@ -4,8 +4,14 @@ An arm whose extractor fails on every exchange still answers every question (fro
 empty store), so its accuracy alone reads as a clean run. Each arm that extracts reports
 `exchanges`, `exchanges_failed` and `facts` (stored) in its ingestion stats; this module
 turns them into one `Health` per arm and conversation, and calls an arm *degraded* when
+(with exchanges > 0)
 
-    failed / exchanges > MAX_FAILED_SHARE   or   facts == 0 (with exchanges > 0).
+    failed / exchanges > MAX_FAILED_SHARE   or   facts == 0
+    or  duplicate / facts > MAX_DUPLICATE_SHARE   or   ungrounded / facts > MAX_UNGROUNDED_SHARE
+
+where `duplicate` counts facts repeating an earlier fact of the same exchange and
+`ungrounded` facts whose content words mostly do not occur in the exchange (both counted
+by the LLM extractor, `arms/neuromorphic/grounding.py`; 0 for rule-based extraction).
 
 Degraded arms end the run with a loud warning and exit 1 (bench.run), and the summary
 marks their results. Standard library only (the summariser reads it too).
@@ -18,6 +24,10 @@ from typing import Any
 
 MAX_FAILED_SHARE = 0.10
 """Above this share of failed exchanges an arm's extraction is degraded."""
+MAX_DUPLICATE_SHARE = 0.25
+"""Above this share of stored facts repeated within their exchange, extraction is degraded."""
+MAX_UNGROUNDED_SHARE = 0.25
+"""Above this share of stored facts not grounded in their exchange, extraction is degraded."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,10 @@ class Health:
     """Exchanges asked as JSON constrained by a JSON Schema (LLM extractor)."""
     tools_ignored: int = 0
     """Tool requests the server answered with free text and no tool call."""
+    duplicate: int = 0
+    """Facts repeating an earlier fact of the same exchange."""
+    ungrounded: int = 0
+    """Facts whose content words mostly do not occur in their exchange."""
 
     @property
     def mode(self) -> str:
@@ -47,19 +61,28 @@ class Health:
 
     @property
     def degraded(self) -> bool:
-        """True when too many exchanges failed or nothing was stored."""
+        """True when too many exchanges failed, nothing was stored or too many facts are suspect."""
         if self.exchanges <= 0:
             return False
-        return self.failed / self.exchanges > MAX_FAILED_SHARE or self.facts == 0
+        if self.failed / self.exchanges > MAX_FAILED_SHARE or self.facts == 0:
+            return True
+        return (
+            self.duplicate / self.facts > MAX_DUPLICATE_SHARE
+            or self.ungrounded / self.facts > MAX_UNGROUNDED_SHARE
+        )
 
     def to_json(self) -> dict[str, int]:
-        """The plain form kept in records and run.json (mode counts only when any is set)."""
+        """The plain form kept in records and run.json (mode and quality counts when set)."""
         out = {"exchanges": self.exchanges, "failed": self.failed, "facts": self.facts}
         modes = {k: getattr(self, k) for k in _MODE_KEYS}
-        return out | modes if any(modes.values()) else out
+        out = out | modes if any(modes.values()) else out
+        return out | {k: n for k in _QUALITY_KEYS if (n := getattr(self, k))}
 
 
 _MODE_KEYS = ("via_tools", "via_json_schema", "tools_ignored")
+_QUALITY_KEYS = ("duplicate", "ungrounded")
+_STATS_QUALITY = ("facts_duplicate", "facts_ungrounded")
+"""The engine's counter names of `_QUALITY_KEYS`."""
 
 
 def _ints(data: dict[str, Any], keys: tuple[str, ...]) -> list[int] | None:
@@ -75,10 +98,10 @@ def from_stats(stats: dict[str, Any]) -> Health | None:
     if "exchanges_failed" not in stats:
         return None
     values = [stats.get(k) for k in ("exchanges", "exchanges_failed", "facts")]
-    modes = _ints(stats, _MODE_KEYS)
+    modes, quality = _ints(stats, _MODE_KEYS), _ints(stats, _STATS_QUALITY)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or modes is None:
         return None
-    return Health(*values, *modes)  # type: ignore[arg-type]
+    return Health(*values, *modes, *(quality or (0, 0)))  # type: ignore[arg-type]
 
 
 def from_json(data: Any) -> Health | None:
@@ -86,10 +109,10 @@ def from_json(data: Any) -> Health | None:
     if not isinstance(data, dict):
         return None
     values = [data.get(k) for k in ("exchanges", "failed", "facts")]
-    modes = _ints(data, _MODE_KEYS)
+    modes, quality = _ints(data, _MODE_KEYS), _ints(data, _QUALITY_KEYS)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or modes is None:
         return None
-    return Health(*values, *modes)  # type: ignore[arg-type]
+    return Health(*values, *modes, *(quality or (0, 0)))  # type: ignore[arg-type]
 
 
 HealthTable = dict[str, dict[str, Health]]
@@ -118,7 +141,10 @@ def arm_total(per_conv: dict[str, Health]) -> Health:
     """One arm's health summed over its conversations."""
     rows = per_conv.values()
     return Health(
-        *(sum(getattr(h, k) for h in rows) for k in ("exchanges", "failed", "facts", *_MODE_KEYS))
+        *(
+            sum(getattr(h, k) for h in rows)
+            for k in ("exchanges", "failed", "facts", *_MODE_KEYS, *_QUALITY_KEYS)
+        )
     )
 
 
@@ -131,7 +157,8 @@ def degraded_warnings(table: HealthTable) -> list[str]:
             if h.degraded:
                 lines.append(
                     f"arm {arm} conversation {cid}: extraction degraded — {h.failed} of "
-                    f"{h.exchanges} exchanges failed, {h.facts} facts stored{mode_note(h)}"
+                    f"{h.exchanges} exchanges failed, {h.facts} facts stored{quality_note(h)}"
+                    f"{mode_note(h)}"
                 )
     return lines
 
@@ -142,3 +169,9 @@ def mode_note(h: Health) -> str:
         return ""
     ignored = f" (tools ignored {h.tools_ignored}×)" if h.tools_ignored else ""
     return f"; via {h.mode}{ignored}"
+
+
+def quality_note(h: Health) -> str:
+    """`` when no fact is suspect, else `, 4 duplicate, 2 ungrounded` (the nonzero ones)."""
+    parts = [f"{n} {k}" for k in _QUALITY_KEYS if (n := getattr(h, k))]
+    return "".join(f", {p}" for p in parts)

@@ -1,6 +1,6 @@
 """Versioned judge prompt files: `[system]`, `[user]` and `[rubric:<name>]` sections.
 
-A prompt file (e.g. `conf/prompts/judge_locomo_v1.txt`) is plain text. Lines before the
+A prompt file (e.g. `conf/prompts/judge_locomo_v2.txt`) is plain text. Lines before the
 first section header that start with `#` are comments. Placeholders are written
 `{{name}}` and filled in one pass, so text inside an answer is never re-expanded. The
 SHA-256 of the whole file text is the prompt hash recorded in every verdict.
@@ -38,7 +38,7 @@ class JudgePrompt:
 
     @property
     def version(self) -> str:
-        """A short id of the prompt text (`judge_locomo_v1@1a2b3c4d5e6f`), part of cache keys."""
+        """A short id of the prompt text (`judge_locomo_v2@1a2b3c4d5e6f`), part of cache keys."""
         return f"{Path(self.path).stem}@{self.sha256[:12]}"
 
     def rubric(self, name: str) -> str:

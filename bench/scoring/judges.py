@@ -3,14 +3,15 @@
 The judge sees (LoCoMo, category 4, abridged)::
 
     system: You grade answers to questions about a long conversation ... Reply with one
-            JSON object ... {"reasoning": "<one short sentence>", "correct": true}
-    user:   Question: What did Caroline research?
-            Gold answer: Adoption agencies
-            Model's answer: adoption agencies
+            JSON object ... {"correct": true, "reasoning": "<one short sentence>"}
+    user:   Question: What did Ilse sell last spring?
+            Gold answer: Her old bicycle
+            Model's answer: an old bicycle
             Grading rule: The answer is correct if it refers to the same thing ...
 
-and must reply `{"reasoning": "...", "correct": true}`; when the endpoint honours JSON
-Schemas (`json_schema: true`) the reply is constrained to `VERDICT_SCHEMA`. Parsing is
+and must reply `{"correct": true, "reasoning": "..."}` (the verdict first, then at most
+`REASONING_MAX_CHARS` characters of reasoning); when the endpoint honours JSON Schemas
+(`json_schema: true`) the reply is constrained to `VERDICT_SCHEMA`. Parsing is
 strict: the reply is one JSON object (optionally inside a single ```json fence) whose
 `correct` is a JSON boolean or the string "true"/"false". An unparsable reply is asked
 again (the bad reply and a one-line correction appended) up to `attempts` asks in all;
@@ -25,11 +26,13 @@ rejudge really asks the server. Token and call accounting lives in the provider 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from bench.config import JudgeConfig
+from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError
 from bench.providers.base import (
     CallOptions,
@@ -45,28 +48,42 @@ from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.types import Question
 
 NO_GOLD = "(none: the conversation does not contain this information)"
+REASONING_MAX_CHARS = 200
+"""Bound on the verdict's `reasoning` (one short sentence): a small judge cannot loop in it."""
 VERDICT_SCHEMA = JsonSchema(
     "verdict",
     {
         "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "correct": {"type": "boolean"}},
-        "required": ["reasoning", "correct"],
+        "properties": {
+            "correct": {"type": "boolean"},
+            "reasoning": {"type": "string", "maxLength": REASONING_MAX_CHARS},
+        },
+        "required": ["correct", "reasoning"],
         "additionalProperties": False,
     },
 )
+"""`correct` first, so the verdict is written before any reasoning; `reasoning` bounded."""
 REPAIR = (
-    'That reply is not a verdict. Reply with exactly one JSON object: {"reasoning": '
-    '"<one short sentence>", "correct": true} or {"reasoning": "...", "correct": false}.'
+    'That reply is not a verdict. Reply with exactly one JSON object: {"correct": true, '
+    '"reasoning": "<one short sentence>"} or {"correct": false, "reasoning": "..."}.'
 )
+_LEADING_VERDICT = re.compile(r'\A\s*\{\s*"correct"\s*:\s*(true|false)\s*[,}]')
 
 
 def parse_verdict(text: str) -> bool:
     """The `correct` field of a JSON verdict; raise ValueError on anything not strictly valid.
 
-    >>> parse_verdict('{"reasoning": "same date", "correct": "false"}')
+    A chat-template end token and what follows it are dropped first (`bench.end_tokens`).
+    One exception to strictness: a reply that is not complete JSON but opens with
+    `{"correct": true,` or `{"correct": false,` (the schema's first field, then a comma)
+    gives that verdict — the model committed to it before its reasoning was cut off.
+
+    >>> parse_verdict('{"correct": "false", "reasoning": "another date"}')
     False
+    >>> parse_verdict('{"correct": true, "reasoning": "same day, written as')
+    True
     """
-    body = text.strip()
+    body = strip_end_tokens(text).strip()
     if body.startswith("```"):
         lines = body.splitlines()
         if len(lines) < 3 or lines[-1].strip() != "```":
@@ -75,6 +92,9 @@ def parse_verdict(text: str) -> bool:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
+        leading = _LEADING_VERDICT.match(body)
+        if leading:
+            return leading.group(1) == "true"
         raise ValueError(f"not a JSON object: {exc.msg}") from None
     if not isinstance(data, dict) or "correct" not in data:
         raise ValueError('JSON verdict has no "correct" field')

@@ -3,14 +3,18 @@
 Shape (per arm, inside `{"format": "armbench-comparable/1", "submissions": [...]}`)::
 
     {"metadata": {"benchmark", "arm", "answerer_model", "judge_model", "provider",
-                  "top_k", "outcome", "label_scheme", "run_name"},
+                  "top_k", "outcome", "label_scheme", "run_name",
+                  "flags": {"degraded", "arm": [{"kind", "detail"}], "judge": [...]}},
      "accuracy": {"overall": 67.1, "overall_all": 60.2, "n": 1540,
                   "by_question_type": {"multi-hop": 55.3, ...}},
      "evaluations": [{"question_id", "category", "question_type", "question", "gold",
                       "answer", "status", "correct", "f1"}, ...]}
 
 Accuracies are percentages of the results that count (errors excluded); `overall` is
-the scored set (LoCoMo categories 1–4, every question elsewhere). Standard library only.
+the scored set (LoCoMo categories 1–4, every question elsewhere). `flags` carries the
+run's flags (bench.summarise.flags) that touch this entry: the arm's own (extraction
+degraded) and the primary judge's (self-judging, degenerate, lenient); `degraded` is
+true when either list is non-empty. Standard library only.
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ def _judge_model(meta: RunMeta, outcome: str) -> str:
         if judge.judge_id == judge_id:
             return judge.model or "unknown"
     return "unknown"
+
+
+def _flags(summary: Summary, arm: str) -> dict[str, Any]:
+    """The arm's flags and the primary judge's, as plain data."""
+    arm_flags = [{"kind": f.kind, "detail": f.detail} for f in summary.flags.arms.get(arm, ())]
+    judge_flags = [{"kind": f.kind, "detail": f.detail} for f in summary.flags.primary]
+    return {"degraded": bool(arm_flags or judge_flags), "arm": arm_flags, "judge": judge_flags}
 
 
 def _evaluation(record: QuestionRecord, arm: str, qtype: str) -> dict[str, Any]:
@@ -80,6 +91,7 @@ def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[st
             "outcome": summary.outcome,
             "label_scheme": summary.labels,
             "run_name": meta.run_name or "unknown",
+            "flags": _flags(summary, arm),
         },
         "accuracy": {
             "overall": _percent(stats.accuracy["scored"].value),

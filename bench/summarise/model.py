@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
+from bench.summarise.flags import RunFlags
 from bench.summarise.stats import Rate, cohen_kappa
 
 if TYPE_CHECKING:
@@ -255,6 +256,8 @@ class Summary:
     judge_json: dict[str, Any] = field(default_factory=dict)
     """The same sections' data for `--json` (`longmemeval`, `calibration`,
     `judge_migration`); empty when none applies."""
+    flags: RunFlags = field(default_factory=RunFlags)
+    """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
 
     @property
     def sets_identical(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bench.summarise.flags import extraction_notes
 from bench.summarise.model import SMALL_N, Summary
 from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER
 from bench.summarise.scan import RunScan
@@ -24,7 +25,7 @@ def closing_notes(summary: Summary) -> list[str]:
         )
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
-    notes.extend(extraction_notes(summary))
+    notes.extend(extraction_notes(summary.meta))
     return notes
 
 
@@ -40,21 +41,4 @@ def cap_notes(scan: RunScan) -> list[str]:
             notes.append(f"contexts cut to fit the server {arm}: {cut} of {answered}")
         if unparseable:
             notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
-    return notes
-
-
-def extraction_notes(summary: Summary) -> list[str]:
-    """Per extracting arm: exchanges, failed, facts; DEGRADED lines (bench.scoring.health)."""
-    from bench.scoring.health import arm_total, degraded_warnings, mode_note, table_from_json
-
-    table = table_from_json(summary.meta.extraction_health if summary.meta else None)
-    notes = []
-    for arm in sorted(table):
-        total = arm_total(table[arm])
-        mark = "DEGRADED " if total.degraded else ""
-        notes.append(
-            f"{mark}extraction {arm}: {total.failed} of {total.exchanges} exchanges failed, "
-            f"{total.facts} facts stored{mode_note(total)}"
-        )
-    notes.extend(f"DEGRADED results: {line}" for line in degraded_warnings(table))
     return notes

@@ -13,6 +13,7 @@ much of that a deliberately simple reader got.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.records import OK, ArmResult, QuestionRecord
@@ -121,8 +122,8 @@ def reach_rows(records: list[QuestionRecord], arms: list[str], locomo_style: boo
     return reach_view(rows)
 
 
-def render_reach(rows: list[Reach]) -> list[str]:
-    """Markdown lines of the reachability table."""
+def render_reach(rows: list[Reach], label: Callable[[str], str] = str) -> list[str]:
+    """Markdown lines of the reachability table (`label`: an arm's shown name, with flags)."""
     if not rows:
         return []
 
@@ -138,7 +139,7 @@ def render_reach(rows: list[Reach]) -> list[str]:
     ]
     for r in rows:
         out.append(
-            f"| {r.name} | {pct(r.accuracy.value)} (n={r.accuracy.n}) | "
+            f"| {label(r.name)} | {pct(r.accuracy.value)} (n={r.accuracy.n}) | "
             f"{pct(r.evidence_recall)} | {pct(r.gold_token_recall)} |"
         )
     return out

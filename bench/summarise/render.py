@@ -64,16 +64,16 @@ def _group_name(s: Summary, key: str) -> str:
 
 
 def _arm_table(s: Summary) -> str:
-    header = ["arm", "acc scored", "95% CI", "n", "acc all", "95% CI", "n", "F1 scored"]
-    header += ["excluded", "abstains (answerable)", "ctx tokens"]
+    header = ["arm" + s.flags.judge_mark(), "acc scored", "95% CI", "n", "acc all", "95% CI", "n"]
+    header += ["F1 scored", "excluded", "abstains (answerable)", "ctx tokens"]
     rows = []
     for arm in s.arms.values():
         sc, al = arm.accuracy["scored"], arm.accuracy["all"]
         excluded = ", ".join(f"{k} {v}" for k, v in sorted(arm.excluded["all"].items())) or "0"
         rows.append(
-            [arm.name, _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value), _ci(al), str(al.n)]
-            + [_num(arm.f1["scored"], 3), excluded, _rate(arm.abstention_answerable)]
-            + [_num(arm.context_tokens_mean, 0)]
+            [s.flags.arm_label(arm.name), _pct(sc.value), _ci(sc), str(sc.n), _pct(al.value)]
+            + [_ci(al), str(al.n), _num(arm.f1["scored"], 3), excluded]
+            + [_rate(arm.abstention_answerable), _num(arm.context_tokens_mean, 0)]
         )
     return _table(header, rows)
 
@@ -92,8 +92,8 @@ def _group_table(s: Summary) -> str:
             g = arm.groups[key]
             cells.append(f"{_pct(g.accuracy.value)} (n={g.accuracy.n}) F1 {_num(g.f1, 3)}")
         rows.append(cells)
-    kind = "category" if s.locomo_style else "question type"
-    return _table([kind, *s.arms], rows)
+    kind = ("category" if s.locomo_style else "question type") + s.flags.judge_mark()
+    return _table([kind, *(s.flags.arm_label(a) for a in s.arms)], rows)
 
 
 def _adversarial_table(s: Summary) -> str | None:
@@ -102,7 +102,7 @@ def _adversarial_table(s: Summary) -> str | None:
         return None
     header = ["arm", "abstention accuracy (cat. 5)", "trap-hit rate", "abstains on 1–4"]
     rows = [
-        [a.name, _rate(a.adversarial_abstention), _rate(a.trap_hits)]
+        [s.flags.arm_label(a.name), _rate(a.adversarial_abstention), _rate(a.trap_hits)]
         + [_rate(a.abstention_answerable)]
         for a in arms
     ]
@@ -144,7 +144,7 @@ def _test_cells(t: PairedTest) -> list[str]:
 
 def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     """Pooled rows for each set, then each group once (groups are the same tests in both sets)."""
-    head = ["arm", "set / group"] if baseline else ["A", "B", "set / group"]
+    head = s.flags.mark_first(["arm", "set / group"] if baseline else ["A", "B", "set / group"])
     sides = ["lost", "gained"] if baseline else ["A only", "B only"]
     header = [*head, "n", *sides, "p (exact)", "p (Holm)", "MDE", ""]
     lines = []
@@ -152,7 +152,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     for row in rows:
         by_pair.setdefault((row.a, row.b), []).append(row)
     for (a, b), pair_rows in by_pair.items():
-        ident = [a if a == b else f"{b} vs {a}"] if baseline else [a, b]
+        ident = s.flags.pair_cells(a, b, baseline)
         shown = [r for r in pair_rows if not (s.sets_identical and r.set == "all")]
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
@@ -176,7 +176,8 @@ def _title(s: Summary) -> list[str]:
         else f"every question scored ({n_all})"
     )
     return [
-        f"# Summary of {s.run_dir}",
+        f"# Summary of {s.run_dir}{s.flags.title_mark()}",
+        *(f"> - **{line}**" for line in s.flags.headline()),
         "",
         f"dataset {s.dataset} · {sets} · outcome `{s.outcome}`"
         + (f" · labels {s.labels}" if s.locomo_style else ""),
@@ -186,7 +187,7 @@ def _title(s: Summary) -> list[str]:
 def _sections(s: Summary) -> list[str]:
     out = ["", *(f"> note: {n}" for n in s.notes)] if s.notes else []
     out += ["", "## Accuracy per arm", "", _arm_table(s)]
-    out += render_reach(s.reach)
+    out += render_reach(s.reach, s.flags.arm_label)
     out += ["", _latency_table(s), "", "## Per " + ("category" if s.locomo_style else "type")]
     out += ["", _group_table(s)]
     for title, table in (
@@ -364,6 +365,7 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)
+    out.update({"flags": s.flags.to_json()} if s.flags else {})  # only when flagged
     if s.reach:
         out["reachability"] = {
             r.name: {"evidence_recall": r.evidence_recall, "gold_token_recall": r.gold_token_recall}

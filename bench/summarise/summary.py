@@ -15,6 +15,7 @@ from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
+from bench.summarise.flags import compute_flags
 from bench.summarise.judge_views import judge_sections
 from bench.summarise.load import LoadedRun, SummaryError, load_run, one_line_reason
 from bench.summarise.model import LABEL_SCHEMES, SETS, PairRow, Summary, group_label, kappa_rows
@@ -196,7 +197,7 @@ def _add_views(
     names: list[str],
     margin: float,
 ) -> None:
-    """Judge runs (only when verdicts exist), equivalence and cost per correct answer."""
+    """Judge runs (only when verdicts exist), equivalence, cost per correct answer, flags."""
     if scan.judged:
         from bench.summarise.judge_runs import judge_runs_view
 
@@ -205,6 +206,7 @@ def _add_views(
     rows = [*summary.pairs, *(summary.baseline or [])]
     summary.equivalence = equivalence_rows(rows, margin, ("scored",))
     summary.cost = cost_view({n: scan.arms[n].costs for n in names}, run.meta)
+    summary.flags = compute_flags(run.meta, run.records)
 
 
 def _add_baseline(

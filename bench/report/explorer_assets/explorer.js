@@ -2,6 +2,7 @@
 (function () {
   var D = JSON.parse(document.getElementById("data").textContent);
   var ARMS = D.arms, ROWS = D.rows, ROW_H = 24;
+  var LABELS = D.arm_labels || ARMS;  // arm names with their flags ("[DEGRADED: ...]")
   // row: [id, category, question, gold, corrected gold, [[evidence id, turn text]], arms,
   //       adversarial (trap) answer]
   // arm: [status, answer, correct, f1, context tokens, miss, evidence ranks, context, error]
@@ -9,13 +10,13 @@
   var list = $("list"), spacer = $("spacer"), detail = $("detail");
   var shown = [], selected = -1;
 
-  function opt(sel, value) {
-    var o = document.createElement("option"); o.value = value; o.textContent = value; sel.appendChild(o);
+  function opt(sel, value, text) {
+    var o = document.createElement("option"); o.value = value; o.textContent = text || value; sel.appendChild(o);
   }
   var cats = [];
   ROWS.forEach(function (r) { if (cats.indexOf(r[1]) < 0) cats.push(r[1]); });
   cats.sort().forEach(function (c) { opt($("f-cat"), c); });
-  ARMS.forEach(function (a) { opt($("f-arm"), a); });
+  ARMS.forEach(function (a, j) { opt($("f-arm"), a, LABELS[j]); });
 
   function disagree(r) {
     var seen = {};
@@ -45,7 +46,7 @@
     };
     shown = [];
     for (var i = 0; i < ROWS.length; i++) if (keep(ROWS[i], f)) shown.push(i);
-    $("count").textContent = shown.length + " of " + ROWS.length + " questions · dots: " + ARMS.join(", ");
+    $("count").textContent = shown.length + " of " + ROWS.length + " questions · dots: " + LABELS.join(", ");
     spacer.style.height = shown.length * ROW_H + "px";
     list.scrollTop = 0;
     render();
@@ -102,7 +103,7 @@
     var turns = r[5].map(function (e) { return e[1]; });
     r[6].forEach(function (a, j) {
       var box = el("div", null, "arm");
-      box.appendChild(el("h3", ARMS[j]));
+      box.appendChild(el("h3", LABELS[j]));
       if (!a) { box.appendChild(el("p", "no result")); detail.appendChild(box); return; }
       var at = el("table");
       kv(at, "answer", a[1] === null ? "–" : a[1]);
