@@ -95,6 +95,22 @@ def add_accounting(earlier: Any, now: Any) -> Any:
     return now if now is not None else earlier
 
 
+def accounting_delta(now: Any, before: Any) -> Any:
+    """What `now` adds to `before`, field by field (numbers subtract; other values: `now`).
+
+    The inverse of `add_accounting`: `add_accounting(before, accounting_delta(now, before))`
+    is `now` (up to float rounding). A session adds only its delta since its last save to
+    what run.json holds, so concurrent shards' costs sum instead of overwriting each other.
+    """
+    if isinstance(now, dict):
+        old = before if isinstance(before, dict) else {}
+        return {k: accounting_delta(v, old.get(k)) for k, v in now.items()}
+    both_numbers = all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in (before, now)
+    )
+    return now - before if both_numbers else now
+
+
 class RunDirectory:
     """One run's folder: `run.json`, `questions/`, `stores/`, `cache/`."""
 
@@ -182,11 +198,6 @@ class RunDirectory:
             same_time = replace(same_time, provenance=meta.provenance)
         before = redact_value(same_time.to_json(), [])
         return bool(json.loads(json.dumps(payload)) != before)  # as it would read back
-
-    def previous_accounting(self) -> dict[str, Any]:
-        """The cumulative costs recorded by earlier sessions of this run ({} if none)."""
-        meta, _ = read_run_meta(self.run_json)
-        return meta.accounting if meta else {}
 
     def load_record(self, question: Question) -> QuestionRecord | None:
         """The existing record of a question, or None; an unreadable one is an error.

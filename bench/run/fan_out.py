@@ -53,7 +53,7 @@ def run_fanned_out(
     try:
         for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
             outcome.add_unit(done)
-            run_json.earlier = add_accounting(run_json.earlier, done.accounting)
+            run_json.units = add_accounting(run_json.units, done.accounting)
     finally:
         run_json.save()
     return outcome
