@@ -30,6 +30,7 @@ from bench.config import RunConfig
 from bench.errors import BenchError
 from bench.hashing import stable_hash
 from bench.loaders import load_dataset
+from bench.paths import CONF_DIR
 from bench.records import write_json_atomic
 from bench.run.answer_prompt import load_answer_prompt
 from bench.run.arm_setup import open_arms
@@ -136,7 +137,7 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
     }
 
 
-@hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     try:
         _screen_and_print(cfg)
