@@ -8,7 +8,8 @@ Examples::
 
 Re-running with the same `out` resumes: complete questions are skipped, arms that
 are missing or in `error` are redone. Exit status: 0 when every requested result is
-`ok`, 1 when some remain in `error`, 2 on a configuration or data error.
+`ok`, 1 when some remain in `error`, 2 on a configuration or data error, 130/143 when
+stopped by SIGINT/SIGTERM (bench.run.interrupt: one end line, within seconds).
 """
 
 from __future__ import annotations
@@ -48,10 +49,12 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
 
             print("\n".join(estimate_run(run_cfg).lines()))
             return
+        from bench.run.interrupt import interruptible
         from bench.run.pipeline import run_benchmark
 
         shared = Path(sweep_dir) / "stores" if sweep_dir else None
-        outcome = run_benchmark(run_cfg, shared)
+        with interruptible(Path(run_cfg.out)):  # SIGINT/SIGTERM: end line within seconds
+            outcome = run_benchmark(run_cfg, shared)
         from bench.run.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
