@@ -27,6 +27,7 @@ from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
+from bench.run.outcome import RunOutcome
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 from bench.scoring.health import MAX_FAILED_SHARE, degraded_warnings
@@ -49,12 +50,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
 
             print("\n".join(estimate_run(run_cfg).lines()))
             return
-        from bench.run.interrupt import interruptible
-        from bench.run.pipeline import run_benchmark
-
-        shared = Path(sweep_dir) / "stores" if sweep_dir else None
-        with interruptible(Path(run_cfg.out)):  # SIGINT/SIGTERM: end line within seconds
-            outcome = run_benchmark(run_cfg, shared)
+        outcome = _run(run_cfg, sweep_dir)
         from bench.run.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
@@ -108,6 +104,16 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         sys.exit(1)
     if degraded:
         sys.exit(1)
+
+
+def _run(run_cfg: RunConfig, sweep_dir: str | None) -> RunOutcome:
+    """The run itself; SIGINT/SIGTERM end it within seconds with its end line."""
+    from bench.run.interrupt import interruptible
+    from bench.run.pipeline import run_benchmark
+
+    shared = Path(sweep_dir) / "stores" if sweep_dir else None
+    with interruptible(Path(run_cfg.out)):
+        return run_benchmark(run_cfg, shared)
 
 
 def _staged(run_cfg: RunConfig, sweep_dir: str | None) -> RunConfig:

@@ -168,6 +168,7 @@ class RunDirectory:
         """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
         previous = read_run_meta(self.run_json)[0] or RunMeta()
         merged_ident = {
+            **previous.identity,  # keys a predict session leaves unbound stay as recorded
             **ident,
             "arm_options": {**previous.identity.get("arm_options", {}), **ident["arm_options"]},
         }
@@ -278,8 +279,8 @@ def record_provenance(
         "git_commit": meta.provenance.git_commit,
         "git_dirty": meta.provenance.git_dirty,
         "dataset_sha256": ident["dataset_sha256"],
-        "prompt_sha256": ident["prompt_sha256"],
-        **{k: shown_ident[k] for k in _MODEL_KEYS},
+        "prompt_sha256": ident.get("prompt_sha256"),  # None only in predict: no records
+        **{k: shown_ident.get(k) for k in _MODEL_KEYS},
         "identity_fingerprint": fingerprint(ident),
     }
 
