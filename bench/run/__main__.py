@@ -48,7 +48,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         if run_cfg.dry_run:
             from bench.run.dry_run import estimate_run
 
-            print("\n".join(estimate_run(run_cfg).lines()))
+            print("\n".join(estimate_run(run_cfg).report(Path(run_cfg.out))))
             return
         outcome = _run(run_cfg, sweep_dir)
         from bench.run.repeat_plan import plan_repeats
