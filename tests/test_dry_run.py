@@ -136,3 +136,32 @@ def test_offline_vectors_fit_any_dimension() -> None:
     assert wide.shape == (2, 5) and float(wide[0] @ wide[0]) == pytest.approx(1.0)
     narrow = fit_dim(rows, 1)
     assert narrow.tolist() == [[1.0], [0.0]]  # cut, renormalised; a zero row stays zero
+
+
+PRICED = ("provider.embedder.price_prompt_per_1k=0.00002",
+          "judges.0.endpoint.price_prompt_per_1k=0.00015")  # fmt: skip
+
+
+@pytest.mark.parametrize("dry", [True, False], ids=["dry_run", "run"])
+def test_a_run_over_budget_max_usd_is_refused_before_any_call(tmp_path: Path, dry: bool):
+    """The cap is checked on the estimate: over it (or with an unpriced role) is one line,
+    exit 2, and the real run sends nothing and writes no record."""
+    out = tmp_path / "run"
+    base = ["dataset=smoke", "provider=openai", "judge=llm", f"out={out}", "progress=false",
+            "limit.conversations=1", *(["dry_run=true"] if dry else [])]  # fmt: skip
+    over = run_cli(*base, *PRICED, "budget.max_usd=0.001", env=ENV)
+    assert over.returncode == 2, over.stderr[-2000:]
+    line = over.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: budget.max_usd=0.001: the estimate is $")
+    unpriced = run_cli(*base, "budget.max_usd=100", env=ENV)
+    assert unpriced.returncode == 2
+    assert "cannot check it, embedder, judge:llm have no price" in unpriced.stderr
+    assert not (out / "questions").exists() and not (out / "run.json").exists()
+
+
+def test_an_offline_run_is_within_any_budget(tmp_path: Path):
+    out = tmp_path / "run"
+    proc = run_cli("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false",
+                   "limit.conversations=1", "budget.max_usd=0")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert any((out / "questions").glob("*.json"))

@@ -48,7 +48,9 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         if run_cfg.dry_run:
             from bench.run.dry_run import estimate_run
 
-            print("\n".join(estimate_run(run_cfg).report(Path(run_cfg.out))))
+            estimate = estimate_run(run_cfg)
+            print("\n".join(estimate.report(Path(run_cfg.out))))
+            estimate.check_budget(run_cfg.budget.max_usd)
             return
         outcome = _run(run_cfg, sweep_dir)
         from bench.run.repeat_plan import plan_repeats
@@ -111,6 +113,10 @@ def _run(run_cfg: RunConfig, sweep_dir: str | None) -> RunOutcome:
     from bench.run.interrupt import interruptible
     from bench.run.pipeline import run_benchmark
 
+    if run_cfg.budget.max_usd is not None:  # the estimate first, to refuse a run over it
+        from bench.run.dry_run import estimate_run
+
+        estimate_run(run_cfg).check_budget(run_cfg.budget.max_usd)
     shared = Path(sweep_dir) / "stores" if sweep_dir else None
     with interruptible(Path(run_cfg.out)):
         return run_benchmark(run_cfg, shared)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from bench.config import EmbedderConfig, EndpointConfig, RunConfig
+from bench.errors import ConfigError
 from bench.paths import contained
 from bench.providers.accounting import phase_of
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
@@ -167,6 +168,25 @@ class DryRunEstimate:
             "priced_cost": priced,
             "unpriced_roles": unpriced,
         }
+
+    def check_budget(self, max_usd: float | None) -> None:
+        """Refuse (ConfigError, one line) an estimate over `max_usd` or with unknown prices."""
+        if max_usd is None:
+            return
+        total = self.total()
+        cost = total["priced_cost"] or 0.0
+        if total["unpriced_roles"]:
+            raise ConfigError(
+                f"budget.max_usd={max_usd:g}: cannot check it, "
+                f"{', '.join(total['unpriced_roles'])} have no price: set their "
+                "price_prompt_per_1k/price_completion_per_1k, or budget.max_usd=null"
+            )
+        if cost > max_usd:
+            raise ConfigError(
+                f"budget.max_usd={max_usd:g}: the estimate is ${cost:.4f} for "
+                f"{total['requests']} requests (dry_run=true shows it per role): raise the cap "
+                "or run less (limit.conversations=N, fewer arms)"
+            )
 
     def report(self, out: Path) -> list[str]:
         """Write `<out>/dry_run.json`; the printed lines, naming that file last."""
