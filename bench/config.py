@@ -97,6 +97,8 @@ class EmbedderConfig:
     """Most seconds spent retrying one call before it fails."""
     batch_size: int = 128
     """Texts embedded per request."""
+    price_prompt_per_1k: float | None = None
+    """Price per 1,000 input tokens, for cost accounting and `budget.max_usd`; None: unpriced."""
 
 
 @dataclass
@@ -206,6 +208,15 @@ class LimitConfig:
 
 
 @dataclass
+class BudgetConfig:
+    """A spending cap checked against the dry-run estimate before anything is sent."""
+
+    max_usd: float | None = None
+    """Most dollars the run's uncached requests may cost (`dry_run` figures); None: no cap.
+    A run over it, or with a role whose price is unknown, is refused before any call."""
+
+
+@dataclass
 class AnswerConfig:
     """Answer-format rules and budget, identical for every arm."""
 
@@ -295,6 +306,8 @@ class RunConfig:
     """Staging and endpoint for `out=s3://...`; unused for a local `out`."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    """The spending cap (`budget.max_usd`), checked by a dry-run estimate first."""
     repeats: int = 1
     """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
     repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""

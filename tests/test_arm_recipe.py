@@ -5,6 +5,9 @@ section is applied as it says (`# file: PATH` creates PATH with the rest of the 
 `# in PATH, after the line with "ANCHOR":` inserts the rest after the first line holding
 ANCHOR, a `bash` block is run), then the registry, settings, layout and field-docstring
 tests run green in the copy, and ruff (lint and format) accepts the new module.
+
+A user who already followed the recipe in their tree (committed or not) has its files
+and lines in the copy: a block whose text is already there is not applied twice.
 """
 
 from __future__ import annotations
@@ -41,12 +44,16 @@ def apply_block(copy: Path, language: str, body: str) -> list[str] | None:
         return shlex.split(body.strip())
     if first.startswith("# file: "):
         path = copy / first.removeprefix("# file: ").strip()
+        if path.exists() and path.read_text(encoding="utf-8") == rest:
+            return None  # the recipe was already followed here
         assert not path.exists(), f"{path} already exists: the recipe would overwrite it"
         path.write_text(rest, encoding="utf-8")
         return None
     match = _INSERT.match(first)
     assert match, f"README block does not say where it goes: {first!r}"
     target = copy / match.group(1)
+    if rest in target.read_text(encoding="utf-8"):
+        return None  # already inserted by a user who followed the recipe
     lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if match.group(2) in line)
     target.write_text("".join(lines[: at + 1]) + rest + "".join(lines[at + 1 :]), "utf-8")

@@ -9,12 +9,17 @@ dry run over the finished run's cache must find most answers already cached.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from tests.e2e_support import run_cli
+from tests.e2e_support import ROOT, run_cli
 from tests.fault_server import FaultServer
 from tests.test_fault_e2e import ENV, smoke_overrides
 
@@ -60,6 +65,13 @@ def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_p
     assert not (out / "questions").exists() and not (out / "run.json").exists()
     rows = estimate(dry.stdout)
     assert {"answerer", "judge:llm", "embedder"} <= set(rows), dry.stdout
+    written = json.loads((out / "dry_run.json").read_text())
+    assert {r: v["requests"] for r, v in written["roles"].items()} == {
+        r: v["requests"] for r, v in rows.items()
+    }
+    total = written["total"]
+    assert total["requests"] == sum(v["requests"] for v in rows.values())
+    assert total["chat_requests"] == total["requests"] - rows["embedder"]["requests"]
 
     real = run_cli(*overrides(server.base_url, out), env=ENV)
     assert real.returncode == 0, real.stderr[-3000:]
@@ -67,6 +79,7 @@ def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_p
     embed = server.embedding_usage()
     est_chat = [r for role, r in rows.items() if role != "embedder"]
     assert within(sum(r["requests"] for r in est_chat), chat.requests)
+    assert within(total["chat_requests"], chat.requests)
     assert within(sum(r["prompt"] for r in est_chat), chat.prompt_tokens)
     assert sum(r["completion"] for r in est_chat) >= chat.completion_tokens
     # Embeddings of extracted memories depend on the extractor's replies, which a dry
@@ -89,3 +102,66 @@ def test_offline_dry_run_says_there_is_nothing_to_send(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "every role is offline: no requests, no cost" in proc.stdout
     assert not (out / "questions").exists() and not (out / "run.json").exists()
+
+
+def test_dry_run_needs_no_key_loads_no_model_and_names_unknown_prices(tmp_path: Path):
+    """`provider=openai judge=llm` (a 1536-dimension embedder, no WordLlama weights of that
+    size) with no key set: the estimate is printed and written; unpriced roles make the
+    total's cost unknown instead of silently short."""
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "dataset=smoke", "provider=openai", "judge=llm",
+         "dry_run=true", f"out={out}", "progress=false", "limit.conversations=1"],
+        cwd=ROOT, env={**env, "HYDRA_FULL_ERROR": "0"}, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    written = json.loads((out / "dry_run.json").read_text())
+    assert written["roles"]["embedder"]["model"] == "text-embedding-3-small"
+    total = written["total"]
+    assert total["chat_requests"] > 0 and total["requests"] > total["chat_requests"]
+    assert total["cost"] is None and "judge:llm" in total["unpriced_roles"]
+    assert total["priced_cost"] > 0  # the answerer's price is configured
+    last_total = [line for line in proc.stdout.splitlines() if "total:" in line][-1]
+    assert "+ unknown (" in last_total and "judge:llm" in last_total
+    assert not (out / "questions").exists() and not (out / "run.json").exists()
+
+
+def test_offline_vectors_fit_any_dimension() -> None:
+    from bench.run.dry_run import fit_dim
+
+    rows = np.array([[0.6, 0.8, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)
+    wide = fit_dim(rows, 5)
+    assert wide.shape == (2, 5) and float(wide[0] @ wide[0]) == pytest.approx(1.0)
+    narrow = fit_dim(rows, 1)
+    assert narrow.tolist() == [[1.0], [0.0]]  # cut, renormalised; a zero row stays zero
+
+
+PRICED = ("provider.embedder.price_prompt_per_1k=0.00002",
+          "judges.0.endpoint.price_prompt_per_1k=0.00015")  # fmt: skip
+
+
+@pytest.mark.parametrize("dry", [True, False], ids=["dry_run", "run"])
+def test_a_run_over_budget_max_usd_is_refused_before_any_call(tmp_path: Path, dry: bool):
+    """The cap is checked on the estimate: over it (or with an unpriced role) is one line,
+    exit 2, and the real run sends nothing and writes no record."""
+    out = tmp_path / "run"
+    base = ["dataset=smoke", "provider=openai", "judge=llm", f"out={out}", "progress=false",
+            "limit.conversations=1", *(["dry_run=true"] if dry else [])]  # fmt: skip
+    over = run_cli(*base, *PRICED, "budget.max_usd=0.001", env=ENV)
+    assert over.returncode == 2, over.stderr[-2000:]
+    line = over.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: budget.max_usd=0.001: the estimate is $")
+    unpriced = run_cli(*base, "budget.max_usd=100", env=ENV)
+    assert unpriced.returncode == 2
+    assert "cannot check it, embedder, judge:llm have no price" in unpriced.stderr
+    assert not (out / "questions").exists() and not (out / "run.json").exists()
+
+
+def test_an_offline_run_is_within_any_budget(tmp_path: Path):
+    out = tmp_path / "run"
+    proc = run_cli("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false",
+                   "limit.conversations=1", "budget.max_usd=0")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert any((out / "questions").glob("*.json"))

@@ -118,3 +118,48 @@ def test_conforms_agrees_with_jsonschema_on_single_faults() -> None:
             assert not list(validator.iter_errors(data)), data
         else:
             assert suite_problems(data)  # jsonschema words what is wrong
+
+
+NOVAMEM = ROOT / "datasets/fixtures/suites/novamem/novamem-recall-smoke.json"
+
+
+def test_novamem_fixture_loads_as_published() -> None:
+    """NovaMem's own fixture, byte for byte: `"version": "1"`, `category`, `supersededBy`."""
+    raw = json.loads(NOVAMEM.read_text())
+    assert raw["version"] == "1"  # the string, as NovaMem writes it
+    suite = load_suite(NOVAMEM)
+    assert suite.version == 1 and suite.kind == "novamem-specific"
+    assert [q.question_type for q in suite.queries] == [
+        "long-term-chat-memory", "beir-rag-retrieval", "needle-retrieval", "agent-adoption",
+    ]  # fmt: skip
+    old = {m.id: m for m in suite.memories}["pref-reefmat-old"]
+    assert old.superseded_by == "pref-reefmat-current"
+    assert suite.queries[0].forbidden == ("pref-reefmat-old",)
+    assert parse_suite(suite_to_json(suite), where="round trip") == suite
+
+
+@pytest.mark.parametrize(("version", "ok"), [(1, True), ("1", True), (2, False), ("2", False),
+                                             (True, False)])  # fmt: skip
+def test_version_is_one_as_integer_or_string(version: Any, ok: bool) -> None:
+    data = {**_smoke(), "version": version}
+    problems = suite_problems(data)
+    assert (not problems) is ok, problems
+    if not ok:
+        assert problems[0].startswith("$.version ")
+
+
+def test_superseded_by_an_unknown_memory_is_named() -> None:
+    data = json.loads(NOVAMEM.read_text())
+    data["memories"][1]["supersededBy"] = "ghost"
+    assert suite_problems(data) == ["$.memories[1].supersededBy unknown memory id 'ghost'"]
+
+
+def test_novamem_fixture_runs_through_bench_suite(tmp_path: Path) -> None:
+    out = tmp_path / "nm"
+    proc = run_cli(
+        f"suite.path={NOVAMEM}", "arms=[rag]", f"out={out}", "progress=false",
+        module="bench.suite",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["arms"]["rag"]["scored_queries"] == 4

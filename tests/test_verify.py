@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.verify.check import MANIFEST, main, manifest_current, verify_run, write_manifest
+from bench.verify.check import main, manifest_current, verify_run, write_manifest
+from bench.verify.files import MANIFEST
 from tests.e2e_support import ROOT, run_cli
 
 COMMITTED = sorted(p for p in (ROOT / "results").iterdir() if (p / "run.json").is_file())
@@ -42,17 +43,17 @@ def test_any_edit_fails_with_one_line_per_file(
     record.write_text(json.dumps(data, indent=1) + "\n")
     gone.unlink()
     (run_copy / "questions" / "smoke-9_0.json").write_text("{}")
-    (run_copy / "SUMMARY.md").write_text("# edited\n")
+    (run_copy / "SUMMARY.md").write_text("# edited\n")  # derived: rebuilt, not checked
     capsys.readouterr()
     assert main([str(run_copy)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[:-1] == [
-        "changed SUMMARY.md",
         f"changed questions/{record.name}",
         f"missing questions/{gone.name}",
         "extra questions/smoke-9_0.json",
     ]
-    assert lines[-1].startswith(f"FAILED {run_copy}: 4 mismatches")
+    assert lines[-1].startswith(f"FAILED {run_copy}: 3 mismatches")
+    assert "; 1 derived files not checked; no signature checked" in lines[-1]
 
 
 def test_manifest_current_until_a_result_file_is_newer(run_copy: Path) -> None:
@@ -102,7 +103,8 @@ def test_every_run_writes_a_manifest(tmp_path: Path) -> None:
     proc = run_cli("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false", "report=true")
     assert proc.returncode == 0, proc.stderr[-2000:]
     manifest = json.loads((out / MANIFEST).read_text())
-    assert "SUMMARY.md" in manifest["files"] and manifest["prompts"]["answer"]
+    assert "SUMMARY.md" in manifest["derived"] and "SUMMARY.md" not in manifest["files"]
+    assert "report.html" in manifest["derived"] and manifest["prompts"]["answer"]
     assert manifest["dataset"]["sha256"] and "code_commit" in manifest
     proc = run_cli(str(out), module="bench.verify")
     assert proc.returncode == 0 and proc.stdout.strip().startswith(f"ok {out}")
@@ -135,3 +137,33 @@ def test_signed_manifest(run_copy: Path, tmp_path: Path) -> None:
     (run_copy / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     verdict = verify_run(run_copy, public)
     assert "changed MANIFEST.sig (bad signature)" in verdict.problems
+
+
+def test_follow_up_commands_keep_a_run_verifiable(tmp_path: Path) -> None:
+    """`bench.summarise --write`, `bench.screen` and `bench.report` into a finished run
+    leave it verifiable; a changed record still fails it (docs/audit.md)."""
+    out = tmp_path / "run"
+    proc = run_cli("dataset=smoke", "arms=[raw,rag]", f"out={out}", "progress=false")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not (out / "SUMMARY.md").exists()  # report=false: summarise --write adds it
+    follow_ups = [
+        (str(out), "--write", "bench.summarise"),
+        (str(out), "--format", "comparable", "--write", "bench.summarise"),
+        ("dataset=smoke", "arms=[rag]", f"out={out}", "bench.screen"),
+        (str(out), "bench.report"),
+    ]
+    for *args, module in follow_ups:
+        proc = run_cli(*args, module=module)
+        assert proc.returncode == 0, (module, proc.stderr[-2000:])
+    assert list((out / "screens").glob("rag-*.json")) and (out / "comparable.json").is_file()
+    proc = run_cli(str(out), "--verbose", module="bench.verify")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "derived new SUMMARY.md (not checked)" in proc.stdout.splitlines()
+    assert any(line.startswith("derived new screens/rag-") for line in proc.stdout.splitlines())
+    record = sorted((out / "questions").glob("*.json"))[0]
+    data = json.loads(record.read_text())
+    data["arms"]["rag"]["answer"] = "forged"
+    record.write_text(json.dumps(data))
+    proc = run_cli(str(out), module="bench.verify")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == f"changed questions/{record.name}"

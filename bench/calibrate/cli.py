@@ -189,6 +189,7 @@ def main(argv: list[str]) -> int:
     for noisy in ("httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     if any(a in ("-h", "--help") for a in argv):
+        print("usage: python -m bench.calibrate [calibrate.*=...] [run overrides ...]\n")
         print(__doc__)
         return 0
     try:

@@ -161,6 +161,12 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:  # noqa: C
     return out
 
 
+def _usage() -> str:
+    """`--help`: the command line and the groups (this module's docstring)."""
+    head, _, body = (__doc__ or "").partition("\n\n")
+    return f"usage: python -m bench.perf [-h] [what ...] [-- hydra overrides]\n\n{head}\n\n{body}"
+
+
 def _locomo_config() -> Any:
     import yaml
 
@@ -177,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     overrides = args[args.index("--") + 1 :] if "--" in args else []
     what = (args[: args.index("--")] if "--" in args else args) or list(DEFAULT)
+    if any(a in ("-h", "--help") for a in what):
+        print(_usage())
+        return 0
     try:
         figures = collect(what, overrides)
     except BenchError as exc:

@@ -190,4 +190,10 @@ def figures(repeats: int = 5, committed: Path | None = COMMITTED_RUN) -> dict[st
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="python -m bench.perf.summarise",
+        description="The summariser's figures as JSON (also `python -m bench.perf summarise`).",
+    ).parse_args()
     print(json.dumps(figures(), indent=1))

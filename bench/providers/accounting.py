@@ -162,3 +162,32 @@ def _rounded(totals: Totals) -> dict[str, Any]:
     if totals.cost is not None:
         out["cost"] = round(totals.cost, 6)
     return out
+
+
+def add_accounting(earlier: Any, now: Any) -> Any:
+    """Sum two accounting trees field by field (numbers add; other values take `now`)."""
+    if isinstance(earlier, dict) and isinstance(now, dict):
+        keys = list(dict.fromkeys([*earlier, *now]))
+        return {k: add_accounting(earlier.get(k), now.get(k)) for k in keys}
+    both_numbers = all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in (earlier, now)
+    )
+    if both_numbers:
+        return earlier + now
+    return now if now is not None else earlier
+
+
+def accounting_delta(now: Any, before: Any) -> Any:
+    """What `now` adds to `before`, field by field (numbers subtract; other values: `now`).
+
+    The inverse of `add_accounting`: `add_accounting(before, accounting_delta(now, before))`
+    is `now` (up to float rounding). A session adds only its delta since its last save to
+    what run.json holds, so concurrent shards' costs sum instead of overwriting each other.
+    """
+    if isinstance(now, dict):
+        old = before if isinstance(before, dict) else {}
+        return {k: accounting_delta(v, old.get(k)) for k, v in now.items()}
+    both_numbers = all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in (before, now)
+    )
+    return now - before if both_numbers else now

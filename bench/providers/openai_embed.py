@@ -15,7 +15,7 @@ import numpy as np
 
 from bench.config import EmbedderConfig
 from bench.errors import ProviderError
-from bench.providers.accounting import Accountant
+from bench.providers.accounting import Accountant, Price
 from bench.providers.cache import ResponseCache, cache_key
 from bench.providers.deployment import AttemptCounter, Deployment
 from bench.providers.retry import MalformedResponse
@@ -41,6 +41,7 @@ class OpenAIEmbedder:
         self._deployment = deployment
         self._cache = cache
         self._accountant = accountant
+        self._price = Price(cfg.price_prompt_per_1k, None)
         # text-embedding-3-* can shorten their vectors on request; others reject the field.
         self._send_dimensions = cfg.model.startswith("text-embedding-3")
 
@@ -128,6 +129,7 @@ class OpenAIEmbedder:
             failed=failed,
             usage=usage,
             latency_ms=(time.perf_counter() - started) * 1000.0,
+            price=self._price,
         )
 
 

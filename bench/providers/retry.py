@@ -67,6 +67,26 @@ class RetryPolicy:
     """Cap on a server-requested Retry-After wait, seconds."""
 
 
+def retry_budget_problem(
+    timeout_s: float, max_attempts: int, max_retry_time_s: float
+) -> str | None:
+    """Why a request that timed out could never be retried under these caps, or None.
+
+    The time cap (`tenacity.stop_before_delay`) counts from the call's start and stops
+    before a wait that would end past it. A first attempt that timed out has used
+    `timeout_s`, and the first backoff wait is at most `2 * backoff_base_s` (capped by
+    `backoff_max_s`), so a retry needs `max_retry_time_s > timeout_s + that bound`.
+    """
+    policy = RetryPolicy()
+    first_wait = min(policy.backoff_max_s, 2 * policy.backoff_base_s)
+    if max_attempts <= 1 or max_retry_time_s > timeout_s + first_wait:
+        return None
+    return (
+        f"max_retry_time_s={max_retry_time_s:g} leaves no time to retry a request that "
+        f"timed out after timeout_s={timeout_s:g}"
+    )
+
+
 CONTEXT_OVERFLOW = (
     "exceeds the available context size",  # llama.cpp 400 (exceed_context_size_error)
     "exceed_context_size",

@@ -8,7 +8,8 @@ Examples::
 
 Re-running with the same `out` resumes: complete questions are skipped, arms that
 are missing or in `error` are redone. Exit status: 0 when every requested result is
-`ok`, 1 when some remain in `error`, 2 on a configuration or data error.
+`ok`, 1 when some remain in `error`, 2 on a configuration or data error, 130/143 when
+stopped by SIGINT/SIGTERM (bench.run.interrupt: one end line, within seconds).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
 from bench.run.directory import key_env_names
+from bench.run.outcome import RunOutcome
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 from bench.scoring.health import (
@@ -51,12 +53,11 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         if run_cfg.dry_run:
             from bench.run.dry_run import estimate_run
 
-            print("\n".join(estimate_run(run_cfg).lines()))
+            estimate = estimate_run(run_cfg)
+            print("\n".join(estimate.report(Path(run_cfg.out))))
+            estimate.check_budget(run_cfg.budget.max_usd)
             return
-        from bench.run.pipeline import run_benchmark
-
-        shared = Path(sweep_dir) / "stores" if sweep_dir else None
-        outcome = run_benchmark(run_cfg, shared)
+        outcome = _run(run_cfg, sweep_dir)
         from bench.run.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
@@ -110,6 +111,20 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
         sys.exit(1)
     if degraded:
         sys.exit(1)
+
+
+def _run(run_cfg: RunConfig, sweep_dir: str | None) -> RunOutcome:
+    """The run itself; SIGINT/SIGTERM end it within seconds with its end line."""
+    from bench.run.interrupt import interruptible
+    from bench.run.pipeline import run_benchmark
+
+    if run_cfg.budget.max_usd is not None:  # the estimate first, to refuse a run over it
+        from bench.run.dry_run import estimate_run
+
+        estimate_run(run_cfg).check_budget(run_cfg.budget.max_usd)
+    shared = Path(sweep_dir) / "stores" if sweep_dir else None
+    with interruptible(Path(run_cfg.out)):
+        return run_benchmark(run_cfg, shared)
 
 
 def _staged(run_cfg: RunConfig, sweep_dir: str | None) -> RunConfig:

@@ -74,7 +74,8 @@ def run_conversation(
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation, outcome.health)
-    with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
+    pool = ThreadPoolExecutor(max_workers=_workers(cfg))
+    try:
         health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
                   if conversation.conversation_id in t}  # fmt: skip
         run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health)
@@ -85,6 +86,11 @@ def run_conversation(
                 outcome.written += 1
                 outcome.count_errors(record, cfg.arms)
                 tick(1, outcome.errors - errors_before, 0)
+    except BaseException as exc:
+        # an interrupt (bench.run.interrupt) does not wait for the calls in flight
+        pool.shutdown(wait=isinstance(exc, Exception), cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], QuestionRecord]:

@@ -77,19 +77,6 @@ def outcome_rule(cfg: RunConfig) -> str:
     return Outcome.for_scoring(cfg.scoring.primary_judge, cfg.scoring.f1_threshold).name
 
 
-def add_accounting(earlier: Any, now: Any) -> Any:
-    """Sum two accounting trees field by field (numbers add; other values take `now`)."""
-    if isinstance(earlier, dict) and isinstance(now, dict):
-        keys = list(dict.fromkeys([*earlier, *now]))
-        return {k: add_accounting(earlier.get(k), now.get(k)) for k in keys}
-    both_numbers = all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in (earlier, now)
-    )
-    if both_numbers:
-        return earlier + now
-    return now if now is not None else earlier
-
-
 class RunDirectory:
     """One run's folder: `run.json`, `questions/`, `stores/`, `cache/`."""
 
@@ -147,6 +134,7 @@ class RunDirectory:
         """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
         previous = read_run_meta(self.run_json)[0] or RunMeta()
         merged_ident = {
+            **previous.identity,  # keys a predict session leaves unbound stay as recorded
             **ident,
             "arm_options": {**previous.identity.get("arm_options", {}), **ident["arm_options"]},
         }
@@ -177,11 +165,6 @@ class RunDirectory:
             same_time = replace(same_time, provenance=meta.provenance)
         before = redact_value(same_time.to_json(), [])
         return bool(json.loads(json.dumps(payload)) != before)  # as it would read back
-
-    def previous_accounting(self) -> dict[str, Any]:
-        """The cumulative costs recorded by earlier sessions of this run ({} if none)."""
-        meta, _ = read_run_meta(self.run_json)
-        return meta.accounting if meta else {}
 
     def load_record(self, question: Question) -> QuestionRecord | None:
         """The existing record of a question, or None; an unreadable one is an error.
@@ -263,8 +246,8 @@ def record_provenance(
         "git_dirty": meta.provenance.git_dirty,
         "dataset_sha256": ident["dataset_sha256"],
         **({"dataset_seed": ident["dataset_seed"]} if "dataset_seed" in ident else {}),
-        "prompt_sha256": ident["prompt_sha256"],
-        **{k: shown_ident[k] for k in _MODEL_KEYS},
+        "prompt_sha256": ident.get("prompt_sha256"),  # None only in predict: no records
+        **{k: shown_ident.get(k) for k in _MODEL_KEYS},
         **_judge_provenance(meta),
         "identity_fingerprint": fingerprint(ident),
     }

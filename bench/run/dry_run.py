@@ -4,8 +4,11 @@ The run's own steps build the exact requests: the dataset is loaded and limited,
 arm ingests and retrieves offline, and the answer step renders the real answer and
 judge prompts. Every chat role (answerer, extractor, judges) is replaced by a recorder
 that counts the request and replies with a placeholder; a remote embedder is replaced by
-the offline WordLlama embedder of the same dimension (retrieval then runs offline, so
-contexts are close to, not identical with, the live run's). Nothing reaches a server.
+the offline WordLlama embedder (its shipped dimension, zero-padded or cut to the
+configured one, so a 1536-dimension model needs no weights of that size; retrieval then
+runs offline, so contexts are close to, not identical with, the live run's). Nothing
+reaches a server, and no API key is read: the recorders stand in for every remote
+client.
 An LLM extractor's replies are placeholders, so the embeddings of the memories it would
 extract are not counted: the embedder's figures are a floor. Retries (timeouts, 429s)
 are not foreseeable and not counted.
@@ -18,6 +21,9 @@ endpoint's price, and the minimum wall time the rate limits allow,
 `max(requests / requests_per_minute, tokens / tokens_per_minute)` minutes.
 Judge prompts carry the placeholder answer, so they slightly under-count the answer's
 tokens. The arms' stores go to a temporary folder; no record or run.json is written.
+The estimate is printed and written to `<out>/dry_run.json` (`to_json`: per role, and a
+`total` whose `cost` is null, with the unpriced roles named, when any role with requests
+has no price: a total that silently left them out would read as complete).
 """
 
 from __future__ import annotations
@@ -32,12 +38,16 @@ from typing import Any
 import numpy as np
 
 from bench.config import EmbedderConfig, EndpointConfig, RunConfig
+from bench.errors import ConfigError
+from bench.files import write_json_atomic
+from bench.paths import contained
 from bench.providers.accounting import phase_of
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
 from bench.tokens import TokenCounter
 from bench.types import ChatResult, Usage
 
+DRY_RUN_FILE = "dry_run.json"
 PLACEHOLDER_ANSWER = "unknown"
 PLACEHOLDER_VERDICT = '{"reasoning": "dry run", "correct": false}'
 
@@ -129,11 +139,72 @@ class DryRunEstimate:
         if not self.roles:
             out.append("  every role is offline: no requests, no cost")
             return out
-        total = sum(r.requests for r in self.roles.values())
-        costs = [r.cost for r in self.roles.values() if r.cost is not None]
-        priced = f"${sum(costs):.4f} for the priced roles" if costs else "no price configured"
-        out.append(f"  total: {total} requests, {priced}")
+        total = self.total()
+        cost = "no price configured" if total["priced_cost"] is None else (
+            f"${total['priced_cost']:.4f}"
+        )  # fmt: skip
+        if total["unpriced_roles"]:
+            cost += f" + unknown ({', '.join(total['unpriced_roles'])}: no price configured)"
+        out.append(f"  total: {total['requests']} requests, cost {cost}")
         return out
+
+    def total(self) -> dict[str, Any]:
+        """Requests (chat ones apart), tokens and cost over every role.
+
+        `cost` is None when a role with requests has no price (named in
+        `unpriced_roles`); `priced_cost` sums the priced roles alone.
+        """
+        roles = list(self.roles.values())
+        unpriced = [r.role for r in roles if r.cost is None and r.requests]
+        costs = [r.cost for r in roles if r.cost is not None]
+        priced = sum(costs) if costs else None
+        return {
+            "requests": sum(r.requests for r in roles),
+            "chat_requests": sum(r.requests for r in roles if r.role != "embedder"),
+            "cached": sum(r.cached for r in roles),
+            "prompt_tokens": sum(r.prompt_tokens for r in roles),
+            "completion_tokens_max": sum(r.completion_tokens_max for r in roles),
+            "cost": None if unpriced else (priced or 0.0),
+            "priced_cost": priced,
+            "unpriced_roles": unpriced,
+        }
+
+    def check_budget(self, max_usd: float | None) -> None:
+        """Refuse (ConfigError, one line) an estimate over `max_usd` or with unknown prices."""
+        if max_usd is None:
+            return
+        total = self.total()
+        cost = total["priced_cost"] or 0.0
+        if total["unpriced_roles"]:
+            raise ConfigError(
+                f"budget.max_usd={max_usd:g}: cannot check it, "
+                f"{', '.join(total['unpriced_roles'])} have no price: set their "
+                "price_prompt_per_1k/price_completion_per_1k, or budget.max_usd=null"
+            )
+        if cost > max_usd:
+            raise ConfigError(
+                f"budget.max_usd={max_usd:g}: the estimate is ${cost:.4f} for "
+                f"{total['requests']} requests (dry_run=true shows it per role): raise the cap "
+                "or run less (limit.conversations=N, fewer arms)"
+            )
+
+    def report(self, out: Path) -> list[str]:
+        """Write `<out>/dry_run.json`; the printed lines, naming that file last."""
+        path = contained(out / DRY_RUN_FILE, out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, self.to_json())
+        return [*self.lines(), f"  estimate written to {path}"]
+
+    def to_json(self) -> dict[str, Any]:
+        """What `<out>/dry_run.json` holds: every role's figures and the total."""
+        roles = {
+            r.role: {"phase": r.phase, "model": r.model, "requests": r.requests,
+                     "cached": r.cached, "prompt_tokens": r.prompt_tokens,
+                     "completion_tokens_max": r.completion_tokens_max, "cost": r.cost,
+                     "min_wall_s": r.min_wall_s}
+            for r in self.roles.values()
+        }  # fmt: skip
+        return {"dry_run": True, "roles": roles, "total": self.total()}
 
 
 class _DryChat:
@@ -190,7 +261,7 @@ class _DryEmbedder:
         self.model: str = cfg.model
         self.dim: int = cfg.dim
         self._real, self._batch, self._ctx = real, max(1, cfg.batch_size), ctx
-        self._offline = WordLlamaEmbedder(dim=cfg.dim)
+        self._offline = WordLlamaEmbedder()  # the shipped dimension; `embed` fits it to `dim`
         self._est = est.role("embedder", cfg.model, cfg)
         self._lock = est.lock
         self._seen: set[str] = set()
@@ -204,7 +275,18 @@ class _DryEmbedder:
             self._est.cached += len(unique) - len(missing)
             self._est.requests += math.ceil(len(missing) / self._batch)
             self._est.prompt_tokens += sum(self._ctx.tokens.count_many(missing))
-        return self._offline.embed(texts)
+        return fit_dim(self._offline.embed(texts), self.dim)
+
+
+def fit_dim(vectors: np.ndarray, dim: int) -> np.ndarray:
+    """Rows zero-padded (cosines unchanged) or cut and renormalised to `dim` columns."""
+    have = vectors.shape[1]
+    if have < dim:
+        return np.pad(vectors, ((0, 0), (0, dim - have)))
+    cut = vectors[:, :dim]
+    norms = np.linalg.norm(cut, axis=1, keepdims=True)
+    fitted: np.ndarray = np.divide(cut, norms, out=np.zeros_like(cut), where=norms > 0)
+    return fitted
 
 
 @dataclass
@@ -279,7 +361,10 @@ class _DryProviders:
     ) -> None:
         from bench.providers.factory import ProviderSet
 
-        off = replace(cfg.provider, cache=replace(cfg.provider.cache, mode="off"))
+        p = cfg.provider
+        keyless = {role: replace(getattr(p, role), api_key_env=None)
+                   for role in ("answerer", "extractor", "embedder")}  # fmt: skip
+        off = replace(p, cache=replace(p.cache, mode="off"), **keyless)  # no key is read
         self._real = ProviderSet(off, tmp)
         self._est, self._cfg = est, cfg
         self._ctx = _Context(TokenCounter(), cache)
@@ -297,7 +382,8 @@ class _DryProviders:
 
     def judge(self, judge_cfg: Any) -> ChatProvider:
         """The recorder for one LLM judge."""
-        real = self._real.judge(judge_cfg)
+        keyless = replace(judge_cfg, endpoint=replace(judge_cfg.endpoint, api_key_env=None))
+        real = self._real.judge(keyless)
         return self._wrap(real, f"judge:{judge_cfg.judge_id}", judge_cfg.endpoint)
 
     def _wrap(self, real: Any, role: str, endpoint: EndpointConfig) -> ChatProvider:

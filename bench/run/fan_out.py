@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.providers.accounting import add_accounting
 from bench.run.answer_prompt import AnswerPrompt
-from bench.run.directory import RunDirectory, add_accounting
+from bench.run.directory import RunDirectory
 from bench.run.outcome import RunOutcome
 from bench.run.resume import JudgeKey, judge_keys
 from bench.run.run_json import RunJson, run_meta
@@ -53,7 +54,7 @@ def run_fanned_out(
     try:
         for done in plan.run(prompt, str(run_dir.path), run_dir.record_provenance):
             outcome.add_unit(done)
-            run_json.earlier = add_accounting(run_json.earlier, done.accounting)
+            run_json.units = add_accounting(run_json.units, done.accounting)
     finally:
         run_json.save()
     return outcome

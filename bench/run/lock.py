@@ -8,6 +8,9 @@ screen) never take the lock and never write.
 Shards (`shard=i/n`) write disjoint question files into one run directory, so they
 share `<out>/.lock` (`LOCK_SH`: no unsharded run can start beside them) and each holds
 its own `<out>/.lock-shard-<i>-of-<n>` exclusively (the same shard cannot run twice).
+Since shards may run at once, every read-modify-write of `run.json` happens under
+`run_json_lock` (`<out>/.lock-run-json`, exclusive, waited for), so no shard's costs or
+health are lost to another's write (`bench.run.run_json.RunJson.save`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from bench.errors import BenchError
 from bench.run.scale.units import Shard
 
 LOCK_FILE = ".lock"
+RUN_JSON_LOCK_FILE = ".lock-run-json"
 
 
 class RunLockedError(BenchError):
@@ -49,8 +53,22 @@ def run_lock(run_dir: Path, shard: Shard | None = None) -> Iterator[None]:
 
 
 @contextmanager
-def _flock(run_dir: Path, name: str, *, exclusive: bool) -> Iterator[None]:
-    """Hold `<run_dir>/<name>` with `flock` (exclusive, or shared) for the block."""
+def run_json_lock(run_dir: Path) -> Iterator[None]:
+    """Hold `<run_dir>/.lock-run-json` exclusively for the block, waiting for other holders.
+
+    Held only for the milliseconds of one read-modify-write of run.json, so waiting is
+    right: a concurrent shard's save is never an error.
+    """
+    with _flock(run_dir, RUN_JSON_LOCK_FILE, exclusive=True, wait=True):
+        yield
+
+
+@contextmanager
+def _flock(run_dir: Path, name: str, *, exclusive: bool, wait: bool = False) -> Iterator[None]:
+    """Hold `<run_dir>/<name>` with `flock` (exclusive, or shared) for the block.
+
+    `wait`: block until the lock is free instead of refusing (`RunLockedError`).
+    """
     path = run_dir / name
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -64,7 +82,8 @@ def _flock(run_dir: Path, name: str, *, exclusive: bool) -> Iterator[None]:
         return
     try:
         try:
-            fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+            mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+            fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             raise RunLockedError(

@@ -11,7 +11,10 @@
 Each phase resumes on its own (predict skips questions whose prediction holds every
 arm under the same predict identity; evaluate skips finished records, as `all` does).
 A prediction carries, per arm, its *predict identity* (dataset, arm options, embedder,
-extractor): `evaluate` refuses, with one line, predictions made under another one.
+extractor, context budget): `evaluate` refuses, with one line, predictions made under
+another one. A predict session binds the run directory only to what predict reads
+(`phase_identity`), so `evaluate` may choose the answerer, the
+prompt, the answer and scoring settings; the first evaluate fixes them.
 """
 
 from __future__ import annotations
@@ -44,13 +47,33 @@ def check_phase(cfg: RunConfig) -> str:
     return cfg.phase
 
 
+PREDICT_UNUSED = (
+    "prompt_sha256", "answerer", "answer_settings", "outcome", "f1_threshold", "errata_sha256",
+)  # fmt: skip
+"""Identity keys only answering and scoring read: `phase=predict` (ingest and retrieve)
+does not bind them, so `phase=evaluate` may choose them (the context budget, which the
+raw arm builds its transcript to, binds each prediction instead: `phases.predict_identity`)."""
+
+
+def phase_identity(ident: dict[str, Any], phase: str) -> dict[str, Any]:
+    """The identity a session binds: all of it, or for `predict` what predict reads."""
+    if phase != "predict":
+        return ident
+    return {k: v for k, v in ident.items() if k not in PREDICT_UNUSED}
+
+
 def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
-    """Hash of what changes an arm's retrieval: dataset, arm options, embedder, extractor."""
+    """Hash of what changes an arm's retrieval (answer and scoring settings are not in it).
+
+    Dataset, arm options, embedder, extractor, and the context budget every arm is given
+    (`ArmServices.max_context_tokens`: the raw arm's transcript is cut to it).
+    """
     p = cfg.provider
     blob = json.dumps(
         {"dataset": dataset_sha256, "arm": arm, "options": cfg.arm_options[arm],
          "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
-         "extractor": f"{p.extractor.kind}:{p.extractor.model}"},
+         "extractor": f"{p.extractor.kind}:{p.extractor.model}",
+         "context_budget": cfg.answer.max_context_tokens},
         sort_keys=True, default=str,
     )  # fmt: skip
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -153,8 +176,9 @@ class StoredArm:
             if got is not None and got != identity:
                 raise ConfigError(
                     f"{path}: arm {name} was predicted under another predict identity "
-                    f"({got} != {identity}: dataset, arm options, embedder or extractor "
-                    "changed); re-run phase=predict, or evaluate with the same settings"
+                    f"({got} != {identity}: dataset, arm options, embedder, extractor or "
+                    "answer.max_context_tokens changed); re-run phase=predict, or evaluate "
+                    "with the same settings"
                 )
 
     def fingerprint(self) -> dict[str, Any]:

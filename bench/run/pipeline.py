@@ -66,7 +66,9 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     if orphans := run_dir.remove_orphans():
         log.info("removed %d temp file(s) left by an interrupted run", orphans)
     errata_sha = dataset.errata.sha256 if dataset.errata else None
-    ident = identity(cfg, dataset.sha256, prompt.sha256, errata_sha)
+    ident = phases.phase_identity(
+        identity(cfg, dataset.sha256, prompt.sha256, errata_sha), cfg.phase
+    )
     run_dir.check_identity(ident)
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
     if _finished_already(cfg, dataset, run_dir):

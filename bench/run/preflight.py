@@ -41,6 +41,34 @@ def check_out(out: str) -> bool:
     return True
 
 
+def check_retry_budgets(run: Any) -> None:
+    """Every HTTP endpoint's retry time cap leaves room to retry a timed-out request.
+
+    Raises:
+        ConfigError: one line naming the endpoint, both settings and the fix.
+    """
+    from bench.providers.retry import retry_budget_problem
+
+    provider = run.provider
+    endpoints = [
+        ("provider.answerer", provider.answerer),
+        ("provider.extractor", provider.extractor),
+        ("provider.embedder", provider.embedder),
+    ]
+    endpoints += [(f"judges[{j.judge_id}].endpoint", j.endpoint) for j in run.judges]
+    for where, endpoint in endpoints:
+        if endpoint.kind != "openai":
+            continue  # offline: nothing is sent, nothing times out
+        problem = retry_budget_problem(
+            endpoint.timeout_s, endpoint.max_attempts, endpoint.max_retry_time_s
+        )
+        if problem:
+            raise ConfigError(
+                f"{where}: {problem}: set {where}.max_retry_time_s above "
+                f"{endpoint.timeout_s + 1:g} (e.g. {3 * endpoint.timeout_s:g}) or lower timeout_s"
+            )
+
+
 def check_limits(limit: Any) -> None:
     """`limit.conversations` and `limit.questions` must be null or a positive integer.
 

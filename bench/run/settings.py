@@ -101,9 +101,10 @@ def load_run_config(cfg: DictConfig) -> RunConfig:
     except OmegaConfBaseException as exc:
         raise ConfigError(f"config: {one_line(exc)}") from None
     assert isinstance(run, RunConfig)
-    from bench.run.preflight import check_limits
+    from bench.run.preflight import check_limits, check_retry_budgets
 
     check_limits(run.limit)
+    check_retry_budgets(run)
     return run
 
 

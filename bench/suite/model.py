@@ -33,6 +33,8 @@ class Memory:
     """Who said it; None for documents and facts."""
     metadata: dict[str, str] = field(default_factory=dict)
     """Extra string fields carried through unchanged."""
+    superseded_by: str | None = None
+    """The id of the memory that replaces this one (NovaMem's `supersededBy`); None if current."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Suite:
     kind: str
     """The kind of source: one of `KNOWN_KINDS` or any other non-empty name."""
     version: int
-    """The suite format version (`FORMAT_VERSION`)."""
+    """The suite format version (`FORMAT_VERSION`; a file's `"1"` is read as 1)."""
     memories: tuple[Memory, ...]
     """Every retrievable memory, in order."""
     queries: tuple[SuiteQuery, ...]
@@ -100,6 +102,8 @@ def _memory_json(m: Memory) -> dict[str, Any]:
             out[key] = value
     if m.metadata:
         out["metadata"] = dict(m.metadata)
+    if m.superseded_by is not None:
+        out["supersededBy"] = m.superseded_by
     return out
 
 

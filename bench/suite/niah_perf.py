@@ -78,5 +78,19 @@ def _measure(suite: str, arm: str, out: str) -> dict[str, Any]:
     }
 
 
+def main(argv: list[str] | None = None) -> None:
+    """`python -m bench.suite.niah_perf SUITE ARM OUT`: one (arm, size) figure as JSON."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.suite.niah_perf",
+        description="One NIAH figure in its own process (run by `python -m bench.perf niah`).",
+    )
+    for name in ("suite", "arm", "out"):
+        parser.add_argument(name)
+    args = parser.parse_args(argv)
+    print(json.dumps(_measure(args.suite, args.arm, args.out)))
+
+
 if __name__ == "__main__":
-    print(json.dumps(_measure(*sys.argv[1:4])))
+    main()

@@ -2,7 +2,10 @@
 
 Structure is checked against the shipped JSON Schema (jsonschema); the rules a schema
 cannot state are checked here: duplicate memory/query ids, references to unknown
-memory ids, empty texts, and queries with no relevant memory unless `abstention`.
+memory ids (relevant, forbidden, graded, `supersededBy`), empty texts, and queries with
+no relevant memory unless `abstention`. Files are accepted as NovaMem writes them:
+`"version": "1"` (a string) or `1`, a query's `category` standing for `questionType`,
+and the descriptive `description` and `source` (read, not used).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import DatasetError
-from bench.suite.model import Memory, Suite, SuiteQuery
+from bench.suite.model import FORMAT_VERSION, Memory, Suite, SuiteQuery
 
 MAX_LISTED = 5
 """Problems spelled out in the one-line error; the rest are counted."""
@@ -49,7 +52,7 @@ def parse_suite(data: Any, *, where: str) -> Suite:
         raise DatasetError(f"suite {where}: {shown}{more}: fix the file (format in docs/suites.md)")
     memories = tuple(_memory(m) for m in data["memories"])
     queries = tuple(_query(q) for q in data["queries"])
-    return Suite(data["name"], data["kind"], data["version"], memories, queries)
+    return Suite(data["name"], data["kind"], FORMAT_VERSION, memories, queries)
 
 
 def suite_problems(data: Any) -> list[str]:
@@ -74,7 +77,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }  # fmt: skip
 _KEYWORDS = frozenset({
     "$schema", "$id", "title", "type", "required", "additionalProperties", "properties",
-    "items", "pattern", "minLength", "minimum", "const",
+    "items", "pattern", "minLength", "minimum", "const", "enum",
 })  # fmt: skip
 
 
@@ -92,9 +95,9 @@ def conforms(value: Any, schema: dict[str, Any]) -> bool:
                         for t in _TYPES.get(k, ()))  # fmt: skip
         if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
             return False
-    if "const" in schema and not (
-        value == schema["const"] and type(value) is type(schema["const"])
-    ):
+    if "const" in schema and not _same(value, schema["const"]):
+        return False
+    if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
         return False
     if isinstance(value, str) and not _string_conforms(value, schema):
         return False
@@ -105,6 +108,11 @@ def conforms(value: Any, schema: dict[str, Any]) -> bool:
     if isinstance(value, dict):
         return _object_conforms(value, schema)
     return True
+
+
+def _same(value: Any, expected: Any) -> bool:
+    """JSON equality: equal and of one type, so `true` is not `1` and `"1"` is not `1`."""
+    return bool(value == expected) and type(value) is type(expected)
 
 
 def _string_conforms(value: str, schema: dict[str, Any]) -> bool:
@@ -138,12 +146,16 @@ def _object_conforms(value: dict[str, Any], schema: dict[str, Any]) -> bool:
 def _memory_problems(memories: list[dict[str, Any]]) -> list[str]:
     problems = []
     seen: set[str] = set()
+    known = {m["id"] for m in memories}
     for i, memory in enumerate(memories):
         if memory["id"] in seen:
             problems.append(f"$.memories[{i}].id duplicate id {memory['id']!r}")
         seen.add(memory["id"])
         if not memory["text"].strip():
             problems.append(f"$.memories[{i}].text is empty")
+        newer = memory.get("supersededBy")
+        if newer is not None and newer not in known:
+            problems.append(f"$.memories[{i}].supersededBy unknown memory id {newer!r}")
     return problems
 
 
@@ -185,6 +197,7 @@ def _memory(m: dict[str, Any]) -> Memory:
         m.get("session"),
         m.get("speaker"),
         dict(m.get("metadata", {})),
+        m.get("supersededBy"),
     )
 
 
@@ -195,7 +208,7 @@ def _query(q: dict[str, Any]) -> SuiteQuery:
         relevance=_relevance(q),
         forbidden=tuple(q.get("forbiddenMemoryIds", [])),
         expected_answer=q.get("expectedAnswer"),
-        question_type=q.get("questionType"),
+        question_type=q.get("questionType", q.get("category")),
         date=q.get("date"),
         abstention=bool(q.get("abstention", False)),
     )

@@ -1,16 +1,23 @@
 """`python -m bench.verify RUN_DIR`: check a run's files against its manifest.
 
 `MANIFEST.json` (written at the end of every `bench.run`, or by `--write`) lists the
-SHA-256 of every result file of the run — `questions/*.json`, `run.json`, `SUMMARY.md`,
-`comparable.json` — plus the dataset's and the prompts' SHA-256 (from `run.json`) and
-the code commit that produced the records. Caches, stores, logs and the rendered
-`report.html`, `explorer.html` and `charts/*.png` are not results and are not listed.
+SHA-256 of every result file of the run — `questions/*.json`, `predictions/`, `run.json`
+— plus the dataset's and the prompts' SHA-256 (from `run.json`) and the code commit that
+produced the records. Files that follow-up commands rebuild from those results
+(`is_derived`: `SUMMARY.md`, `comparable.json`, `dry_run.json`, `report.html`,
+`explorer.html`, any other top-level `*.md` or `*.html`, and `screens/`, `charts/`) are
+listed apart, under `derived`, for information: rewriting them (`bench.summarise
+--write`, `bench.screen`, `bench.report` into the run) is no mismatch, since they are
+checked by rebuilding them from the verified results. Caches, stores, logs and dot files
+are not listed at all.
 
-Verification prints one line per file that is `changed`, `missing` or `extra`
-(`--verbose` also prints every `unchanged` one), then one closing line; exit 0 when
-everything matches, 1 on any mismatch, 2 on bad input. With `--key PRIVATE.pem`
-(Ed25519) `--write` also signs the manifest into `MANIFEST.sig`; `--public-key
-PUBLIC.pem` then makes verification check that signature (needs `cryptography`).
+Verification prints one line per result file that is `changed`, `missing` or `extra`
+(`--verbose` also prints every `unchanged` one and every derived file's state), then one
+closing line; exit 0 when every result matches, 1 on any mismatch, 2 on bad input. A
+manifest from before the split (derived files under `files`) is read the same way.
+With `--key PRIVATE.pem` (Ed25519) `--write` also signs the manifest into
+`MANIFEST.sig`; `--public-key PUBLIC.pem` then makes verification check that signature
+(needs `cryptography`).
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -28,12 +34,19 @@ from typing import Any
 
 from bench.errors import BenchError
 from bench.files import write_text_atomic
+from bench.verify.files import (
+    MANIFEST,
+    SIGNATURE,
+    derived_files,
+    irregular_files,
+    is_derived,
+    listed_files,
+    rel_path,
+    result_files,
+    sha256_of,
+)
 
-MANIFEST = "MANIFEST.json"
-SIGNATURE = "MANIFEST.sig"
 MANIFEST_VERSION = 1
-_SKIP_DIRS = frozenset({"cache", "stores", ".hydra", "charts"})
-_SKIP_FILES = frozenset({MANIFEST, SIGNATURE, "report.html", "explorer.html"})
 
 
 class VerifyError(BenchError):
@@ -45,7 +58,9 @@ class Manifest:
     """What a run directory held when it was finished."""
 
     files: dict[str, str]
-    """Path relative to the run directory (POSIX) -> SHA-256 of its bytes."""
+    """Result file: path relative to the run directory (POSIX) -> SHA-256 of its bytes."""
+    derived: dict[str, str] = field(default_factory=dict)
+    """Derived file (`is_derived`) -> SHA-256 when the manifest was written; not checked."""
     code_commit: str | None = None
     """Git commit of the code that ran; None when unknown."""
     code_dirty: bool | None = None
@@ -66,54 +81,8 @@ class Manifest:
             "dataset": self.dataset,
             "prompts": self.prompts,
             "files": dict(sorted(self.files.items())),
+            "derived": dict(sorted(self.derived.items())),
         }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def result_files(run_dir: Path) -> list[Path]:
-    """Every result file of a run, sorted (skips caches, stores, temp files, the manifest).
-
-    Only regular files count; `irregular_files` names what else is there.
-    """
-    out = []
-    for path in sorted(run_dir.rglob("*")):
-        rel = path.relative_to(run_dir)
-        if not path.is_file() or path.is_symlink():
-            continue
-        if rel.parts[0] in _SKIP_DIRS or rel.name in _SKIP_FILES:
-            continue
-        if rel.name.startswith(".") or rel.suffix == ".log":
-            continue
-        out.append(path)
-    return out
-
-
-def irregular_files(run_dir: Path) -> list[str]:
-    """Symlinks, FIFOs, sockets and devices in a run's result folders (POSIX paths).
-
-    Nothing in a run directory should be one: `bench.summarise` and `bench.run` refuse
-    to read them (`bench.files.read_file_bytes`), and verify reports each instead of
-    skipping it, so a symlinked record can never be counted by one command and missed
-    by another. Symlinked folders are reported, not followed.
-    """
-    found = []
-    for root, dirs, files in os.walk(run_dir):
-        base = Path(root)
-        for name in sorted(dirs + files):
-            path = base / name
-            rel = path.relative_to(run_dir)
-            if rel.parts[0] in _SKIP_DIRS:
-                continue
-            if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                found.append(rel.as_posix())
-    return sorted(found)
 
 
 UNSIGNED_NOTE = (
@@ -157,8 +126,9 @@ def build_manifest(run_dir: Path) -> Manifest:
     """The manifest of a run directory as it is now."""
     if not (run_dir / "questions").is_dir():
         raise VerifyError(f"{run_dir}: no questions/ folder; pass a bench.run directory")
-    files = {p.relative_to(run_dir).as_posix(): _sha256(p) for p in result_files(run_dir)}
-    return Manifest(files=files, **_from_meta(_run_json(run_dir)))
+    files = {rel_path(p, run_dir): sha256_of(p) for p in result_files(run_dir)}
+    derived = {rel_path(p, run_dir): sha256_of(p) for p in derived_files(run_dir)}
+    return Manifest(files=files, derived=derived, **_from_meta(_run_json(run_dir)))
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
@@ -179,14 +149,15 @@ def manifest_current(run_dir: Path) -> bool:
     if not path.is_file():
         return False
     written = path.stat().st_mtime_ns
-    files = result_files(run_dir)
+    files = listed_files(run_dir)
     if any(p.stat().st_mtime_ns > written for p in files):
         return False
     try:
         _, manifest = read_manifest(run_dir)
     except VerifyError:
         return False
-    return manifest.files.keys() == {p.relative_to(run_dir).as_posix() for p in files}
+    listed = manifest.files.keys() | manifest.derived.keys()
+    return listed == {rel_path(p, run_dir) for p in files}
 
 
 def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
@@ -221,11 +192,16 @@ def read_manifest(run_dir: Path) -> tuple[bytes, Manifest]:
     except ValueError:
         raw = None
     files = raw.get("files") if isinstance(raw, dict) else None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+    derived = raw.get("derived", {}) if isinstance(raw, dict) else None
+    if not all(
+        isinstance(d, dict) and all(isinstance(v, str) for v in d.values())
+        for d in (files, derived)
+    ):
         raise VerifyError(f"{path}: not a bench.verify manifest; rewrite it with --write")
-    assert isinstance(raw, dict)
+    assert isinstance(raw, dict) and isinstance(files, dict) and isinstance(derived, dict)
     return data, Manifest(
         files=files,
+        derived=derived,
         code_commit=raw.get("code_commit"),
         code_dirty=raw.get("code_dirty"),
         dataset=raw.get("dataset") or {},
@@ -246,6 +222,8 @@ class Verdict:
     """Files the manifest lists that are gone."""
     extra: list[str] = field(default_factory=list)
     """Files present that the manifest does not list."""
+    derived: list[str] = field(default_factory=list)
+    """`<state> <path>` of each derived file (unchanged, changed, new, missing): not checked."""
     problems: list[str] = field(default_factory=list)
     """Other mismatches: signature, run.json disagreeing with the manifest."""
 
@@ -257,6 +235,7 @@ class Verdict:
     def lines(self, verbose: bool = False) -> list[str]:
         """One line per file (unchanged ones only when `verbose`), then problems."""
         out = [f"unchanged {p}" for p in self.unchanged] if verbose else []
+        out += [f"derived {d} (not checked)" for d in self.derived] if verbose else []
         out += [f"changed {p}" for p in self.changed]
         out += [f"missing {p}" for p in self.missing]
         out += [f"extra {p}" for p in self.extra]
@@ -266,16 +245,18 @@ class Verdict:
 def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
     """Compare the run directory with its manifest (and the signature, given a key)."""
     data, manifest = read_manifest(run_dir)
-    now = {p.relative_to(run_dir).as_posix(): p for p in result_files(run_dir)}
-    verdict = Verdict()
-    for rel, digest in sorted(manifest.files.items()):
+    now = {rel_path(p, run_dir): p for p in result_files(run_dir)}
+    listed = {k: v for k, v in manifest.files.items() if not is_derived(k)}
+    derived = {**{k: v for k, v in manifest.files.items() if is_derived(k)}, **manifest.derived}
+    verdict = Verdict(derived=_derived_states(run_dir, derived))
+    for rel, digest in sorted(listed.items()):
         if rel not in now:
             verdict.missing.append(rel)
-        elif _sha256(now[rel]) == digest:
+        elif sha256_of(now[rel]) == digest:
             verdict.unchanged.append(rel)
         else:
             verdict.changed.append(rel)
-    verdict.extra = sorted(set(now) - set(manifest.files))
+    verdict.extra = sorted(set(now) - set(listed))
     verdict.problems += [
         f"refused {rel} (not a regular file: symlinks, FIFOs and devices do not belong "
         "in a run directory)"
@@ -289,6 +270,20 @@ def verify_run(run_dir: Path, public_key: Path | None = None) -> Verdict:
     if public_key is not None:
         verdict.problems += _check_signature(run_dir, data, public_key)
     return verdict
+
+
+def _derived_states(run_dir: Path, listed: dict[str, str]) -> list[str]:
+    """`<state> <path>` for every derived file listed or present, sorted by path."""
+    now = {rel_path(p, run_dir): p for p in derived_files(run_dir)}
+    states = {}
+    for rel in sorted(listed.keys() | now.keys()):
+        if rel not in now:
+            states[rel] = "missing"
+        elif rel not in listed:
+            states[rel] = "new"
+        else:
+            states[rel] = "unchanged" if sha256_of(now[rel]) == listed[rel] else "changed"
+    return [f"{state} {rel}" for rel, state in states.items()]
 
 
 def _check_signature(run_dir: Path, data: bytes, public_key: Path) -> list[str]:
@@ -335,11 +330,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(line)
             n = len(verdict.unchanged)
             note = f"; {UNSIGNED_NOTE}" if args.public_key is None else ""
+            aside = f"; {len(verdict.derived)} derived files not checked" if verdict.derived else ""
             if verdict.ok:
-                print(f"ok {run_dir}: {n} files unchanged{note}")
+                print(f"ok {run_dir}: {n} files unchanged{aside}{note}")
             else:
                 bad = len(verdict.lines())
-                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged{note}")
+                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged{aside}{note}")
                 status = 1
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
