@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
+from bench.arm.probe import StoreProbe
 from bench.errors import BenchError
 from bench.live_state import LiveArm, Namespace, NamespaceLedger, owner_gone, this_process
 from bench.types import Context, ContextItem, Conversation, Question, Turn
@@ -48,9 +49,10 @@ class LiveOptions:
     """`capture` (the service's own extraction path) or `remember` (raw storage)."""
     marker: str = "metadata"
     """Where the `[bench:<unit id>]` marker goes: `metadata` or `text`."""
-    k: int = 50
-    """Results asked for per search: the largest cutoff scored (the reference server
-    returns at most what its engine recalls, so 50 returns all of it)."""
+    k: int = 20
+    """Results asked for per search: the largest cutoff scored. 20 is what the reference
+    server's engine recalls at most; asking a service for more than it ever returns
+    reads as a probable hidden cap in retrieval health (bench.scoring.retrieval_health)."""
     cleanup: bool = True
     """Delete the namespaces this run created when the arm closes."""
     probe: bool = True
@@ -282,6 +284,24 @@ class LiveMemoryArm:
             setting = f"arm_options.{self.name}.context_path"
             return MARKER.sub("", str(at(reply, self.options.context_path, where, setting)))
         return "\n".join(["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"])
+
+    @property
+    def requested_k(self) -> int:
+        """Results asked for per search (retrieval health's hidden-cap rule)."""
+        return self.options.k
+
+    def probe_store(self, conversation: Conversation) -> StoreProbe | None:
+        """After ingestion: search for a known ingested turn; how many items came back.
+
+        Zero means the service accepted every write and can find none of it (retrieval
+        health calls the arm degraded); the middle turn is the query, asking for `k`.
+        """
+        turns = conversation.turns()
+        namespace = self._namespaces.get(conversation.conversation_id)
+        if not turns or namespace is None:
+            return None
+        reply = self.backend.search(namespace, turns[len(turns) // 2].text, self.options.k)
+        return StoreProbe(len(self._items(reply, self._units.get(namespace, set()))[0]), "recall")
 
     def close(self) -> None:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""

@@ -18,6 +18,7 @@ from bench.run.directory import RunDirectory, add_accounting, outcome_rule
 from bench.run.repeat_plan import plan_repeats
 from bench.runmeta import DatasetMeta, JudgeMeta, ProviderMeta, RunMeta, read_run_meta
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
 from bench.tokens import TokenCounter
 from bench.types import Dataset
@@ -51,14 +52,16 @@ class RunJson:
         self.earlier = self.run_dir.previous_accounting()
         previous, _ = read_run_meta(self.run_dir.run_json)
         self.outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
+        self.outcome.retrieval = ret_health.table_from_json(previous and previous.retrieval_health)
 
     def save(self) -> None:
         """Write run.json now (atomically, secrets scrubbed)."""
         totals = add_accounting(self.earlier, self.accounting())
         health = ext_health.table_to_json(self.outcome.health)
-        self.run_dir.write_run_json(
-            self.cfg, self.ident, replace(self.meta, accounting=totals, extraction_health=health)
-        )
+        retrieval = ret_health.table_to_json(self.outcome.retrieval)
+        meta = replace(self.meta, accounting=totals, extraction_health=health,
+                       retrieval_health=retrieval)  # fmt: skip
+        self.run_dir.write_run_json(self.cfg, self.ident, meta)
 
 
 def _judge_warnings(cfg: RunConfig) -> list[str]:

@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
+from bench.scoring.retrieval_health import summary_notes as retrieval_notes
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, SCORED_CATEGORIES, threshold_from_outcome
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
@@ -517,6 +518,7 @@ def _closing_notes(summary: Summary) -> list[str]:
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
     notes.extend(_extraction_notes(summary))
+    notes.extend(retrieval_notes(summary.meta.retrieval_health if summary.meta else None))
     return notes
 
 
