@@ -15,7 +15,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from bench.verify.record_schema import build_schema
 
 from bench.paths import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord, iter_records, read_record
@@ -24,6 +23,7 @@ from bench.run.directory import arms_to_run
 from bench.run.resume import JudgeKey
 from bench.scoring.judges import needs_judgement
 from bench.summarise import load_run, summarise_records
+from bench.verify.record_schema import build_schema
 
 DATA = Path(os.environ.get("BENCH_DATA_DIR", "/nonexistent"))
 AUDIT = DATA / "locomo-audit"
