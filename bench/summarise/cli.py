@@ -22,6 +22,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import NoReturn
 
+from bench.providers.accounting import proxy_notes
 from bench.records import QuestionRecord, natural_key, read_file_bytes, write_text_atomic
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
@@ -519,6 +520,7 @@ def _closing_notes(summary: Summary) -> list[str]:
         notes.append(f"run warning: {warning}")
     notes.extend(_extraction_notes(summary))
     notes.extend(retrieval_notes(summary.meta.retrieval_health if summary.meta else None))
+    notes.extend(proxy_notes(summary.meta.accounting if summary.meta else None))
     return notes
 
 
