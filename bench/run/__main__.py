@@ -124,7 +124,8 @@ def _retrieval_degraded(table: ret_health.RetrievalTable) -> list[str]:
             f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) (over "
             f"{MAX_FAILED_SHARE:.0%} of queries failed or empty, a probable hidden cap on "
             "results, or a probe that found nothing stored): those arms answered from "
-            "contexts the service cut or never filled; see retrieval_health in run.json",
+            "contexts the service cut or never filled; see retrieval_health in run.json "
+            "(a limit the service documents: set arm_options.<arm>.k to it)",
             file=sys.stderr,
         )
     return degraded
