@@ -6,7 +6,9 @@ create/delete a project, capture, memories, search) and fails in one chosen way:
 * `healthy`: every write is stored; a search ranks every stored item by words shared
   with the query (ties by write order) and returns the top `k`;
 * `cap3`: the same, but never more than 3 items, whatever `k` asks (a silent cap);
-* `store_nothing`: every write answers 200 and is dropped; every search finds nothing.
+* `store_nothing`: every write answers 200 and is dropped; every search finds nothing;
+* `slow_search`: healthy, but every search answers after `SLOW_S` seconds (a client
+  with a shorter timeout sees every query time out).
 
 Standard library only (http.server in a thread), so a test starts it in milliseconds.
 """
@@ -16,12 +18,15 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-MODES = ("healthy", "cap3", "store_nothing")
+MODES = ("healthy", "cap3", "store_nothing", "slow_search")
+SLOW_S = 1.0
+"""How long a `slow_search` search takes."""
 
 
 class _Store:
@@ -105,6 +110,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.store.write(project, body["text"], body.get("metadata", {}).get("bench", ""))
             self._reply(200, {"id": "m"})
         elif action == "search":
+            if self.store.mode == "slow_search":
+                time.sleep(SLOW_S)
             found = self.store.search(project, body["query"], int(body["k"]))
             context = "\n".join(i["text"] for i in found)
             self._reply(200, {"results": found, "context": context})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -130,6 +131,31 @@ def test_the_http_arm_against_a_broken_service(
     warnings = rh.degraded_warnings(table)
     expected = [f"arm http unit smoke-1: retrieval degraded — {problem}"] if problem else []
     assert warnings == expected
+
+
+def test_queries_that_time_out_are_counted_and_degrade_the_arm(tmp_path: Path) -> None:
+    conv = load_locomo(SMOKE, "smoke").conversations[1]  # 3 questions: 3 timeouts + probe
+    services = ArmServices(HashEmbedder(), TokenCounter(), tmp_path, tmp_path)
+    fast = HttpConfig(probe=False, timeout_s=0.2, max_attempts=1, max_retry_time_s=0.5)
+    with broken_server("slow_search") as url:
+        arm = HttpArm("http", replace(fast, base_url=url), services)
+        try:
+            table: rh.RetrievalTable = {}
+            arms = cast(dict[str, Arm], {"http": arm})
+            assert ingest_arms(arms, conv, retrieval=table) == {}
+            none = cast(Any, None)
+            with ThreadPoolExecutor(1) as pool:
+                run = QuestionRun(arms, {}, none, none, none, pool, {}, table)
+                got = [run.retrieve("http", q) for q in conv.questions]
+        finally:
+            arm.close()
+    assert [g.health for g in got] == [{"failed": 1, "timed_out": 1}] * 3
+    assert all("ReadTimeout" in (g.error or "") for g in got)
+    health = table["http"]["smoke-2"]
+    assert (health.queries, health.failed, health.timed_out, health.probe) == (3, 3, 3, "")
+    assert rh.degraded_warnings(table) == [
+        "arm http unit smoke-2: retrieval degraded — 3 of 3 queries failed (3 timed out)"
+    ]
 
 
 @pytest.mark.slow
