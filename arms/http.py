@@ -22,15 +22,9 @@ from urllib.parse import quote
 import httpx
 import tenacity
 
-from arms.live import (
-    ContractError,
-    LiveMemoryArm,
-    LiveOptions,
-    at,
-    fill,
-    reconnect_and_delete,
-)
+from arms.live import LiveMemoryArm, LiveOptions, reconnect_and_delete
 from arms.live_calls import CallTimeout, CircuitBreaker, ServerWait
+from arms.live_replies import ContractError, at, fill
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.arm.live_state import NamespaceLedger

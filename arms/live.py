@@ -16,7 +16,6 @@ the path, the endpoint and the setting to change.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -24,6 +23,7 @@ from typing import Any, Protocol
 
 from arms.live_calls import CallLog, CircuitBreaker
 from arms.live_markers import MARKER, split_marker, unit_marker, unit_tag
+from arms.live_replies import ContractError, CrossNamespaceError, at, markers_of
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
 from bench.arm.live_state import (
@@ -35,6 +35,7 @@ from bench.arm.live_state import (
     owner_gone,
     this_process,
 )
+from bench.arm.probe import StoreProbe
 from bench.errors import BenchError
 from bench.providers.secrets import redact
 from bench.types import Context, ContextItem, Conversation, Question, Turn
@@ -42,14 +43,6 @@ from bench.types import Context, ContextItem, Conversation, Question, Turn
 log = logging.getLogger("arms.live")
 WRITE_PATHS = ("capture", "remember")
 MARKER_MODES = ("metadata", "text")
-
-
-class ContractError(BenchError):
-    """The service answered, but not in the configured shape (or refused the request)."""
-
-
-class CrossNamespaceError(ContractError):
-    """A search returned an item another unit's namespace holds (a retrieval-health error)."""
 
 
 @dataclass
@@ -64,9 +57,10 @@ class LiveOptions:
     """`capture` (the service's own extraction path) or `remember` (raw storage)."""
     marker: str = "metadata"
     """Where the `[bench:<unit id>]` marker goes: `metadata` or `text`."""
-    k: int = 50
-    """Results asked for per search: the largest cutoff scored (the reference server
-    returns at most what its engine recalls, so 50 returns all of it)."""
+    k: int = 20
+    """Results asked for per search: the largest cutoff scored. 20 is what the reference
+    server's engine recalls at most; asking a service for more than it ever returns
+    reads as a probable hidden cap in retrieval health (bench.scoring.retrieval_health)."""
     cleanup: bool = True
     """Delete the namespaces this run created when the arm closes."""
     probe: bool = True
@@ -86,36 +80,6 @@ class LiveOptions:
     breaker_timeouts: int = 3
     """Consecutive calls that run out of time before the arm's circuit breaker opens
     (its remaining calls then fail at once, as `error` results; arms/live_calls.py)."""
-
-
-def at(data: Any, path: str, where: str, setting: str) -> Any:
-    """The value at dotted `path` in `data`; ContractError when any step is missing."""
-    value = data
-    for step in path.split(".") if path else []:
-        if isinstance(value, dict) and step in value:
-            value = value[step]
-        elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
-            value = value[int(step)]
-        else:
-            raise ContractError(
-                f"contract mismatch at {where}: no field '{path}' in the response; "
-                f"fix {setting} to match the service"
-            )
-    return value
-
-
-def fill(template: Any, values: dict[str, Any]) -> Any:
-    """The request body: `"{name}"` alone becomes the typed value, else str.format."""
-    if isinstance(template, dict):
-        return {k: fill(v, values) for k, v in template.items()}
-    if isinstance(template, list):
-        return [fill(v, values) for v in template]
-    if isinstance(template, str):
-        whole = re.fullmatch(r"\{(\w+)\}", template)
-        if whole:
-            return values.get(whole.group(1))
-        return template.format(**values)
-    return template
 
 
 class Backend(Protocol):
@@ -328,6 +292,26 @@ class LiveMemoryArm:
             return redact(MARKER.sub("", str(at(reply, self.options.context_path, where, setting))))
         return "\n".join(["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"])
 
+    @property
+    def requested_k(self) -> int:
+        """Results asked for per search (retrieval health's hidden-cap rule)."""
+        return self.options.k
+
+    def probe_store(self, conversation: Conversation) -> StoreProbe | None:
+        """After ingestion: search for a known ingested turn; how many items came back.
+
+        Zero means the service accepted every write and can find none of it (retrieval
+        health calls the arm degraded); the middle turn is the query, asking for `k`.
+        """
+        turns = conversation.turns()
+        namespace = self._namespaces.get(conversation.conversation_id)
+        if not turns or namespace is None:
+            return None
+        reply = self.backend.search(namespace, turns[len(turns) // 2].text, self.options.k)
+        units = self._units.get(namespace, set())
+        items, _ = self._items(reply, units, conversation.conversation_id, namespace)
+        return StoreProbe(len(items), "recall")
+
     def close(self) -> None:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
@@ -339,26 +323,6 @@ class LiveMemoryArm:
                 delete_recorded(self.name, self.backend, self.ledger, lambda n: n.owner == mine)
         finally:
             self.backend.close()
-
-
-def markers_of(entry: Any, text: str, marker_path: str | None) -> list[str]:
-    """Unit ids named by an item: its metadata marker(s), then `[bench:..]` in its text."""
-    found: list[str] = []
-    value = _lookup(entry, marker_path) if marker_path else None
-    for v in value if isinstance(value, list) else [value]:
-        if v is None:
-            continue
-        inner = MARKER.findall(str(v))
-        found.extend(inner or [str(v)])
-    found.extend(MARKER.findall(text))
-    return found
-
-
-def _lookup(entry: Any, path: str) -> Any:
-    try:
-        return at(entry, path, "", "")
-    except ContractError:
-        return None  # an item without metadata may still carry the marker in its text
 
 
 def reconnect_and_delete(

@@ -23,15 +23,9 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from arms.live import (
-    ContractError,
-    LiveMemoryArm,
-    LiveOptions,
-    at,
-    fill,
-    reconnect_and_delete,
-)
+from arms.live import LiveMemoryArm, LiveOptions, reconnect_and_delete
 from arms.live_calls import CallTimeout, CircuitBreaker
+from arms.live_replies import ContractError, at, fill
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.arm.live_state import NamespaceLedger

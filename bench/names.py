@@ -29,6 +29,9 @@ def unknown(kind: str, name: str, known: list[str], setting: str) -> ConfigError
 
 
 def load_symbol(path: str) -> Any:
-    """Import `module:attribute` lazily."""
+    """Import `module:attribute` lazily (`module:Class.attribute` reads an attribute of it)."""
     module, _, attribute = path.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    value = importlib.import_module(module)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value

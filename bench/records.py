@@ -159,6 +159,8 @@ class ArmResult:
     extraction: dict[str, int] = field(default_factory=dict)
     """The arm's extraction health on this conversation: exchanges, failed, facts
     (omitted from the JSON for arms that do not extract)."""
+    retrieval: dict[str, int] = field(default_factory=dict)
+    """The query's `items`, `requested_k`, `empty` or `failed`, `timed_out` (retrieval health)."""
     write_path: str | None = None
     """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
     storage), which changes what is measured; None for in-process arms."""
@@ -251,11 +253,11 @@ class QuestionRecord:
 
 _OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
 _OPTIONAL_RESULT_KEYS = (
-    "correct_corrected", "corrected_judgements", "extraction", "write_path",
+    "correct_corrected", "corrected_judgements", "extraction", "retrieval", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
     "imported",
 )  # fmt: skip
-"""Errata fields, extraction health, a live arm's write path, the miss fields, the
+"""Errata fields, extraction and retrieval health, a live arm's write path, the miss fields, the
 fit/cap flags and the import marker, written only when set, so records of runs (and
 arms) without them are unchanged."""
 

@@ -159,6 +159,9 @@ class RunMeta:
     """Cumulative requests, tokens, latency and cost per role, over every session."""
     extraction_health: dict[str, Any] = field(default_factory=dict)
     """arm -> conversation -> {exchanges, failed, facts} (bench.scoring.health)."""
+    retrieval_health: dict[str, Any] = field(default_factory=dict)
+    """arm -> unit -> {queries, failed, timed_out, empty, items, requested_k, units, stored,
+    probe} (bench.scoring.retrieval_health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
 
@@ -184,6 +187,8 @@ class RunMeta:
             del out["dataset"][key]
         if not out["extraction_health"]:  # only runs with extracting arms report it
             out.pop("extraction_health")
+        if not out["retrieval_health"]:  # written from the first ingestion on
+            out.pop("retrieval_health")
         if self.repeats.requested <= 1:  # single runs are unchanged
             out.pop("repeats")
         return out

@@ -52,6 +52,7 @@ STAGES = {
     "suite": 7,
     "published": 7,  # published results: import, merge, export (python -m bench.published)
     "screen": 8,  # the `python -m bench.screen` command
+    "proxy": 8,  # python -m bench.proxy (the accounting proxy on its own)
     "perf": 9,
     "dev": 9,  # developer commands
     "calibrate": 8,

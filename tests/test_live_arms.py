@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from arms.live import markers_of
+from arms.live_replies import markers_of
 from tests.e2e_support import ROOT, last_line, load_records, run_cli, strip_timings
 from tests.live_server import project_ids, reference_server
 

@@ -17,9 +17,9 @@ from typing import Any, cast
 import pytest
 
 from arms.http import HttpArm, HttpConfig, fill_path
-from arms.live import ContractError, CrossNamespaceError
 from arms.live_calls import CallTimeout
 from arms.live_markers import split_marker, unit_marker, unit_tag
+from arms.live_replies import ContractError, CrossNamespaceError
 from bench.arm import ArmServices
 from bench.arm.live_state import NamespaceError, NamespaceLedger, checked_namespace
 from bench.errors import BenchError, ConfigError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +32,11 @@ class ArmServices:
     server's context per slot under `answer.truncate_to_fit`)."""
     extract_mode: str = "tools"
     """How the extractor asks for facts (`provider.extractor.extract_mode`)."""
+    llm_proxy: Callable[[str, str], str] | None = None
+    """`(arm, phase) -> OpenAI base URL` of the run's accounting proxy (phase `ingest` or
+    `retrieve`; bench/providers/proxy.py), started on the first call: point a library's
+    own LLM and embedder at it and its calls are cached, rate limited and counted per
+    arm and phase like the run's own. None where the run offers none."""
 
 
 class Arm(Protocol):

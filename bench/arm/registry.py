@@ -1,7 +1,9 @@
-"""The one explicit, lazy name table of arm implementations.
+"""The one explicit, lazy name table of arm implementations, plus installed plug-ins.
 
 Importing this module imports no arm: each entry names `module:attribute` strings
-that load on first use. An unknown name fails with "did you mean".
+that load on first use. Kinds not listed here are looked up among the plug-ins of the
+`armbench.arms` entry-point group (bench/arm/plugins.py). An unknown name fails with
+"did you mean".
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ ARM_KINDS: dict[str, ArmKind] = {
 
 
 def arm_kind(kind: str, setting: str) -> ArmKind:
-    """The implementation entry for an arm kind, or a did-you-mean error."""
-    if kind not in ARM_KINDS:
-        raise unknown("arm kind", kind, list(ARM_KINDS), setting)
-    return ARM_KINDS[kind]
+    """The implementation entry for an arm kind (built in, else a plug-in), or did-you-mean."""
+    if kind in ARM_KINDS:
+        return ARM_KINDS[kind]
+    from bench.arm.plugins import plugin_arms
+
+    plugins = plugin_arms(set(ARM_KINDS))
+    if kind not in plugins:
+        raise unknown("arm kind", kind, [*ARM_KINDS, *plugins], setting)
+    return ArmKind(plugins[kind].implementation, plugins[kind].config)

@@ -25,7 +25,7 @@ from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfi
 from bench.errors import ConfigError
 from bench.names import unknown
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
-from bench.providers.accounting import Accountant
+from bench.providers.accounting import PROXY, Accountant
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
@@ -128,7 +128,10 @@ class ProviderSet:
         limiters: LimiterFactory | None = None,
         answerer: bool = True,
     ):
+        self._cfg = cfg
         self._accountant = Accountant()
+        self._proxy: Any = None  # the accounting proxy, started on the first proxy_url
+        self._proxied: dict[str, Any] = {}  # proxy role -> chat provider or embedder
         self._deployments = _Deployments(window_s, limiters)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
@@ -166,8 +169,45 @@ class ProviderSet:
         """Totals per role, per phase and overall (see `Accountant.snapshot`)."""
         return self._accountant.snapshot()
 
+    def proxy_url(self, arm: str, phase: str) -> str:
+        """The accounting proxy's OpenAI base URL for `arm`'s calls in `phase`.
+
+        `phase` is `ingest` or `retrieve`; the proxy (bench/providers/proxy.py) starts on
+        first use and stops in `close`.
+        """
+        if self._proxy is None:
+            from bench.providers.proxy import AccountingProxy, ProxyBackend
+
+            backend = ProxyBackend(self.proxy_chat, self.proxy_embedder, self.accounting)
+            self._proxy = AccountingProxy(backend)
+        return str(self._proxy.url(arm, phase))
+
+    def proxy_chat(self, arm: str, phase: str) -> ChatProvider:
+        """The chat model proxied calls use, accounted as `proxy:<arm>:<phase>`.
+
+        The extractor's endpoint when it is an LLM, else the answerer's (the offline
+        answerer in an offline run).
+        """
+        role = f"{PROXY}:{arm}:{phase}"
+        if role not in self._proxied:
+            llm = self._cfg.extractor if self._cfg.extractor.kind != "offline" else None
+            endpoint, setting = (llm, "provider.extractor") if llm else (
+                self._cfg.answerer, "provider.answerer")  # fmt: skip
+            self._proxied[role] = self._chat(endpoint, role, setting)
+        return self._proxied[role]  # type: ignore[no-any-return]
+
+    def proxy_embedder(self, arm: str, phase: str) -> Embedder:
+        """The run's embedder, its proxied calls accounted as `proxy:<arm>:<phase>`."""
+        role = f"{PROXY}:{arm}:{phase}"
+        if f"{role}:embed" not in self._proxied:
+            self._proxied[f"{role}:embed"] = self._embedder(self._cfg.embedder, role)
+        return self._proxied[f"{role}:embed"]  # type: ignore[no-any-return]
+
     def close(self) -> None:
-        """Close HTTP clients and the cache."""
+        """Stop the proxy (when started), close HTTP clients and the cache."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
         self._deployments.close()
         self._cache.close()
 
@@ -190,13 +230,15 @@ class ProviderSet:
             accountant=self._accountant,
         )
 
-    def _embedder(self, cfg: EmbedderConfig) -> Embedder:
+    def _embedder(self, cfg: EmbedderConfig, role: str = "embedder") -> Embedder:
         _check_kind(cfg.kind, EMBED_KINDS, "provider.embedder.kind")
         if cfg.kind == "wordllama":
             from bench.providers.offline_embed import WordLlamaEmbedder
 
-            inner = WordLlamaEmbedder(dim=cfg.dim)
-            return AccountedEmbedder(inner, role="embedder", accountant=self._accountant)
+            shared = getattr(self, "embedder", None)  # the proxy reuses the loaded model
+            inner = shared.inner if isinstance(shared, AccountedEmbedder) else None
+            inner = inner or WordLlamaEmbedder(dim=cfg.dim)
+            return AccountedEmbedder(inner, role=role, accountant=self._accountant)
         from bench.providers.openai_embed import OpenAIEmbedder
 
         return OpenAIEmbedder(
@@ -204,6 +246,7 @@ class ProviderSet:
             deployment=self._deployments.get(cfg, "provider.embedder"),
             cache=self._cache,
             accountant=self._accountant,
+            role=role,
         )
 
 

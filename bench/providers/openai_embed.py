@@ -34,7 +34,10 @@ class OpenAIEmbedder:
         deployment: Deployment,
         cache: ResponseCache,
         accountant: Accountant,
+        role: str = ROLE,
     ) -> None:
+        self.role = role
+        """The accounting role (`embedder`, or `proxy:<arm>:<phase>` for the proxy)."""
         self.model = cfg.model
         self.dim = cfg.dim
         self._batch_size = max(1, cfg.batch_size)
@@ -106,7 +109,7 @@ class OpenAIEmbedder:
         )
         if matrix.shape[1] != self.dim:
             raise ProviderError(
-                f"{ROLE} at {self._deployment.base_url} (model {self.model}) returned "
+                f"{self.role} at {self._deployment.base_url} (model {self.model}) returned "
                 f"{matrix.shape[1]}-dimensional vectors but provider.embedder.dim={self.dim}; "
                 f"set provider.embedder.dim={matrix.shape[1]}"
             )
@@ -122,7 +125,7 @@ class OpenAIEmbedder:
         usage: Usage | None = None,
     ) -> None:
         self._accountant.record(
-            ROLE,
+            self.role,
             self.model,
             http_requests=counter.n,
             cached=cached,

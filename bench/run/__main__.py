@@ -30,10 +30,12 @@ from bench.run.directory import key_env_names
 from bench.run.outcome import RunOutcome
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
+from bench.scoring import retrieval_health as ret_health
 from bench.scoring.health import (
     MAX_DUPLICATE_SHARE,
     MAX_FAILED_SHARE,
     MAX_UNGROUNDED_SHARE,
+    HealthTable,
     degraded_warnings,
 )
 
@@ -91,7 +93,21 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
 
         print(os_error_line(exc), file=sys.stderr)
         sys.exit(2)
-    degraded = degraded_warnings(outcome.health)
+    degraded = _extraction_degraded(outcome.health) + _retrieval_degraded(outcome.retrieval)
+    if outcome.errors:
+        print(
+            f"error: {outcome.errors} arm results in `error` (first: {outcome.first_error}); "
+            "re-run the same command to retry them",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+    if degraded:
+        sys.exit(1)
+
+
+def _extraction_degraded(table: HealthTable) -> list[str]:
+    """Print the loud extraction-health warnings (bench.scoring.health); the lines."""
+    degraded = degraded_warnings(table)
     for line in degraded:
         print(f"WARNING: {line}", file=sys.stderr)
     if degraded:
@@ -102,15 +118,24 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             "those arms answered from an empty or invented memory; see extraction_errors.json",
             file=sys.stderr,
         )
-    if outcome.errors:
+    return degraded
+
+
+def _retrieval_degraded(table: ret_health.RetrievalTable) -> list[str]:
+    """Print the loud retrieval-health warnings (bench.scoring.retrieval_health); the lines."""
+    degraded = ret_health.degraded_warnings(table)
+    for line in degraded:
+        print(f"WARNING: {line}", file=sys.stderr)
+    if degraded:
         print(
-            f"error: {outcome.errors} arm results in `error` (first: {outcome.first_error}); "
-            "re-run the same command to retry them",
+            f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) (over "
+            f"{MAX_FAILED_SHARE:.0%} of queries failed or empty, a probable hidden cap on "
+            "results, or a probe that found nothing stored): those arms answered from "
+            "contexts the service cut or never filled; see retrieval_health in run.json "
+            "(a limit the service documents: set arm_options.<arm>.k to it)",
             file=sys.stderr,
         )
-        sys.exit(1)
-    if degraded:
-        sys.exit(1)
+    return degraded
 
 
 def _run(run_cfg: RunConfig, sweep_dir: str | None) -> RunOutcome:

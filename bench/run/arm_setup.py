@@ -43,6 +43,7 @@ def open_arms(
             extractor=providers.extractor,
             max_context_tokens=cfg.answer.max_context_tokens,
             extract_mode=cfg.provider.extractor.extract_mode,
+            llm_proxy=getattr(providers, "proxy_url", None),
         )
         cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
         arm = cls(spec.name, spec.options, services)

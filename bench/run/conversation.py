@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from bench.arm import Arm
+from bench.arm.probe import probe_store, requested_k
 from bench.config import RunConfig
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
@@ -30,6 +32,7 @@ from bench.run.directory import RunDirectory, arms_to_run
 from bench.run.outcome import RunOutcome, Tick, no_tick
 from bench.run.repeat_plan import plan_repeats
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Question
@@ -73,12 +76,12 @@ def run_conversation(
     run_dir.check_writable()
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
-    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation, outcome.health)
+    failed = ingest_into(outcome)({n: arms[n] for n in arms if n in needed}, conversation)
     pool = ThreadPoolExecutor(max_workers=_workers(cfg))
     try:
         health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
                   if conversation.conversation_id in t}  # fmt: skip
-        run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health)
+        run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health, outcome.retrieval)
         for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
             for finish in [run_question(item, run) for item in chunk]:
                 errors_before = outcome.errors
@@ -112,7 +115,10 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
         )
 
     def finish() -> QuestionRecord:
-        fresh = {name: run.with_health(name, f.result()) for name, f in futures.items()}
+        fresh = {
+            name: run.with_health(name, f.result(), retrieved.get(name))
+            for name, f in futures.items()
+        }
         results = {**previous, **fresh}
         ordered = {name: results[name] for name in sorted(results, key=arm_order(run.cfg))}
         record = build_record(question, run.cfg, ordered, run.run_dir.record_provenance)
@@ -144,11 +150,15 @@ def pending_work(
 
 
 def ingest_arms(
-    arms: dict[str, Arm], conversation: Conversation, health: ext_health.HealthTable | None = None
+    arms: dict[str, Arm],
+    conversation: Conversation,
+    health: ext_health.HealthTable | None = None,
+    retrieval: ret_health.RetrievalTable | None = None,
 ) -> dict[str, str]:
     """Ingest the conversation into each arm; return {arm: error} for arms that failed.
 
-    Arms that extract report their extraction health, kept in `health` (arm -> conversation).
+    Arms that extract report their extraction health, kept in `health` (arm -> conversation);
+    every ingested arm is probed (bench/arm/probe.py), kept in `retrieval`.
     """
     failed = {}
     for name, arm in arms.items():
@@ -164,7 +174,26 @@ def ingest_arms(
         got = ext_health.from_stats(stats) if isinstance(stats, dict) else None
         if got is not None and health is not None:
             health.setdefault(name, {})[conversation.conversation_id] = got
+        if retrieval is not None:
+            ret_health.add_to(retrieval, name, conversation.conversation_id,
+                              ingest_probe(arm, conversation, stats))  # fmt: skip
     return failed
+
+
+def ingest_into(outcome: RunOutcome) -> Callable[[dict[str, Arm], Conversation], dict[str, str]]:
+    """`ingest_arms` keeping extraction and retrieval health in `outcome`'s tables."""
+    return partial(ingest_arms, health=outcome.health, retrieval=outcome.retrieval)
+
+
+def ingest_probe(arm: Arm, conversation: Conversation, stats: Any) -> ret_health.RetrievalHealth:
+    """The retrieval-health entry of a fresh ingestion: turns, requested k, probe result."""
+    found = probe_store(arm, conversation, stats)
+    return ret_health.RetrievalHealth(
+        requested_k=requested_k(arm),
+        units=len(conversation.turns()),
+        stored=found.stored if found else None,
+        probe=found.method if found else "",
+    )
 
 
 @dataclass(frozen=True)
@@ -177,6 +206,9 @@ class Retrieved:
     """Wall time of `arm.retrieve`, milliseconds."""
     error: str | None = None
     """The one-line failure, when `context` is None."""
+    health: dict[str, int] = field(default_factory=dict)
+    """This query's retrieval health for the record (`items`, `requested_k`, `empty`, or
+    `failed`, `timed_out`); empty when the arm's ingestion failed (no query was made)."""
 
 
 @dataclass(frozen=True)
@@ -197,24 +229,45 @@ class QuestionRun:
     """Runs answers and judgements; retrievals stay in the calling thread."""
     health: dict[str, ext_health.Health] = field(default_factory=dict)
     """Each extracting arm's extraction health on this conversation."""
+    retrieval: ret_health.RetrievalTable = field(default_factory=dict)
+    """The run's retrieval health (arm -> unit), every query of this conversation added."""
 
-    def with_health(self, name: str, result: ArmResult) -> ArmResult:
-        """The result with the arm's extraction health on this conversation, when it has one."""
-        got = self.health.get(name)
-        return replace(result, extraction=got.to_json()) if got else result
+    def with_health(self, name: str, result: ArmResult, got: Retrieved | None = None) -> ArmResult:
+        """The result with the arm's extraction and the query's retrieval health, when known.
+
+        Extraction health is the arm's on this conversation; retrieval health is
+        `got.health`, set when a query was made.
+        """
+        extraction = self.health.get(name)
+        if extraction:
+            result = replace(result, extraction=extraction.to_json())
+        return replace(result, retrieval=dict(got.health)) if got and got.health else result
 
     def retrieve(self, name: str, question: Question) -> Retrieved:
-        """The arm's context for the question (an ingestion failure is carried along)."""
+        """The arm's context for the question (an ingestion failure is carried along).
+
+        Every query made is added to the retrieval health of the arm on this unit.
+        """
         if name in self.failed:
             return Retrieved(None, error=self.failed[name])
-        started = time.perf_counter()
+        started, unit = time.perf_counter(), question.conversation_id
         try:
             context = self.arms[name].retrieve(question)
         except Exception as exc:
             log.exception("retrieve %s %s failed", name, question.question_id)
-            return Retrieved(None, error=f"retrieve failed: {type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            failure = ret_health.query_failure(error)
+            ret_health.add_to(self.retrieval, name, unit, failure)
+            health = {"failed": 1, "timed_out": failure.timed_out}
+            return Retrieved(None, error=f"retrieve failed: {error}", health=health)
         elapsed = (time.perf_counter() - started) * 1000
-        return Retrieved(context, context.meta.get(phases.PREDICTED_MS, elapsed))
+        empty = not context.items and not context.text.strip()
+        got = ret_health.query_result(len(context.items), empty)
+        ret_health.add_to(self.retrieval, name, unit, got)
+        health = {"items": len(context.items)} | ({"empty": 1} if empty else {})
+        if (k := requested_k(self.arms[name])) is not None:
+            health["requested_k"] = k
+        return Retrieved(context, context.meta.get(phases.PREDICTED_MS, elapsed), health=health)
 
 
 def answer_and_judge(

@@ -14,6 +14,7 @@ from typing import Any
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
 from bench.run import repeats as run_repeats
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 
 Tick = Callable[[int, int, int], None]
 """`tick(done, errors, resumed)`: questions finished now, their arm errors, and questions
@@ -81,6 +82,9 @@ class UnitResult(Counts):
     health: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """This unit's extraction health (`bench.scoring.health.table_to_json` form: plain data,
     so it pickles to the parent process or the Ray driver); empty when nothing ingested."""
+    retrieval: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """This unit's retrieval health, this session only (`retrieval_health.table_to_json`
+    form, plain data like `health`)."""
     seconds: float = 0.0
     """Wall time of the unit, in seconds; 0.0 when it could not run."""
 
@@ -97,9 +101,12 @@ class RunOutcome(Counts):
     """The run directory written to."""
     health: ext_health.HealthTable = field(default_factory=dict)
     """Extraction health per arm and conversation, this session's merged over earlier ones."""
+    retrieval: ret_health.RetrievalTable = field(default_factory=dict)
+    """Retrieval health per arm and unit, this session's counts added to earlier ones'."""
 
     def add_unit(self, unit: UnitResult) -> None:
         """Add the counts and health of a unit run by a worker process or a Ray task."""
         self.add(unit)
         for arm, per_conv in ext_health.table_from_json(unit.health).items():
             self.health.setdefault(arm, {}).update(per_conv)  # this session's over earlier
+        ret_health.merge(self.retrieval, ret_health.table_from_json(unit.retrieval))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.arm import Arm
+from bench.arm.probe import requested_k
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.files import write_json_atomic
@@ -155,6 +156,8 @@ def predict_conversation(
                     context = arms[name].retrieve(question)
                     ms = (time.perf_counter() - started) * 1000
                     entry["context"] = context_json(context, ms, keep_text)
+                    if (k := requested_k(arms[name])) is not None:
+                        entry["requested_k"] = k  # replayed by StoredArm for the record
                 except Exception as exc:  # stored; predict retries it on resume
                     entry["error"] = f"retrieve failed: {type(exc).__name__}: {exc}"
             stored[name] = entry
@@ -170,6 +173,8 @@ class StoredArm:
         self.name = name
         self.run_dir = run_dir
         self.identity = identity
+        self.requested_k: int | None = None
+        """The k the predicting arm asked for, read with each stored context."""
         folder = run_dir / FOLDER
         for path in sorted(folder.glob("*.json")) if folder.exists() else []:
             got = _load(path).get(name, {}).get("identity")
@@ -199,6 +204,7 @@ class StoredArm:
             raise BenchError(str(entry["error"]))
         context = context_from_json(entry["context"])
         context.meta[PREDICTED_MS] = entry["context"]["retrieve_ms"]
+        self.requested_k = entry.get("requested_k")  # the predicting arm's (retrieval health)
         return context
 
     def close(self) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.arm_setup import open_arms
 from bench.run.context_fit import fit_context
-from bench.run.conversation import answer_step, ingest_arms, run_conversation
+from bench.run.conversation import answer_step, ingest_into, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
@@ -31,6 +30,7 @@ from bench.run.scale.units import parse_shard, units_of
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import read_run_meta
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 
@@ -122,7 +122,7 @@ def _run_in_process(
                         outcome.questions += len(conversation.questions)
                         outcome.written += phases.predict_conversation(
                             conversation, arms, cfg, run_dir.path, ids,
-                            partial(ingest_arms, health=outcome.health),
+                            ingest_into(outcome),
                         )  # fmt: skip
                     else:
                         run_conversation(
@@ -158,6 +158,7 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
     outcome = RunOutcome(run_dir=run_dir.path, questions=sum(u.questions for u in units))
     previous, _ = read_run_meta(run_dir.run_json)
     outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
+    outcome.retrieval = ret_health.table_from_json(previous and previous.retrieval_health)
     return outcome
 
 

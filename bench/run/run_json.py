@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bench.config import RunConfig
 from bench.loaders import dataset_stats
@@ -26,6 +26,7 @@ from bench.run.lock import run_json_lock
 from bench.run.repeat_plan import plan_repeats
 from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, read_run_meta
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
 from bench.scoring.judge_set import judge_meta
 from bench.tokens import TokenCounter
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from bench.run.outcome import RunOutcome
 
 log = logging.getLogger("bench.run")
+Row = TypeVar("Row")
 
 
 @dataclass
@@ -59,12 +61,17 @@ class RunJson:
     """This session's own costs as of its last save (already in run.json)."""
     seed_health: ext_health.HealthTable = field(default_factory=dict)
     """The health table run.json held when the session started."""
+    seed_retrieval: ret_health.RetrievalTable = field(default_factory=dict)
+    """The retrieval-health table run.json held when the session started."""
 
     def __post_init__(self) -> None:
         previous, _ = read_run_meta(self.run_dir.run_json)
         stored = previous and previous.extraction_health
         self.seed_health = ext_health.table_from_json(stored)
         self.outcome.health = ext_health.table_from_json(stored)  # a copy the session fills
+        seen = previous and previous.retrieval_health
+        self.seed_retrieval = ret_health.table_from_json(seen)
+        self.outcome.retrieval = ret_health.table_from_json(seen)
 
     def save(self) -> None:
         """Merge this session's costs and health into run.json now (atomic, secrets scrubbed)."""
@@ -74,23 +81,38 @@ class RunJson:
             totals = add_accounting(
                 previous.accounting if previous else {}, accounting_delta(mine, self.saved)
             )
-            health = ext_health.table_to_json(self._merged_health(previous))
-            self.run_dir.write_run_json(
-                self.cfg,
-                self.ident,
-                replace(self.meta, accounting=totals, extraction_health=health),
+            health = ext_health.table_from_json(previous and previous.extraction_health)
+            retrieval = ret_health.table_from_json(previous and previous.retrieval_health)
+            meta = replace(
+                self.meta,
+                accounting=totals,
+                extraction_health=ext_health.table_to_json(
+                    laid_over(health, self.outcome.health, self.seed_health)
+                ),
+                retrieval_health=ret_health.table_to_json(
+                    laid_over(retrieval, self.outcome.retrieval, self.seed_retrieval)
+                ),
             )
+            self.run_dir.write_run_json(self.cfg, self.ident, meta)
             self.saved = mine
 
-    def _merged_health(self, previous: RunMeta | None) -> ext_health.HealthTable:
-        """run.json's health with every row this session added or changed laid over it."""
-        merged = ext_health.table_from_json(previous and previous.extraction_health)
-        for arm, rows in self.outcome.health.items():
-            seeded = self.seed_health.get(arm, {})
-            for conversation, row in rows.items():
-                if seeded.get(conversation) != row:
-                    merged.setdefault(arm, {})[conversation] = row
-        return merged
+
+def laid_over(
+    on_disk: dict[str, dict[str, Row]],
+    session: dict[str, dict[str, Row]],
+    seeded: dict[str, dict[str, Row]],
+) -> dict[str, dict[str, Row]]:
+    """run.json's table (arm -> unit -> row) with each row this session added or changed.
+
+    Changed means unlike the row the session was seeded with; each shard writes its own
+    units, so laying rows over the file never loses another shard's.
+    """
+    for arm, rows in session.items():
+        seed = seeded.get(arm, {})
+        for unit, row in rows.items():
+            if seed.get(unit) != row:
+                on_disk.setdefault(arm, {})[unit] = row
+    return on_disk
 
 
 def _judge_warnings(cfg: RunConfig) -> list[str]:

@@ -58,8 +58,8 @@ def launch(hydra_entry: Callable[..., None], entry_file: str) -> None:
     A plain run composes its config once (`bench.run.hydra_job`); a multirun or a `--`
     flag goes to Hydra's own entry point, `hydra_entry` (a `hydra.main` function).
     """
-    args = sys.argv[1:]
     try:
+        args = with_plugins(sys.argv[1:])
         check_group_overrides(args)
         if is_plain_run(args):
             run_job_once(entry_file, "config", hydra_entry, args, adjust=job_dir_overrides)
@@ -67,7 +67,16 @@ def launch(hydra_entry: Callable[..., None], entry_file: str) -> None:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    sys.argv[1:] = args  # a multirun or a `--` flag: Hydra reads the plug-ins' overrides here
     hydra_entry()
+
+
+def with_plugins(args: list[str]) -> list[str]:
+    """The plug-in arms' overrides (bench/arm/plugins.py) before the user's `args`."""
+    from bench.arm.plugins import plugin_arms, plugin_overrides
+    from bench.arm.registry import ARM_KINDS
+
+    return [*plugin_overrides(plugin_arms(set(ARM_KINDS))), *args]
 
 
 def job_dir_overrides(composed: DictConfig) -> list[str]:

@@ -29,9 +29,11 @@ from bench.scoring.health import (
     quality_note,
     table_from_json,
 )
+from bench.scoring.retrieval_health import table_from_json as retrieval_table
 from bench.summarise.judge_checks import agreements, degenerate_reason, self_judging
 
 EXTRACTION_DEGRADED = "extraction degraded"
+RETRIEVAL_DEGRADED = "retrieval degraded"
 SELF_JUDGING = "self-judging"
 DEGENERATE = "degenerate"
 LENIENT = "lenient (calibration)"
@@ -141,7 +143,7 @@ class RunFlags:
 
 
 def _arm_flags(meta: RunMeta) -> dict[str, tuple[Flag, ...]]:
-    """Arms with a degraded conversation, with their totals."""
+    """Arms with a degraded conversation (extraction) or unit (retrieval), with the numbers."""
     out: dict[str, tuple[Flag, ...]] = {}
     for arm, per_conv in table_from_json(meta.extraction_health).items():
         bad = sum(h.degraded for h in per_conv.values())
@@ -152,6 +154,11 @@ def _arm_flags(meta: RunMeta) -> dict[str, tuple[Flag, ...]]:
                 f"exchanges failed, {t.facts} facts stored{quality_note(t)}"
             )
             out[arm] = (Flag(EXTRACTION_DEGRADED, detail),)
+    for arm, per_unit in retrieval_table(meta.retrieval_health).items():
+        bad_units = [h for h in per_unit.values() if h.degraded]
+        if bad_units:
+            detail = f"{len(bad_units)} of {len(per_unit)} units; {bad_units[0].problems()[0]}"
+            out[arm] = (*out.get(arm, ()), Flag(RETRIEVAL_DEGRADED, detail))
     return out
 
 

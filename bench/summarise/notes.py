@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bench.providers.accounting import proxy_notes
+from bench.scoring.retrieval_health import summary_notes as retrieval_notes
 from bench.summarise.flags import extraction_notes
 from bench.summarise.model import SMALL_N, Summary
 from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER
@@ -26,6 +28,8 @@ def closing_notes(summary: Summary) -> list[str]:
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
     notes.extend(extraction_notes(summary.meta))
+    notes.extend(retrieval_notes(summary.meta.retrieval_health if summary.meta else None))
+    notes.extend(proxy_notes(summary.meta.accounting if summary.meta else None))
     return notes
 
 

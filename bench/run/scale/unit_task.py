@@ -22,6 +22,7 @@ from bench.run.conversation import answer_step, arm_order, build_record, run_con
 from bench.run.outcome import RunOutcome, Tick, UnitResult, no_tick
 from bench.run.scale.units import Unit
 from bench.scoring import health as ext_health
+from bench.scoring import retrieval_health as ret_health
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ def run_unit(
         **vars(outcome.counts()),
         accounting=accounting,
         health=ext_health.table_to_json(outcome.health),
+        retrieval=ret_health.table_to_json(outcome.retrieval),
         seconds=time.perf_counter() - started,
     )
 

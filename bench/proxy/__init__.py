@@ -1,0 +1,1 @@
+"""`python -m bench.proxy`: the accounting proxy (bench/providers/proxy.py) on its own."""
