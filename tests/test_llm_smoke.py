@@ -1,4 +1,4 @@
-"""The parts of `bench.llm_smoke` that need no llama.cpp: counters, command lines, folders.
+"""The parts of `bench.dev.llm_smoke` that need no llama.cpp: counters, command lines, folders.
 
 The end-to-end smoke against a real server is `tests/test_live.py` (marker `live`).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.llm_smoke import (
+from bench.dev.llm_smoke import (
     MARKER,
     Assets,
     ServerPlan,

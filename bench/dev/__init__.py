@@ -1,0 +1,1 @@
+"""Developer commands, apart from the harness: `python -m bench.dev.llm_smoke` (make llm-smoke)."""

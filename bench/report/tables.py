@@ -1,0 +1,105 @@
+"""The report's HTML tables: accuracy, abstention, paired comparisons (and their text)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from bench.summarise.model import SETS, PairedTest, PairRow, Summary
+from bench.summarise.render import power_note
+from bench.summarise.stats import Rate
+
+SET_TITLES = {"scored": "categories 1–4", "all": "all questions"}
+
+
+def meta_text(value: Any) -> str:
+    """A metadata value as text; an en dash when run.json does not say."""
+    return "–" if value is None or value == "" else str(value)
+
+
+def pct(rate: Rate | None) -> str:
+    """`41.2% [38.7, 43.8] (k/n)`, or an en dash when n = 0."""
+    if rate is None or rate.value is None or rate.ci is None:
+        return "–"
+    lo, hi = rate.ci
+    return f"{100 * rate.value:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({rate.k}/{rate.n})"
+
+
+def shown_sets(summary: Summary) -> tuple[str, ...]:
+    """Both denominators for LoCoMo-style runs; one when they are the same questions."""
+    return SETS if summary.locomo_style else ("all",)
+
+
+def accuracy_table(summary: Summary) -> str:
+    """Accuracy with Wilson 95% intervals per arm on each denominator, and errors."""
+    sets = shown_sets(summary)
+    head = f"<th>arm{html.escape(summary.flags.judge_mark())}</th>" + "".join(
+        f"<th>accuracy, {SET_TITLES[s]} (n={summary.n_questions[s]})</th>" for s in sets
+    )
+    body = "".join(
+        f"<tr><td>{html.escape(summary.flags.arm_label(name))}</td>"
+        + "".join(f"<td>{pct(arm.accuracy[s])}</td>" for s in sets)
+        + f"<td>{arm.excluded.get('all', {}).get('error', 0)}</td></tr>"
+        for name, arm in summary.arms.items()
+    )
+    return (
+        f"<h2>Accuracy (outcome <code>{html.escape(summary.outcome)}</code>, Wilson 95%)</h2>"
+        f"<table><tr>{head}<th>errors (excluded)</th></tr>{body}</table>"
+    )
+
+
+def abstention_table(summary: Summary) -> str:
+    """LoCoMo category 5 (abstention accuracy, trap hits) and abstention where answerable."""
+    if not summary.locomo_style:
+        return ""
+    body = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{pct(arm.adversarial_abstention)}</td>"
+        f"<td>{pct(arm.trap_hits)}</td><td>{pct(arm.abstention_answerable)}</td></tr>"
+        for name, arm in ((summary.flags.arm_label(n), a) for n, a in summary.arms.items())
+    )
+    return (
+        "<h2>Adversarial questions (category 5) and abstention</h2><table><tr><th>arm</th>"
+        "<th>abstained on category 5 (correct)</th><th>fell for the trap</th>"
+        "<th>abstained on categories 1–4</th></tr>" + body + "</table>"
+    )
+
+
+def pair_title(row: PairRow, summary: Summary) -> str:
+    """`A vs B (set)`, with the arms' flags."""
+    return f"{summary.flags.pair_name(row.a, row.b)} ({SET_TITLES.get(row.set, row.set)})"
+
+
+def pair_rows(summary: Summary) -> list[PairRow]:
+    """The pairs on the sets the report shows."""
+    sets = shown_sets(summary)
+    return [row for row in summary.pairs if row.set in sets]
+
+
+def p_text(t: PairedTest) -> str:
+    """`p = raw, Holm = adjusted`, or `no discordant pairs` when the split is 0/0."""
+    if t.a_only + t.b_only == 0:
+        return "no discordant pairs"
+    holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
+    return f"p = {t.p:.3g}, Holm {holm}"
+
+
+def pairs_table(summary: Summary) -> str:
+    """Every arm pair, pooled: n, both/neither, a_only/b_only, exact and Holm p, MDE."""
+    head = (
+        "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
+        "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
+    )
+    body = []
+    for row in pair_rows(summary):
+        t = row.pooled
+        holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
+        mde = "–" if t.mde is None else f"{100 * t.mde:.1f} pts"
+        flag = f" ({note})" if (note := power_note(t)) else ""
+        body.append(
+            f"<tr><td>{html.escape(summary.flags.pair_name(row.a, row.b))}</td><td>{row.set}</td>"
+            f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
+            f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
+        )
+    if not body:
+        return ""
+    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"
