@@ -57,6 +57,9 @@ class Judgement:
     """True when the judge's reply came from the response cache."""
     attempts: int = 1
     """Asks made for this verdict (more than one only after unparseable replies)."""
+    scores: dict[str, Any] | None = None
+    """A scoring judge's figures (BEAM's official judge: `rubric`, `rubric_kept`,
+    `rubric_items`, `event_order_*`); omitted from the JSON when None."""
 
 
 @dataclass(slots=True)
@@ -233,6 +236,7 @@ class QuestionRecord:
         _drop_unset(body, _OPTIONAL_RECORD_KEYS)
         for result in body["arms"].values():
             _drop_unset(result, _OPTIONAL_RESULT_KEYS)
+            _drop_unset_judgement_keys(result)
         return {"schema_version": version, **body}
 
     @classmethod
@@ -258,6 +262,16 @@ _OPTIONAL_RESULT_KEYS = (
 """Errata fields, extraction health, a live arm's write path, the miss fields, the
 fit/cap flags and the import marker, written only when set, so records of runs (and
 arms) without them are unchanged."""
+
+
+def _drop_unset_judgement_keys(result: dict[str, Any]) -> None:
+    """Drop a judgement's unset `scores` in a result, its corrected verdicts and repeats."""
+    tables = [result.get("judgements"), result.get("corrected_judgements")]
+    tables += [r.get("judgements") for r in result.get("repeats") or ()]
+    for table in tables:
+        for judgement in (table or {}).values():
+            if judgement.get("scores") is None:
+                judgement.pop("scores", None)
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:

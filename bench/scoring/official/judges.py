@@ -28,6 +28,8 @@ from bench.errors import ConfigError
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
+from bench.scoring.official import beam_judge
+from bench.scoring.official.beam_templates import beam_templates
 from bench.scoring.official.registry import JudgeFile, read_judge_file
 from bench.scoring.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
 from bench.scoring.official.verdicts import longmemeval_verdict, mem0_verdict
@@ -65,7 +67,12 @@ LONGMEMEVAL = OfficialSpec(
     "longmemeval_official", "longmemeval-evaluate_qa.py", "gpt-4o-2024-08-06", 10, False
 )
 MEM0 = OfficialSpec("mem0_locomo", "mem0-llm_judge.py", "gpt-4o-mini", None, True)
-OFFICIAL_SPECS = {s.kind: s for s in (LONGMEMEVAL, MEM0)}
+BEAM = OfficialSpec(
+    beam_judge.KIND, beam_judge.PROMPTS_FILE, beam_judge.OFFICIAL_MODEL, None, False
+)
+OFFICIAL_SPECS = {s.kind: s for s in (LONGMEMEVAL, MEM0, BEAM)}
+SCORE_ONLY_KINDS = frozenset({BEAM.kind})
+"""Official judges that give scores, not a right/wrong verdict: never a primary judge."""
 MEM0_SKIPPED_CATEGORY = 5
 
 
@@ -171,7 +178,9 @@ class OfficialJudge:
         )
 
 
-def build_official_judge(cfg: JudgeConfig, chat: ChatProvider, endpoint: str) -> OfficialJudge:
+def build_official_judge(
+    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+) -> OfficialJudge | beam_judge.BeamOfficialJudge:
     """The official judge `cfg.kind` names, its template read from the checksummed file.
 
     ConfigError when the endpoint's temperature is not upstream's 0, or when the file no
@@ -183,8 +192,23 @@ def build_official_judge(cfg: JudgeConfig, chat: ChatProvider, endpoint: str) ->
             f"judges.{cfg.judge_id}.endpoint.temperature={cfg.endpoint.temperature}: "
             f"{cfg.kind} asks at temperature 0 as upstream; remove the override"
         )
+    if spec is BEAM:
+        return _build_beam(cfg, chat, endpoint)
     entry, source = read_judge_file(spec.file)
     try:
         return OfficialJudge(cfg.judge_id, spec, chat, entry, source, endpoint)
     except ValueError as exc:
         raise ConfigError(f"judges.{cfg.judge_id}: {entry.source}: {exc}") from None
+
+
+def _build_beam(
+    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+) -> beam_judge.BeamOfficialJudge:
+    """BEAM's judge from its two checksummed files; ConfigError when a shape changed."""
+    prompts, prompts_source = read_judge_file(beam_judge.PROMPTS_FILE)
+    metrics, metrics_source = read_judge_file(beam_judge.METRICS_FILE)
+    try:
+        templates = beam_templates(prompts_source, metrics_source)
+    except ValueError as exc:
+        raise ConfigError(f"judges.{cfg.judge_id}: {metrics.source}: {exc}") from None
+    return beam_judge.BeamOfficialJudge(cfg.judge_id, chat, (prompts, metrics), templates, endpoint)
