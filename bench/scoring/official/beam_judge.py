@@ -24,7 +24,6 @@ lines), so the call cannot change a score.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -32,6 +31,7 @@ from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
 from bench.scoring.beam import judge_question
+from bench.scoring.official.base import OfficialBase, combined_hash
 from bench.scoring.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
 from bench.scoring.official.registry import JudgeFile
 from bench.scoring.official.verdicts import beam_item_score, beam_same_event
@@ -42,11 +42,6 @@ PROMPTS_FILE = "beam-prompts.py"
 METRICS_FILE = "beam-compute_metrics.py"
 OFFICIAL_MODEL = "gpt-4.1-mini"
 """Upstream's `gpt_llm` (`src/llm.py` at the pinned commit: gpt-4.1-mini, temperature 0)."""
-
-
-def combined_hash(files: tuple[JudgeFile, ...]) -> str:
-    """SHA-256 of the files' SHA-256s, one per line in order: the judge's `prompt_hash`."""
-    return hashlib.sha256("".join(f"{f.sha256}\n" for f in files).encode()).hexdigest()
 
 
 class _NoScore(Exception):
@@ -104,10 +99,9 @@ class _Asker:
         return beam_same_event(self._ask(messages))
 
 
-class BeamOfficialJudge:
+class BeamOfficialJudge(OfficialBase):
     """One run of BEAM's official judge; `judge(question, answer)` never raises."""
 
-    attempts = 1
     kind = KIND
     official_model = OFFICIAL_MODEL
 
@@ -130,34 +124,15 @@ class BeamOfficialJudge:
         self.version = f"{KIND}@{self.prompt_hash[:12]}"
         self.options = CallOptions()
 
-    def with_run(self, judge_id: str, run: int) -> BeamOfficialJudge:
-        """The same judge as run `run` (its own cache key) stored under `judge_id`."""
-        made = BeamOfficialJudge.__new__(BeamOfficialJudge)
-        made.__dict__.update(self.__dict__)
-        made.judge_id, made.run = judge_id, run
-        made.version = self.version.split("#run")[0] + (f"#run{run}" if run > 1 else "")
-        return made
-
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Every rubric item (and event comparison) judged; the figures in `scores`."""
         if not question.rubric:
-            return self._judgement(SKIPPED, error="not a BEAM question (no rubric items)")
+            return self.stamped(SKIPPED, error="not a BEAM question (no rubric items)")
         asker = _Asker(self, question.question_type or "", repeat_version(self.version, repeat))
         try:
             scores: dict[str, Any] = judge_question(question, answer, asker)
         except _NoScore as exc:
-            return self._judgement(exc.status, raw=exc.raw, error=str(exc))
+            return self.stamped(exc.status, raw=exc.raw, error=str(exc))
         scores["rubric_items"] = asker.items
         raw = json.dumps(asker.replies, ensure_ascii=False)
-        return self._judgement(OK, scores=scores, raw=raw, cached=asker.all_cached)
-
-    def _judgement(self, status: Any, **fields: Any) -> Judgement:
-        if fields.get("error"):
-            fields["error"] = str(fields["error"]).splitlines()[0][:500]
-        return Judgement(
-            judge_id=self.judge_id,
-            status=status,
-            model=self.model,
-            prompt_hash=self.prompt_hash,
-            **fields,
-        )
+        return self.stamped(OK, scores=scores, raw=raw, cached=asker.all_cached)

@@ -112,3 +112,36 @@ def beam_item_score(reply: str, keep_float: bool) -> float:
 def beam_same_event(reply: str) -> bool:
     """BEAM's event-equivalence verdict: `yes` is a substring of the lower-cased reply."""
     return "yes" in reply.lower()
+
+
+_PLUS_LABEL = re.compile(
+    r'\{[^{}]*"label"\s*:\s*["\']([^"\']+)["\'][^{}]*"reason"\s*:\s*["\']([^"\']*)["\']', re.DOTALL
+)
+_PLUS_KEYWORDS = ("correct", "wrong", "partial")
+
+
+def plus_label(reply: str) -> str:
+    """LoCoMo-Plus's `_parse_judge_response` label rule; never raises (upstream cannot fail).
+
+    On the stripped reply: a `{... "label": "<x>" ... "reason": "..." ...}` object (label
+    before reason, single or double quotes) gives `<x>`; else the reply as JSON gives its
+    `label` (missing or null: ""); where that fails (not JSON, not an object, a label or
+    reason that is not a string) the first of `correct`, `wrong`, `partial` found in the lower-cased
+    reply, in that order, else "". So "not correct" is read `correct`, as upstream reads it.
+    The label is then scored by upstream's `LABEL_TO_SCORE` (unknown: 0).
+
+    >>> plus_label('{"label": "correct", "reason": "uses the cue"}'), plus_label("Wrong.")
+    ('correct', 'wrong')
+    """
+    raw = reply.strip()
+    matched = _PLUS_LABEL.search(raw)
+    if matched:
+        return matched.group(1).strip()
+    try:
+        data = json.loads(raw)
+        label = (data.get("label") or "").strip()
+        (data.get("reason") or "").strip()  # upstream strips it too: a non-string fails here
+        return str(label)
+    except Exception:  # upstream catches everything and falls back to keywords
+        lowered = raw.lower()
+        return next((k for k in _PLUS_KEYWORDS if k in lowered), "")
