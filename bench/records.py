@@ -222,6 +222,10 @@ class QuestionRecord:
     """The audit's gold answer (equal to `gold` when only the citation is wrong)."""
     corrected_evidence: list[str] | None = None
     """The audit's evidence ids, when the audit lists the question."""
+    rubric: list[str] | None = None
+    """BEAM: the rubric items the official judge checks one by one; omitted elsewhere."""
+    difficulty: str | None = None
+    """BEAM: the question's difficulty as the dataset writes it; omitted elsewhere."""
     schema_version: int = SCHEMA_VERSION
     """Record format version; always first in the JSON (see `READABLE_VERSIONS`)."""
 
@@ -253,7 +257,9 @@ class QuestionRecord:
         return made
 
 
-_OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
+_OPTIONAL_RECORD_KEYS = (
+    "errata_type", "corrected_gold", "corrected_evidence", "rubric", "difficulty",
+)  # fmt: skip
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
