@@ -285,3 +285,41 @@ def test_no_upstream_prompt_text_in_the_project() -> None:
         if path.is_file() and path.suffix in (".py", ".md", ".yaml", ".txt", ".json"):
             text = path.read_text(encoding="utf-8", errors="replace")
             assert not any(n in text for n in needles), path
+
+
+@pytest.mark.slow
+def test_a_beam_run_stores_the_scores_and_summarises_them(tmp_path: Path) -> None:
+    """End to end: bench.run with judge=beam_official on the smoke fixture, then the summary."""
+    from bench.summarise.summary import summarise_run
+    from bench.summarise.render import render_markdown, summary_to_json
+    from tests.e2e_support import load_records, run_cli
+
+    def reply(body: dict[str, Any]) -> str:
+        return "yes" if body["messages"][0]["role"] == "system" else '{"score": 0.5}'
+
+    out = tmp_path / "run"
+    with JudgeStub(reply) as server:
+        proc = run_cli(
+            "dataset=smoke_beam",
+            "arms=[raw]",
+            f"out={out}",
+            "progress=false",
+            "judge=beam_official",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.api_key_env=null",
+            env={"BENCH_DATA_DIR": str(SHARED)},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    records = load_records(out)
+    for record in records.values():
+        assert record["rubric"] and "difficulty" in record
+        scores = record["arms"]["raw"]["judgements"]["beam_official"]["scores"]
+        assert (scores["rubric"], scores["rubric_kept"]) == (
+            0.5 if record["question_type"] == "event_ordering" else 0.0,
+            0.5,
+        )
+        assert record["arms"]["raw"]["outcome"] == "f1>=0.5"  # scores, not the outcome
+    md = render_markdown(summarise_run(out))
+    assert "## BEAM per ability" in md and "Judge `beam_official`" in md
+    data = summary_to_json(summarise_run(out))["beam"]["judge:beam_official"]["raw"]
+    assert data["knowledge_update"]["kept"] == 0.5 and data["knowledge_update"]["rubric"] == 0.0

@@ -196,3 +196,32 @@ def test_no_upstream_prompt_text_in_the_project() -> None:
         if path.is_file() and path.suffix in (".py", ".md", ".yaml", ".txt", ".json"):
             text = path.read_text(encoding="utf-8", errors="replace")
             assert not any(n in text for n in needles), path
+
+
+@pytest.mark.slow
+def test_a_locomo_plus_run_is_judged_upstreams_way(tmp_path: Path) -> None:
+    """End to end: bench.run dataset=locomo_plus judge=locomo_plus_official on three items."""
+    from tests.e2e_support import load_records, run_cli
+
+    out = tmp_path / "run"
+    with JudgeStub(lambda body: '{"label": "partial", "reason": "some link"}') as server:
+        proc = run_cli(
+            "dataset=locomo_plus",
+            "limit.conversations=3",
+            "arms=[rag]",
+            f"out={out}",
+            "progress=false",
+            "judge=locomo_plus_official",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.api_key_env=null",
+            env={"BENCH_DATA_DIR": str(SHARED)},
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert len(server.bodies) == 3
+    for record in load_records(out).values():
+        result = record["arms"]["rag"]
+        assert result["judgements"]["locomo_plus_official"]["scores"] == {
+            "score": 0.5,
+            "label": "partial",
+        }
+        assert (result["correct"], result["outcome"]) == (False, "judge:locomo_plus_official")

@@ -26,12 +26,13 @@ def _record(
 
 def _records() -> list[QuestionRecord]:
     ku = "knowledge_update"
+    reach = "rubric_reach_offline"
     eo = "event_ordering"
     return [
         # conversation 1: two knowledge-update questions, conversation 2: one
-        _record("c1", ku, 0, {"rubric_reach_offline": 1.0}, beam={"rubric": 0.0, "rubric_kept": 0.5}),
-        _record("c1", ku, 1, {"rubric_reach_offline": 0.0}, beam={"rubric": 1.0, "rubric_kept": 1.0}),
-        _record("c2", ku, 0, {"rubric_reach_offline": 1.0}, beam={"rubric": 0.0, "rubric_kept": 0.0}),
+        _record("c1", ku, 0, {reach: 1.0}, beam={"rubric": 0.0, "rubric_kept": 0.5}),
+        _record("c1", ku, 1, {reach: 0.0}, beam={"rubric": 1.0, "rubric_kept": 1.0}),
+        _record("c2", ku, 0, {reach: 1.0}, beam={"rubric": 0.0, "rubric_kept": 0.0}),
         # event ordering: two runs on one question (mean of runs), an undefined tau on another
         _record(
             "c1", eo, 0, {"rubric_reach_offline": 0.5, "event_order_tau_b_offline": 0.0},

@@ -1,8 +1,8 @@
 """The summary's sections about its judges' scales: BEAM, LongMemEval, calibration, migration.
 
 One hook for `summarise_records`: each view decides from the run whether it applies
-(BEAM: records with BEAM scores; LongMemEval metrics: other records with a question
-type; calibration: a run with an LLM judge or a `calibration.json`; migration: answers
+(BEAM: records with BEAM scores; LongMemEval metrics: other records of a LongMemEval
+question type; calibration: a run with an LLM judge or a `calibration.json`; migration: answers
 judged by two or more judges) and returns Markdown lines, empty when it does not.
 Standard library only.
 """
@@ -37,7 +37,9 @@ def judge_sections(
 
     out, beam = beam_section(records, arms)
     data: dict[str, Any] = {"beam": beam} if beam else {}
-    if not beam and any(r.question_type is not None for r in records):
+    from bench.summarise.longmemeval_metrics import UPSTREAM_TYPES
+
+    if not beam and any(r.question_type in UPSTREAM_TYPES for r in records):
         from bench.summarise.longmemeval_metrics import (
             longmemeval_json,
             longmemeval_metrics,
