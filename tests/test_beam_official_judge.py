@@ -323,3 +323,26 @@ def test_a_beam_run_stores_the_scores_and_summarises_them(tmp_path: Path) -> Non
     assert "## BEAM per ability" in md and "Judge `beam_official`" in md
     data = summary_to_json(summarise_run(out))["beam"]["judge:beam_official"]["raw"]
     assert data["knowledge_update"]["kept"] == 0.5 and data["knowledge_update"]["rubric"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'replace("<rubric_item>", item)',
+            'replace("<rubric_item>", item.strip())',
+            "expected unified_llm_judge_base_prompt",
+        ),
+        ("score += int(response['score'])", "score += float(response['score'])", "float scores"),
+        ('if "yes" in response:', 'if "no" not in response:', "expected `if 'yes'"),
+    ],
+)
+def test_a_changed_upstream_shape_is_refused(old: str, new: str, message: str) -> None:
+    from bench.scoring.official.beam_templates import beam_templates
+    from bench.scoring.official.templates import TemplateShapeError
+
+    judges = SHARED / "judges"  # type: ignore[operator]
+    metrics = (judges / "beam-compute_metrics.py").read_text()
+    assert old in metrics
+    with pytest.raises(TemplateShapeError, match=re.escape(message)):
+        beam_templates((judges / "beam-prompts.py").read_text(), metrics.replace(old, new))

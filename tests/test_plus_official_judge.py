@@ -225,3 +225,18 @@ def test_a_locomo_plus_run_is_judged_upstreams_way(tmp_path: Path) -> None:
             "label": "partial",
         }
         assert (result["correct"], result["outcome"]) == (False, "judge:locomo_plus_official")
+
+
+def test_a_changed_upstream_shape_is_refused() -> None:
+    from bench.scoring.official.plus_templates import plus_templates
+    from bench.scoring.official.templates import TemplateShapeError
+
+    judges = SHARED / "judges"  # type: ignore[operator]
+    prompt = (judges / "locomo-plus-prompt.py").read_text()
+    script = (judges / "locomo-plus-llm_as_judge.py").read_text()
+    changed = script.replace('pred=pred or ""', 'pred=(pred or "")[:500]')
+    assert changed != script
+    with pytest.raises(TemplateShapeError, match="get_judge_prompt"):
+        plus_templates(prompt, changed)
+    with pytest.raises(TemplateShapeError, match="Cognitive"):
+        plus_templates(prompt.replace('"Cognitive":', '"cognitive":'), script)
