@@ -57,6 +57,9 @@ class Judgement:
     """True when the judge's reply came from the response cache."""
     attempts: int = 1
     """Asks made for this verdict (more than one only after unparseable replies)."""
+    scores: dict[str, Any] | None = None
+    """A scoring judge's figures (BEAM's official judge: `rubric`, `rubric_kept`,
+    `rubric_items`, `event_order_*`); omitted from the JSON when None."""
 
 
 @dataclass(slots=True)
@@ -221,6 +224,10 @@ class QuestionRecord:
     """The audit's gold answer (equal to `gold` when only the citation is wrong)."""
     corrected_evidence: list[str] | None = None
     """The audit's evidence ids, when the audit lists the question."""
+    rubric: list[str] | None = None
+    """BEAM: the rubric items the official judge checks one by one; omitted elsewhere."""
+    difficulty: str | None = None
+    """BEAM: the question's difficulty as the dataset writes it; omitted elsewhere."""
     schema_version: int = SCHEMA_VERSION
     """Record format version; always first in the JSON (see `READABLE_VERSIONS`)."""
 
@@ -235,6 +242,7 @@ class QuestionRecord:
         _drop_unset(body, _OPTIONAL_RECORD_KEYS)
         for result in body["arms"].values():
             _drop_unset(result, _OPTIONAL_RESULT_KEYS)
+            _drop_unset_judgement_keys(result)
         return {"schema_version": version, **body}
 
     @classmethod
@@ -251,7 +259,9 @@ class QuestionRecord:
         return made
 
 
-_OPTIONAL_RECORD_KEYS = ("errata_type", "corrected_gold", "corrected_evidence")
+_OPTIONAL_RECORD_KEYS = (
+    "errata_type", "corrected_gold", "corrected_evidence", "rubric", "difficulty",
+)  # fmt: skip
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "retrieval", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
@@ -260,6 +270,16 @@ _OPTIONAL_RESULT_KEYS = (
 """Errata fields, extraction and retrieval health, a live arm's write path, the miss fields, the
 fit/cap flags and the import marker, written only when set, so records of runs (and
 arms) without them are unchanged."""
+
+
+def _drop_unset_judgement_keys(result: dict[str, Any]) -> None:
+    """Drop a judgement's unset `scores` in a result, its corrected verdicts and repeats."""
+    tables = [result.get("judgements"), result.get("corrected_judgements")]
+    tables += [r.get("judgements") for r in result.get("repeats") or ()]
+    for table in tables:
+        for judgement in (table or {}).values():
+            if judgement.get("scores") is None:
+                judgement.pop("scores", None)
 
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:

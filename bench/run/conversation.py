@@ -301,6 +301,8 @@ def build_record(
         question_type=question.question_type,
         arms=arms,
         provenance=dict(provenance),
+        rubric=list(question.rubric) or None,
+        difficulty=question.difficulty,
         **record_errata_fields(question),
     )
 

@@ -49,7 +49,9 @@ from bench.types import ChatResult, Usage
 
 DRY_RUN_FILE = "dry_run.json"
 PLACEHOLDER_ANSWER = "unknown"
-PLACEHOLDER_VERDICT = '{"reasoning": "dry run", "correct": false}'
+PLACEHOLDER_VERDICT = '{"reasoning": "dry run", "correct": false, "score": 1}'
+"""Parsed by armbench's judges; its `score` lets BEAM's judge ask every rubric item (and,
+matching no event, every comparison: an upper bound of its calls)."""
 
 
 @dataclass

@@ -42,6 +42,14 @@ def check_primary_judge(cfg: RunConfig) -> None:
             f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
             f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
         )
+    from bench.scoring.official.judges import SCORE_ONLY_KINDS
+
+    kinds = {j.judge_id: j.kind for j in cfg.judges}
+    if kinds.get(cfg.scoring.primary_judge or "") in SCORE_ONLY_KINDS:
+        raise ConfigError(
+            f"scoring.primary_judge={cfg.scoring.primary_judge}: this judge gives scores, not "
+            "right/wrong verdicts; set scoring.primary_judge=null (its scores are in the summary)"
+        )
 
 
 def judge_keys(judges: Iterable[JudgeConfig]) -> tuple[JudgeKey, ...] | None:

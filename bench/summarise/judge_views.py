@@ -1,9 +1,10 @@
-"""The summary's sections about its judges' scale: LongMemEval metrics, calibration, migration.
+"""The summary's sections about its judges' scales: BEAM, LongMemEval, calibration, migration.
 
 One hook for `summarise_records`: each view decides from the run whether it applies
-(LongMemEval metrics: records with a question type; calibration: a run with an LLM
-judge or a `calibration.json`; migration: answers judged by two or more judges) and
-returns Markdown lines, empty when it does not. Standard library only.
+(BEAM: records with BEAM scores; LongMemEval metrics: other records of a LongMemEval
+question type; calibration: a run with an LLM judge or a `calibration.json`; migration: answers
+judged by two or more judges) and returns Markdown lines, empty when it does not.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -25,16 +26,20 @@ def judge_sections(
 ) -> tuple[list[str], dict[str, Any]]:
     """Every applicable judge-scale section: Markdown lines and the same data for --json.
 
-    JSON keys (present only when the section applies): `longmemeval` (per arm: counts
+    JSON keys (present only when the section applies): `beam` (offline and per-judge
+    figures per arm and ability, `bench.summarise.beam_view`), `longmemeval` (per arm: counts
     per type, task-averaged, overall, abstention), `calibration` (the run's judge and
     its calibration cells, or null cells), `judge_migration` (one object per row).
     """
+    from bench.summarise.beam_view import beam_section
     from bench.summarise.calibration_view import calibration_cells, calibration_section
     from bench.summarise.migration import migration_rows, render_migration
 
-    out: list[str] = []
-    data: dict[str, Any] = {}
-    if any(r.question_type is not None for r in records):
+    out, beam = beam_section(records, arms)
+    data: dict[str, Any] = {"beam": beam} if beam else {}
+    from bench.summarise.longmemeval_metrics import UPSTREAM_TYPES
+
+    if not beam and any(r.question_type in UPSTREAM_TYPES for r in records):
         from bench.summarise.longmemeval_metrics import (
             longmemeval_json,
             longmemeval_metrics,

@@ -28,6 +28,10 @@ from bench.errors import ConfigError
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
+from bench.scoring.official import beam_judge, plus_judge
+from bench.scoring.official.base import OfficialBase
+from bench.scoring.official.beam_templates import beam_templates
+from bench.scoring.official.plus_templates import plus_templates
 from bench.scoring.official.registry import JudgeFile, read_judge_file
 from bench.scoring.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
 from bench.scoring.official.verdicts import longmemeval_verdict, mem0_verdict
@@ -65,7 +69,15 @@ LONGMEMEVAL = OfficialSpec(
     "longmemeval_official", "longmemeval-evaluate_qa.py", "gpt-4o-2024-08-06", 10, False
 )
 MEM0 = OfficialSpec("mem0_locomo", "mem0-llm_judge.py", "gpt-4o-mini", None, True)
-OFFICIAL_SPECS = {s.kind: s for s in (LONGMEMEVAL, MEM0)}
+BEAM = OfficialSpec(
+    beam_judge.KIND, beam_judge.PROMPTS_FILE, beam_judge.OFFICIAL_MODEL, None, False
+)
+PLUS = OfficialSpec(
+    plus_judge.KIND, plus_judge.PROMPT_FILE, plus_judge.OFFICIAL_MODEL, plus_judge.MAX_TOKENS, False
+)
+OFFICIAL_SPECS = {s.kind: s for s in (LONGMEMEVAL, MEM0, BEAM, PLUS)}
+SCORE_ONLY_KINDS = frozenset({BEAM.kind})
+"""Official judges that give scores, not a right/wrong verdict: never a primary judge."""
 MEM0_SKIPPED_CATEGORY = 5
 
 
@@ -84,10 +96,8 @@ def mem0_filled(template: str, question: Question, answer: str) -> str:
     )
 
 
-class OfficialJudge:
+class OfficialJudge(OfficialBase):
     """One run of one official judge; `judge(question, answer)` never raises."""
-
-    attempts = 1
 
     def __init__(
         self,
@@ -123,14 +133,6 @@ class OfficialJudge:
         template = mem0_prompt(source)
         return lambda q, a: mem0_filled(template, q, a)
 
-    def with_run(self, judge_id: str, run: int) -> OfficialJudge:
-        """The same judge as run `run` (its own cache key) stored under `judge_id`."""
-        made = OfficialJudge.__new__(OfficialJudge)
-        made.__dict__.update(self.__dict__)
-        made.judge_id, made.run = judge_id, run
-        made.version = self.version.split("#run")[0] + (f"#run{run}" if run > 1 else "")
-        return made
-
     def messages(self, question: Question, answer: str) -> list[Message]:
         """The single user message upstream sends."""
         return [{"role": "user", "content": self._fill(question, answer)}]
@@ -139,16 +141,16 @@ class OfficialJudge:
         """Upstream's verdict on `answer`; `skipped`, `error` or `unparseable` when none."""
         locomo = question.question_type is None
         if self.spec is MEM0 and locomo and question.category == MEM0_SKIPPED_CATEGORY:
-            return self._judgement(SKIPPED, error="category 5 is not judged by Mem0's judge")
+            return self.stamped(SKIPPED, error="category 5 is not judged by Mem0's judge")
         try:
             messages = self.messages(question, answer)
         except (KeyError, IndexError, ValueError) as exc:
-            return self._judgement(ERROR, error=f"no upstream prompt: {exc}")
+            return self.stamped(ERROR, error=f"no upstream prompt: {exc}")
         version = repeat_version(self.version, repeat)
         try:
             result = self.chat.complete(messages, prompt_version=version, options=self.options)
         except Exception as exc:  # any failure is an error verdict, retried on resume
-            return self._judgement(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
+            return self.stamped(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
         if self.spec is LONGMEMEVAL:
             verdict = longmemeval_verdict(result.text)
         else:
@@ -156,22 +158,13 @@ class OfficialJudge:
                 verdict = mem0_verdict(result.text)
             except ValueError as exc:
                 forget_reply(self.chat, messages, prompt_version=version, options=self.options)
-                return self._judgement(UNPARSEABLE, raw=result.text, error=f"unparsable: {exc}")
-        return self._judgement(OK, verdict=verdict, raw=result.text, cached=result.cached)
-
-    def _judgement(self, status: Any, **fields: Any) -> Judgement:
-        if fields.get("error"):
-            fields["error"] = str(fields["error"]).splitlines()[0][:500]
-        return Judgement(
-            judge_id=self.judge_id,
-            status=status,
-            model=self.model,
-            prompt_hash=self.prompt_hash,
-            **fields,
-        )
+                return self.stamped(UNPARSEABLE, raw=result.text, error=f"unparsable: {exc}")
+        return self.stamped(OK, verdict=verdict, raw=result.text, cached=result.cached)
 
 
-def build_official_judge(cfg: JudgeConfig, chat: ChatProvider, endpoint: str) -> OfficialJudge:
+def build_official_judge(
+    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+) -> OfficialJudge | beam_judge.BeamOfficialJudge | plus_judge.PlusOfficialJudge:
     """The official judge `cfg.kind` names, its template read from the checksummed file.
 
     ConfigError when the endpoint's temperature is not upstream's 0, or when the file no
@@ -183,8 +176,44 @@ def build_official_judge(cfg: JudgeConfig, chat: ChatProvider, endpoint: str) ->
             f"judges.{cfg.judge_id}.endpoint.temperature={cfg.endpoint.temperature}: "
             f"{cfg.kind} asks at temperature 0 as upstream; remove the override"
         )
+    if spec is BEAM:
+        return _build_beam(cfg, chat, endpoint)
+    if spec is PLUS:
+        return _build_plus(cfg, chat, endpoint)
     entry, source = read_judge_file(spec.file)
     try:
         return OfficialJudge(cfg.judge_id, spec, chat, entry, source, endpoint)
     except ValueError as exc:
         raise ConfigError(f"judges.{cfg.judge_id}: {entry.source}: {exc}") from None
+
+
+def _build_beam(
+    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+) -> beam_judge.BeamOfficialJudge:
+    """BEAM's judge from its two checksummed files; ConfigError when a shape changed."""
+    prompts, prompts_source = read_judge_file(beam_judge.PROMPTS_FILE)
+    metrics, metrics_source = read_judge_file(beam_judge.METRICS_FILE)
+    try:
+        templates = beam_templates(prompts_source, metrics_source)
+    except ValueError as exc:
+        raise ConfigError(f"judges.{cfg.judge_id}: {metrics.source}: {exc}") from None
+    return beam_judge.BeamOfficialJudge(cfg.judge_id, chat, (prompts, metrics), templates, endpoint)
+
+
+def _build_plus(
+    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+) -> plus_judge.PlusOfficialJudge:
+    """LoCoMo-Plus's judge from its two checksummed files; ConfigError when a shape changed."""
+    prompt, prompt_source = read_judge_file(plus_judge.PROMPT_FILE)
+    script, script_source = read_judge_file(plus_judge.JUDGE_FILE)
+    try:
+        templates = plus_templates(prompt_source, script_source)
+    except ValueError as exc:
+        raise ConfigError(f"judges.{cfg.judge_id}: {script.source}: {exc}") from None
+    expected = {"model": PLUS.official_model, "temperature": 0.0, "max_tokens": PLUS.max_tokens}
+    got = {k: templates.defaults[k] for k in expected}
+    if got != expected:
+        raise ConfigError(
+            f"judges.{cfg.judge_id}: {script.source}: defaults {got}, expected {expected}"
+        )
+    return plus_judge.PlusOfficialJudge(cfg.judge_id, chat, (prompt, script), templates, endpoint)

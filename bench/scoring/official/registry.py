@@ -54,6 +54,8 @@ class JudgeFile:
 
 _LME_COMMIT = "9e0b455f4ef0e2ab8f2e582289761153549043fc"
 _MEM0_COMMIT = "b3ede5b7c0ac0e847b03786a603c107ac943b3ee"
+_BEAM_COMMIT = "b2a3ee8ba12d68f83143dda191097dc3e028ddd3"
+_PLUS_COMMIT = "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
 JUDGE_FILES: dict[str, JudgeFile] = {
     f.name: f
     for f in (
@@ -80,6 +82,38 @@ JUDGE_FILES: dict[str, JudgeFile] = {
             "evaluation/metrics/llm_judge.py",
             "ac2e242f6ea0b817ba1b229ff9e5271f6846b7b8a9aefa8a5a5a81ea58df3b3c",
             "Apache-2.0",
+        ),
+        JudgeFile(
+            "beam-prompts.py",
+            "mohammadtavakoli78/BEAM",
+            _BEAM_COMMIT,
+            "src/prompts.py",
+            "2f630cc983ab0c34cfa80b1b4d340f5b51a9b4a3baa5af8aea9503c585eda06a",
+            "none stated upstream",
+        ),
+        JudgeFile(
+            "beam-compute_metrics.py",
+            "mohammadtavakoli78/BEAM",
+            _BEAM_COMMIT,
+            "src/evaluation/compute_metrics.py",
+            "0715226375e9d24646c49c504194ba61cfb26d39415da5ebe9bdc4c6dcd3726c",
+            "none stated upstream",
+        ),
+        JudgeFile(
+            "locomo-plus-llm_as_judge.py",
+            "xjtuleeyf/Locomo-Plus",
+            _PLUS_COMMIT,
+            "evaluation_framework/task_eval/llm_as_judge.py",
+            "9ca4997392b1e97a03635379ca601ec5fadfe09ead471542f10433f9af071a33",
+            "none stated upstream",
+        ),
+        JudgeFile(
+            "locomo-plus-prompt.py",
+            "xjtuleeyf/Locomo-Plus",
+            _PLUS_COMMIT,
+            "evaluation_framework/task_eval/prompt.py",
+            "e43e3ee7115a30938e727fe0eab16694186c08e3f9619f9d8dd5e603d96fc2b1",
+            "none stated upstream",
         ),
     )
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 MEM0_CORRECT = "CORRECT"
@@ -53,3 +54,94 @@ def mem0_verdict(reply: str) -> bool:
     if "label" not in data:
         raise ValueError('JSON has no "label"')
     return bool(data["label"] == MEM0_CORRECT)
+
+
+_BEAM_FENCE = re.compile(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", re.DOTALL)
+_BEAM_FIRST_JSON = re.compile(r"(\{.*?\}|\[.*?\])", re.DOTALL)
+
+
+def beam_json(reply: str) -> Any:
+    """BEAM's `parse_json_response` rule: a fenced body, else the text, else its first {...}/[...].
+
+    The reply is stripped; a reply opening with a triple-backtick fence is cut to the
+    fence's JSON body; that is parsed; failing that, the first (shortest) brace- or
+    bracket-delimited span is parsed. ValueError where upstream raises (upstream then
+    tries the `json_repair` package, which armbench does not run: see `beam_item_score`).
+    """
+    text = reply.strip()
+    if text.startswith("```") and (fenced := _BEAM_FENCE.search(text)):
+        text = fenced.group(1).strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    span = _BEAM_FIRST_JSON.search(text)
+    if span is None:
+        raise ValueError("no JSON in the reply")
+    try:
+        return json.loads(span.group(1))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"JSON-like span does not parse: {exc.msg}") from None
+
+
+def beam_item_score(reply: str, keep_float: bool) -> float:
+    """One rubric item's score from the judge's reply, as upstream reads it.
+
+    `json["score"]` cast as upstream casts it (`float()` when `keep_float`, event
+    ordering; `int()` otherwise) must succeed; the returned value is `float(score)`, the
+    judged score before upstream's cast, so both readings can be computed from it
+    (`bench.scoring.beam.rubric_scores` applies the cast). ValueError where upstream
+    would raise: not JSON by its parser (upstream then tries `json_repair`), not an
+    object, no `score`, or a score its cast refuses (`int("0.5")`).
+
+    >>> beam_item_score('{"score": 0.5, "reason": "partly"}', keep_float=False)
+    0.5
+    """
+    data = beam_json(reply)
+    if not isinstance(data, dict) or "score" not in data:
+        raise ValueError('the reply\'s JSON has no "score"')
+    value = data["score"]
+    try:
+        float(value) if keep_float else int(value)
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        cast = "float" if keep_float else "int"
+        raise ValueError(f"score {value!r} does not pass upstream's {cast}()") from None
+
+
+def beam_same_event(reply: str) -> bool:
+    """BEAM's event-equivalence verdict: `yes` is a substring of the lower-cased reply."""
+    return "yes" in reply.lower()
+
+
+_PLUS_LABEL = re.compile(
+    r'\{[^{}]*"label"\s*:\s*["\']([^"\']+)["\'][^{}]*"reason"\s*:\s*["\']([^"\']*)["\']', re.DOTALL
+)
+_PLUS_KEYWORDS = ("correct", "wrong", "partial")
+
+
+def plus_label(reply: str) -> str:
+    """LoCoMo-Plus's `_parse_judge_response` label rule; never raises (upstream cannot fail).
+
+    On the stripped reply: a `{... "label": "<x>" ... "reason": "..." ...}` object (label
+    before reason, single or double quotes) gives `<x>`; else the reply as JSON gives its
+    `label` (missing or null: ""); where that fails (not JSON, not an object, a label or
+    reason that is not a string) the first of `correct`, `wrong`, `partial` found in the lower-cased
+    reply, in that order, else "". So "not correct" is read `correct`, as upstream reads it.
+    The label is then scored by upstream's `LABEL_TO_SCORE` (unknown: 0).
+
+    >>> plus_label('{"label": "correct", "reason": "uses the cue"}'), plus_label("Wrong.")
+    ('correct', 'wrong')
+    """
+    raw = reply.strip()
+    matched = _PLUS_LABEL.search(raw)
+    if matched:
+        return matched.group(1).strip()
+    try:
+        data = json.loads(raw)
+        label = (data.get("label") or "").strip()
+        (data.get("reason") or "").strip()  # upstream strips it too: a non-string fails here
+        return str(label)
+    except Exception:  # upstream catches everything and falls back to keywords
+        lowered = raw.lower()
+        return next((k for k in _PLUS_KEYWORDS if k in lowered), "")
