@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from bench.arm import Arm
@@ -73,7 +74,8 @@ def run_conversation(
     run_dir.check_writable()
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
-    failed = ingest_arms({n: arms[n] for n in arms if n in needed}, conversation, outcome.health)
+    to_ingest = {n: arms[n] for n in arms if n in needed}
+    failed = ingest_arms(to_ingest, conversation, outcome.health, ingest_concurrency(cfg))
     with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
         health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
                   if conversation.conversation_id in t}  # fmt: skip
@@ -138,27 +140,75 @@ def pending_work(
 
 
 def ingest_arms(
-    arms: dict[str, Arm], conversation: Conversation, health: ext_health.HealthTable | None = None
+    arms: dict[str, Arm],
+    conversation: Conversation,
+    health: ext_health.HealthTable | None = None,
+    concurrency: int = 1,
 ) -> dict[str, str]:
     """Ingest the conversation into each arm; return {arm: error} for arms that failed.
 
     Arms that extract report their extraction health, kept in `health` (arm -> conversation).
+    With `concurrency` > 1 up to that many arms ingest at once, each in its own thread
+    (an LLM extractor's calls overlap, and the identical ones of two arms are sent once:
+    `bench.providers.openai_chat`); the results, log lines and health are still taken in
+    arm order, so they read exactly as a serial ingestion's.
     """
+    done: dict[str, _Ingested]
+    if concurrency > 1 and len(arms) > 1:
+        with ThreadPoolExecutor(min(concurrency, len(arms)), "ingest") as pool:
+            futures = {
+                name: pool.submit(_ingest_one, arm, conversation) for name, arm in arms.items()
+            }
+            done = {name: future.result() for name, future in futures.items()}
+    else:
+        done = {name: _ingest_one(arm, conversation) for name, arm in arms.items()}
     failed = {}
-    for name, arm in arms.items():
-        started = time.perf_counter()
-        try:
-            stats = arm.ingest(conversation)
-        except Exception as exc:  # an arm's failure is recorded, the run goes on
-            log.exception("ingest %s/%s failed", name, conversation.conversation_id)
-            failed[name] = f"ingest failed: {type(exc).__name__}: {exc}"
+    cid = conversation.conversation_id
+    for name, got in done.items():
+        if got.error is not None:  # an arm's failure is recorded, the run goes on
+            log.error("ingest %s/%s failed", name, cid, exc_info=got.error)
+            failed[name] = f"ingest failed: {type(got.error).__name__}: {got.error}"
             continue
-        seconds = time.perf_counter() - started
-        log.info("ingest %s/%s %.1fs %s", name, conversation.conversation_id, seconds, stats)
-        got = ext_health.from_stats(stats) if isinstance(stats, dict) else None
-        if got is not None and health is not None:
-            health.setdefault(name, {})[conversation.conversation_id] = got
+        log.info("ingest %s/%s %.1fs %s", name, cid, got.seconds, got.stats)
+        found = ext_health.from_stats(got.stats) if isinstance(got.stats, dict) else None
+        if found is not None and health is not None:
+            health.setdefault(name, {})[cid] = found
     return failed
+
+
+def ingest_concurrency(cfg: RunConfig) -> int:
+    """How many arms of one unit ingest at once: the extractor endpoint's concurrency.
+
+    1 (one arm after another) with the offline extractor: its work is CPU under the GIL,
+    and threads would only add switching.
+    """
+    extractor = cfg.provider.extractor
+    return 1 if extractor.kind == "offline" else max(1, extractor.concurrency)
+
+
+def arm_ingester(
+    cfg: RunConfig, health: ext_health.HealthTable
+) -> Callable[[dict[str, Arm], Conversation], dict[str, str]]:
+    """`ingest_arms` bound to the run's health table and `ingest_concurrency(cfg)`."""
+    return partial(ingest_arms, health=health, concurrency=ingest_concurrency(cfg))
+
+
+@dataclass(frozen=True)
+class _Ingested:
+    """One arm's ingestion: its stats and wall time, or the exception it raised."""
+
+    stats: Any = None
+    seconds: float = 0.0
+    error: Exception | None = None
+
+
+def _ingest_one(arm: Arm, conversation: Conversation) -> _Ingested:
+    started = time.perf_counter()
+    try:
+        stats = arm.ingest(conversation)
+    except Exception as exc:
+        return _Ingested(error=exc)
+    return _Ingested(stats, time.perf_counter() - started)
 
 
 @dataclass(frozen=True)

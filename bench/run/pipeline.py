@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.arm_setup import open_arms
 from bench.run.context_fit import fit_context
-from bench.run.conversation import answer_step, ingest_arms, run_conversation
+from bench.run.conversation import answer_step, arm_ingester, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
@@ -120,7 +119,7 @@ def _run_in_process(
                         outcome.questions += len(conversation.questions)
                         outcome.written += phases.predict_conversation(
                             conversation, arms, cfg, run_dir.path, ids,
-                            partial(ingest_arms, health=outcome.health),
+                            arm_ingester(cfg, outcome.health),
                         )  # fmt: skip
                     else:
                         run_conversation(
