@@ -73,3 +73,35 @@ def test_calls_that_do_not_overlap_are_each_sent_when_the_cache_is_off():
         again = chat.complete(MESSAGES)
         sent = len(server.requests)
     assert sent == 2 and not again.cached  # single-flight shares, it never stores
+
+
+@pytest.mark.parametrize("mode", ["off", "readwrite"])
+def test_texts_being_embedded_by_another_thread_are_not_sent_again(tmp_path: Path, mode):
+    from bench.config import CacheConfig, EmbedderConfig, ProviderConfig
+    from bench.providers.factory import build_providers
+
+    with FaultServer(embed_dim=256) as server:
+        server.always(Fault.slow(0.3))
+        cfg = ProviderConfig(
+            embedder=EmbedderConfig(kind="openai", model="e", dim=256, base_url=server.base_url),
+            cache=CacheConfig(mode=mode),
+        )
+        providers = build_providers(cfg, tmp_path, answerer=False)
+        batches = [["alpha", "beta"], ["beta", "alpha", "gamma"], ["gamma", "alpha"]]
+        gate = threading.Barrier(len(batches))
+
+        def embed(texts: list[str]):
+            gate.wait()
+            return providers.embedder.embed(texts)
+
+        with ThreadPoolExecutor(len(batches)) as pool:
+            rows = list(pool.map(embed, batches))
+        accounting = providers.accounting()["roles"]["embedder"]
+        providers.close()
+        sent = [t for r in server.requests for t in (r.body or {}).get("input", [])]
+    assert sorted(sent) == ["alpha", "beta", "gamma"]  # each text once, whoever sent it
+    by_text = {t: rows[i][j] for i, b in enumerate(batches) for j, t in enumerate(b)}
+    for i, batch in enumerate(batches):
+        for j, text in enumerate(batch):
+            assert (rows[i][j] == by_text[text]).all()
+    assert accounting["http_requests"] == len(server.requests)
