@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -63,9 +64,12 @@ def run_conversation(
 ) -> None:
     """Ingest what is needed, then run every pending question, records written in order.
 
-    Questions go in chunks: each question's retrievals run in this thread, in question
-    order (stateful arms see the same sequence as a serial run), while answers and
-    judgements of the whole chunk run in the pool; records are then written in order.
+    Each question's retrievals run in this thread, in question order (stateful arms see
+    the same sequence as a serial run); its answers and judgements run in the pool, and
+    its record is written, in question order, once `2 x answerer concurrency` later
+    questions have been sent on (a sliding window: the server never waits for the slowest
+    question of a batch). The pool has a thread per slot and arm, so arms waiting on a
+    shared identical request (`bench.providers.openai_chat`) leave the slots to others.
     """
     work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
     tick(0, 0, len(conversation.questions) - len(work))
@@ -76,17 +80,29 @@ def run_conversation(
     needed = {name for w in work for name in w.to_answer}
     to_ingest = {n: arms[n] for n in arms if n in needed}
     failed = ingest_arms(to_ingest, conversation, outcome.health, ingest_concurrency(cfg))
-    with ThreadPoolExecutor(max_workers=_workers(cfg)) as pool:
+    with ThreadPoolExecutor(max_workers=_workers(cfg, len(needed))) as pool:
         health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
                   if conversation.conversation_id in t}  # fmt: skip
         run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health)
-        for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
-            for finish in [run_question(item, run) for item in chunk]:
-                errors_before = outcome.errors
-                record = finish()
-                outcome.written += 1
-                outcome.count_errors(record, cfg.arms)
-                tick(1, outcome.errors - errors_before, 0)
+        ahead = max(1, cfg.provider.answerer.concurrency) * 2
+        waiting: deque[Callable[[], QuestionRecord]] = deque()
+        for item in work:
+            waiting.append(run_question(item, run))
+            if len(waiting) >= ahead:
+                _write_next(waiting, cfg, outcome, tick)
+        while waiting:
+            _write_next(waiting, cfg, outcome, tick)
+
+
+def _write_next(
+    waiting: deque[Callable[[], QuestionRecord]], cfg: RunConfig, outcome: RunOutcome, tick: Tick
+) -> None:
+    """Complete and write the oldest question in flight; count it and tick the progress."""
+    errors_before = outcome.errors
+    record = waiting.popleft()()
+    outcome.written += 1
+    outcome.count_errors(record, cfg.arms)
+    tick(1, outcome.errors - errors_before, 0)
 
 
 def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], QuestionRecord]:
@@ -319,15 +335,11 @@ def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerS
     )
 
 
-def _workers(cfg: RunConfig) -> int:
-    return (
-        1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
-    )
-
-
-def _chunks(items: list[PendingQuestion], size: int) -> Iterator[list[PendingQuestion]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _workers(cfg: RunConfig, arms: int) -> int:
+    """Pool threads: one with the offline answerer (CPU-bound), else a slot per arm."""
+    if cfg.provider.answerer.kind == "offline":
+        return 1
+    return max(1, cfg.provider.answerer.concurrency) * max(1, arms)
 
 
 def arm_order(cfg: RunConfig) -> Callable[[str], tuple[int, str]]:
