@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,52 @@ def test_two_arms_send_each_extraction_once_and_write_a_serial_runs_records(tmp_
         for r in ("serial", "concurrent")
     ]
     assert health[0] == health[1] and set(health[0]) == {"neuromorphic", "tuned"}
+
+
+_INTERRUPTED_INGEST = """
+import sys, time
+from bench.run.conversation import ingest_arms
+from bench.types import Conversation
+
+class Slow:
+    def __init__(self, name):
+        self.name = name
+    def ingest(self, conversation):
+        try:
+            while True:  # one exchange after another, as an extracting arm does
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            print("aborted", self.name, flush=True)
+            raise
+
+arms = {n: Slow(n) for n in ("a", "b")}
+print("ingesting", flush=True)
+try:
+    ingest_arms(arms, Conversation("c", ("A",), ()), {}, concurrency=2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_aborts_every_arm_ingesting_at_once() -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from tests.e2e_support import ROOT
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED_INGEST],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ingesting"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=10)  # a pool would wait for the arms forever
+    assert proc.returncode == 130
+    assert sorted(out.split("\n")[:2]) == ["aborted a", "aborted b"]
+    assert out.split("\n")[2] == "interrupted"

@@ -31,6 +31,7 @@ from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory, arms_to_run
 from bench.run.outcome import RunOutcome, Tick, no_tick
 from bench.run.repeat_plan import plan_repeats
+from bench.run.side_by_side import side_by_side
 from bench.scoring import health as ext_health
 from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
@@ -169,15 +170,11 @@ def ingest_arms(
     `bench.providers.openai_chat`); the results, log lines and health are still taken in
     arm order, so they read exactly as a serial ingestion's.
     """
-    done: dict[str, _Ingested]
-    if concurrency > 1 and len(arms) > 1:
-        with ThreadPoolExecutor(min(concurrency, len(arms)), "ingest") as pool:
-            futures = {
-                name: pool.submit(_ingest_one, arm, conversation) for name, arm in arms.items()
-            }
-            done = {name: future.result() for name, future in futures.items()}
+    calls = {name: partial(_ingest_one, arm, conversation) for name, arm in arms.items()}
+    if concurrency > 1 and len(arms) > 1:  # Ctrl-C still aborts every arm's ingestion
+        done = side_by_side(calls, concurrency)
     else:
-        done = {name: _ingest_one(arm, conversation) for name, arm in arms.items()}
+        done = {name: call() for name, call in calls.items()}
     failed = {}
     cid = conversation.conversation_id
     for name, got in done.items():
