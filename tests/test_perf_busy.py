@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
@@ -86,3 +87,19 @@ def test_the_stub_serves_at_most_its_slots_at_once_and_logs_them() -> None:
 )
 def test_requests_are_classified_by_their_shape(body: dict, kind: str) -> None:
     assert request_kind(body) == kind
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("stub.latency=abc", "stub.latency=abc: expected seconds, >= 0"),
+        ("stub.slots=0", "stub.slots=0: expected a whole number, >= 1"),
+        ("stub.baseline=/nonexistent", "stub.baseline=/nonexistent: not an armbench checkout"),
+    ],
+)
+def test_bad_settings_are_refused_before_anything_runs(override: str, message: str) -> None:
+    from bench.errors import ConfigError
+    from bench.perf.busy import figures
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        figures([override])

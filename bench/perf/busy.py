@@ -139,10 +139,13 @@ def stub_stats(base_url: str) -> dict[str, Any]:
 def measured_run(overrides: list[str], latency_s: float, slots: int) -> dict[str, Any]:
     """One run against a fresh stub: wall, this process's CPU, the stub's log, accounting."""
     from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
+    from bench.errors import ConfigError
     from bench.paths import CONF_DIR
     from bench.run.pipeline import run_benchmark
-    from bench.run.settings import load_run_config
+    from bench.run.settings import check_group_overrides, load_run_config
 
     with stub(latency_s, slots) as base_url, tempfile.TemporaryDirectory() as tmp:
         full = [
@@ -157,8 +160,13 @@ def measured_run(overrides: list[str], latency_s: float, slots: int) -> dict[str
             f"out={tmp}/run",
             "progress=false",
         ]
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = load_run_config(compose(config_name="config", overrides=full))
+        check_group_overrides(full)
+        try:
+            with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+                cfg = load_run_config(compose(config_name="config", overrides=full))
+        except (HydraException, OmegaConfBaseException) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(f"bench.perf server overrides: {first}") from None
         cpu, wall = time.process_time(), time.perf_counter()
         run_benchmark(cfg)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -175,12 +183,41 @@ def figures(overrides: list[str]) -> dict[str, Any]:
     """Busy fractions on a latency/slots stub, then CPU per call on an instant one."""
     settings = {o.split("=", 1)[0]: o.split("=", 1)[1] for o in overrides if o.startswith("stub.")}
     rest = [o for o in overrides if not o.startswith("stub.")]
-    latency_s = float(settings.get("stub.latency", LATENCY_S))
-    slots = int(settings.get("stub.slots", SLOTS))
+    latency_s = _number(settings, "stub.latency", LATENCY_S, float, "seconds, >= 0")
+    slots = int(_number(settings, "stub.slots", SLOTS, int, "a whole number, >= 1") or 1)
+    baseline = settings.get("stub.baseline")
+    if baseline:
+        _check_checkout(Path(baseline))  # before minutes of measuring, not after
     out = measure(rest, latency_s, slots)
-    if baseline := settings.get("stub.baseline"):
+    if baseline:
         out["baseline"] = measure_checkout(Path(baseline), rest, latency_s, slots)
     return out
+
+
+def _check_checkout(checkout: Path) -> None:
+    """ConfigError unless `checkout` is the root of an armbench checkout."""
+    from bench.errors import ConfigError
+
+    if not (checkout / "bench" / "run" / "pipeline.py").is_file():
+        raise ConfigError(
+            f"stub.baseline={checkout}: not an armbench checkout (no bench/run/pipeline.py); "
+            "give the root folder of one"
+        )
+
+
+def _number(settings: dict[str, str], key: str, default: float, kind: type, what: str) -> float:
+    """`settings[key]` as `kind` (`default` when absent); ConfigError when it is not one."""
+    from bench.errors import ConfigError
+
+    if key not in settings:
+        return default
+    try:
+        value = float(kind(settings[key]))
+    except ValueError:
+        value = -1.0
+    if value < (1 if kind is int else 0):
+        raise ConfigError(f"{key}={settings[key]}: expected {what}")
+    return value
 
 
 def measure(overrides: list[str], latency_s: float, slots: int) -> dict[str, Any]:
@@ -211,11 +248,7 @@ def measure_checkout(
     """`measure` run on another checkout's code, in a child process."""
     from bench.errors import ConfigError
 
-    if not (checkout / "bench" / "run" / "pipeline.py").is_file():
-        raise ConfigError(
-            f"stub.baseline={checkout}: not an armbench checkout (no bench/run/pipeline.py); "
-            "give the root folder of one"
-        )
+    _check_checkout(checkout)
     settings = [f"stub.latency={latency_s}", f"stub.slots={slots}"]
     env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
     proc = subprocess.run(
