@@ -54,4 +54,4 @@ def test_tiny_self_judge_is_flagged_first(tmp_path: Path) -> None:
     assert summary.stdout.splitlines()[:5] == lines[:5]  # the console says the same first
     text = "\n".join(lines)
     assert "| arm [judge llm: degenerate, self-judging] |" in text
-    assert "| neuromorphic [DEGRADED: extraction degraded] |" in text
+    assert "| neuromorphic [DEGRADED: extraction degraded, retrieval degraded] |" in text

@@ -171,7 +171,7 @@ def test_identical_concurrent_calls_are_sent_once(tmp_path: Path):
             results = list(pool.map(lambda _: chat.complete(MESSAGES), range(6)))
         assert len(slow_server.requests) == 1
     assert {r.text for r in results} == {"echo: hello"}
-    assert sorted(r.cached for r in results) == [False] + [True] * 5
+    assert not any(r.cached for r in results)  # shared in flight, not read from the cache
 
 
 @pytest.mark.parametrize(("mode", "kept"), [("readwrite", 1), ("read", 2)])

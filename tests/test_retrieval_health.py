@@ -19,7 +19,8 @@ from arms.http import HttpArm, HttpConfig
 from bench.arm import Arm, ArmServices
 from bench.arm.probe import StoreProbe, probe_store
 from bench.loaders.locomo import load_locomo
-from bench.run.conversation import QuestionRun, ingest_arms
+from bench.run.conversation import QuestionRun
+from bench.run.ingest import ingest_arms
 from bench.scoring import retrieval_health as rh
 from bench.tokens import TokenCounter
 from bench.types import Conversation

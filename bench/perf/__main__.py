@@ -11,7 +11,10 @@ finished full run), `ray` (`executor=ray` with 2 CPUs over a local run, default
 `dataset=locomo`, and Ray's per-task scheduling overhead; the `ray` extra), `suite` (full
 LoCoMo as suites and as screens, every default arm, stores present: wall and CPU s per
 configuration against the 10 s target, ingestion apart, and a 6-configuration sweep
-that ingests once; needs `$BENCH_DATA_DIR/locomo10.json`). Default:
+that ingests once; needs `$BENCH_DATA_DIR/locomo10.json`), `server` (how busy a run with
+the LLM extractor, answerer and judge keeps the N slots of a local stub with a fixed
+latency, per phase, and the harness CPU per model call; `bench/perf/busy.py`, settings
+`stub.latency=`, `stub.slots=`, `stub.baseline=<checkout>` among the overrides). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
@@ -115,48 +118,42 @@ def _timed(fn: Any, repeat: int = 1) -> float:
     return median(times)
 
 
-def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:  # noqa: C901
+WITH_OVERRIDES = {
+    "offline_f1": "bench.perf.offline_f1:offline_f1_figures",
+    "ray": "bench.perf.ray_scale:ray_figures",
+    "server": "bench.perf.busy:figures",
+}
+"""Groups that take the overrides after `--`, named lazily (`module:function`)."""
+WITHOUT_OVERRIDES = {
+    "summarise": "bench.perf.summarise:figures",
+    "engine": ENGINE_FIGURES,
+    "niah": "bench.suite.niah_perf:niah_figures",
+    "suite": "bench.perf.suite_speed:figures",
+    "startup": "bench.perf.startup:figures",
+}
+"""Groups that take no argument, named lazily."""
+
+
+def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
     """The figures for each requested group."""
     out: dict[str, Any] = {}
     for name in what:
         if name == "components":
             out[name] = components()
-        elif name == "summarise":
-            from bench.perf.summarise import figures as summarise_figures
-
-            out[name] = summarise_figures()
-        elif name == "engine":
-            out[name] = load_symbol(ENGINE_FIGURES)()
         elif name == "ingest":
             from bench.loaders.resolve import resolve_data_file
 
             out[name] = load_symbol(INGESTION_FIGURES)(resolve_data_file(_locomo_config()))
         elif name == "run":
             out[name] = run_figures(overrides)
-        elif name == "offline_f1":
-            from bench.perf.offline_f1 import offline_f1_figures
-
-            out[name] = offline_f1_figures(overrides)
-        elif name == "niah":
-            from bench.suite.niah_perf import niah_figures
-
-            out[name] = niah_figures()
-        elif name == "ray":
-            from bench.perf.ray_scale import ray_figures
-
-            out[name] = ray_figures(overrides)
-        elif name == "suite":
-            from bench.perf.suite_speed import figures as suite_figures
-
-            out[name] = suite_figures()
-        elif name == "startup":
-            from bench.perf.startup import figures as startup_figures
-
-            out[name] = startup_figures()
+        elif name in WITH_OVERRIDES:
+            out[name] = load_symbol(WITH_OVERRIDES[name])(overrides)
+        elif name in WITHOUT_OVERRIDES:
+            out[name] = load_symbol(WITHOUT_OVERRIDES[name])()
         else:
             from bench.names import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "suite"]
+            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "server", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 

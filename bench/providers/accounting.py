@@ -1,7 +1,10 @@
 """Per-role call accounting: calls, HTTP requests, cache hits, tokens, latency, cost.
 
 Tokens and cost count only work done by this process (a cache hit costs nothing and
-adds no tokens); `calls` counts every call, including hits and failures. A reasoning
+adds no tokens); `calls` counts every call, including hits and failures. Identical
+requests in flight at once are sent once (`bench.providers.openai_chat`): the sender
+counts the HTTP request, tokens and cost, each waiter counts as `coalesced` (neither a
+request nor a cache hit). A reasoning
 model's hidden reasoning is part of its completion tokens (OpenAI reports
 `completion_tokens_details.reasoning_tokens` as a share of `completion_tokens`) and is
 priced with them; `reasoning_tokens` shows that share.
@@ -100,6 +103,10 @@ class Totals:
     """HTTP requests sent, retries included."""
     cache_hits: int = 0
     """Calls answered from the response cache."""
+    coalesced: int = 0
+    """Calls that waited for an identical request already in flight on another thread and
+    shared its reply (single-flight) instead of sending their own; a shared failure
+    counts in `errors`."""
     errors: int = 0
     """Calls that failed."""
     prompt_tokens: int = 0
@@ -115,7 +122,7 @@ class Totals:
 
     def add(self, other: Totals) -> None:
         """Fold `other` into these totals."""
-        for name in ("calls", "http_requests", "cache_hits", "errors"):
+        for name in ("calls", "http_requests", "cache_hits", "coalesced", "errors"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
@@ -140,17 +147,23 @@ class Accountant:
         *,
         http_requests: int = 0,
         cached: bool = False,
+        coalesced: bool = False,
         failed: bool = False,
         usage: Usage | None = None,
         latency_ms: float = 0.0,
         price: Price | None = None,
     ) -> None:
-        """Add one call; `usage` and `price` count only when the call was not a hit."""
-        fresh = usage if usage is not None and not cached else Usage()
+        """Add one call; `usage` and `price` count only for a request this call sent.
+
+        A `cached` or `coalesced` call sent nothing: its tokens and cost are counted once,
+        by the call that did.
+        """
+        fresh = usage if usage is not None and not (cached or coalesced) else Usage()
         call = Totals(
             calls=1,
             http_requests=http_requests,
             cache_hits=int(cached),
+            coalesced=int(coalesced),
             errors=int(failed),
             prompt_tokens=fresh.prompt_tokens,
             completion_tokens=fresh.completion_tokens,

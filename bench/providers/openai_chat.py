@@ -7,7 +7,13 @@ match (`response_format`, sent only when the endpoint's `json_schema` flag is se
 `reasoning_effort` instead of the sampling parameters (`bench.providers.reasoning`); an
 `auto` one learns it from the first 400 and asks that call again. Identical requests
 made at the same time by several threads (two arms giving the same answer to one
-judge, say) are sent once and shared, as cache hits, when the cache is read. A response
+judge; neuromorphic and tuned extracting the same exchange) are sent once, whatever the
+cache mode (single-flight on the cache key): the first sends it, the others wait for its
+reply (or its failure, raised in each of them) and are counted as `coalesced`, with no
+HTTP request, tokens or cost of their own. A shared reply is not `cached` (it was made in
+this run, for this request), so twins read the same whichever of them sent. Only requests
+that overlap in time are shared: one made after the first ended is a cache hit, or, with
+the cache off, sent again. A response
 with neither text nor a tool call (including `finish_reason: length` with empty text)
 raises ProviderError: an empty answer is never scored silently. `forget` deletes the
 cached reply to one request, for callers that find a reply unusable after the fact.
@@ -114,11 +120,9 @@ class OpenAIChat:
         """
         params = self.params_for(options)
         key = self._key(messages, tools, prompt_version, params)
-        hit = self._cache.get_json(key)
+        hit = self._cache.get_json(key)  # None whenever the cache mode does not read
         if hit is not None:
             return self._hit(hit, started, extra)
-        if not self._cache.reads:
-            return self._fetch(messages, params, tools, key, started, extra)
         with self._lock:
             pending = self._pending.get(key)
             owner = pending is None
@@ -126,8 +130,8 @@ class OpenAIChat:
                 pending = self._pending[key] = Future()
         if not owner:  # the same request is in flight on another thread: share its result
             return self._shared(pending, started, extra)
-        try:
-            hit = self._cache.get_json(key)  # it may have finished just before we registered
+        try:  # it may have finished (and been stored) just before we registered
+            hit = self._cache.get_json(key)
             result = (
                 self._hit(hit, started, extra)
                 if hit is not None
@@ -256,6 +260,7 @@ class OpenAIChat:
         return result
 
     def _shared(self, pending: Future[ChatResult], started: float, extra: int) -> ChatResult:
+        """The reply of the identical request in flight (its failure is raised here too)."""
         try:
             result = pending.result()
         except SamplingRejected:
@@ -263,7 +268,9 @@ class OpenAIChat:
         except Exception:
             self._record_failure(extra, started)
             raise
-        return self._hit(_to_json(result), started, extra)
+        waited = _with_latency(result, _ms_since(started))  # the caller keeps the original
+        self._record(waited, http_requests=extra, coalesced=not result.cached)
+        return result
 
     def _record_failure(self, http_requests: int, started: float) -> None:
         self._accountant.record(
@@ -274,12 +281,13 @@ class OpenAIChat:
             latency_ms=_ms_since(started),
         )
 
-    def _record(self, result: ChatResult, *, http_requests: int) -> None:
+    def _record(self, result: ChatResult, *, http_requests: int, coalesced: bool = False) -> None:
         self._accountant.record(
             self.role,
             self.model,
             http_requests=http_requests,
             cached=result.cached,
+            coalesced=coalesced,
             usage=result.usage,
             latency_ms=result.latency_ms,
             price=self._price,

@@ -1,14 +1,19 @@
 """Embeddings from any OpenAI-compatible `/embeddings` endpoint, cached per text.
 
 Each text is cached on its own key (base URL, model, dimension, text), so a batch
-with a few new texts only sends those. Empty texts get zero vectors without a
-request (servers reject empty input). Rows are L2-normalised; a server returning
-vectors of another dimension than `provider.embedder.dim` is a configuration error.
+with a few new texts only sends those. A text already being fetched by another thread
+(two arms ingesting the same conversation at once) is not sent again: the call waits
+for that thread's vector, or its failure (single-flight per text, in every cache mode).
+Empty texts get zero vectors without a request (servers reject empty input). Rows are
+L2-normalised; a server returning vectors of another dimension than
+`provider.embedder.dim` is a configuration error.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -47,6 +52,8 @@ class OpenAIEmbedder:
         self._price = Price(cfg.price_prompt_per_1k, None)
         # text-embedding-3-* can shorten their vectors on request; others reject the field.
         self._send_dimensions = cfg.model.startswith("text-embedding-3")
+        self._lock = threading.Lock()
+        self._pending: dict[str, Future[np.ndarray]] = {}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32 rows with unit L2 norm (empty texts → zero rows)."""
@@ -58,17 +65,29 @@ class OpenAIEmbedder:
             t: np.frombuffer(found[k], dtype=np.float32) for t, k in keys.items() if k in found
         }
         missing = [t for t in keys if t not in vectors]
+        mine, theirs = self._claim(missing, keys)
+        if mine and self._cache.reads:  # stored by a twin just before we claimed them
+            late = self._cache.get_many([keys[t] for t in mine])
+            done = {
+                t: np.frombuffer(late[keys[t]], dtype=np.float32) for t in mine if keys[t] in late
+            }
+            self._settle(list(done), keys, done)
+            vectors.update(done)
+            mine = [t for t in mine if t not in done]
         counter = AttemptCounter()
         prompt_tokens = 0
         try:
-            for start in range(0, len(missing), self._batch_size):
-                batch = missing[start : start + self._batch_size]
+            for start in range(0, len(mine), self._batch_size):
+                batch = mine[start : start + self._batch_size]
                 fresh, used = self._fetch(batch, counter)
                 prompt_tokens += used
                 vectors.update(fresh)
                 rows = [(keys[t], "embedding", fresh[t].tobytes()) for t in batch]
                 self._cache.put_many(rows)
-        except Exception:
+                self._settle(batch, keys, fresh)
+            vectors.update((t, future.result()) for t, future in theirs.items())
+        except BaseException as exc:
+            self._settle(mine, keys, exc)
             self._record(counter, failed=True, started=started)
             raise
         for i, text in enumerate(texts):
@@ -77,10 +96,44 @@ class OpenAIEmbedder:
         self._record(
             counter,
             cached=bool(texts) and not missing,
+            coalesced=bool(theirs) and not mine,
             started=started,
             usage=Usage(prompt_tokens=prompt_tokens),
         )
         return out
+
+    def _claim(
+        self, missing: list[str], keys: dict[str, str]
+    ) -> tuple[list[str], dict[str, Future[np.ndarray]]]:
+        """Split `missing` into texts this call fetches and texts in flight elsewhere."""
+        mine: list[str] = []
+        theirs: dict[str, Future[np.ndarray]] = {}
+        with self._lock:
+            for text in missing:
+                pending = self._pending.get(keys[text])
+                if pending is None:
+                    self._pending[keys[text]] = Future()
+                    mine.append(text)
+                else:
+                    theirs[text] = pending
+        return mine, theirs
+
+    def _settle(
+        self,
+        texts: list[str],
+        keys: dict[str, str],
+        outcome: dict[str, np.ndarray] | BaseException,
+    ) -> None:
+        """Hand the waiters of `texts` their vectors (or the failure); stop claiming them."""
+        with self._lock:
+            futures = [(t, self._pending.pop(keys[t], None)) for t in texts]
+        for text, future in futures:
+            if future is None or future.done():
+                continue
+            if isinstance(outcome, dict):
+                future.set_result(outcome[text])
+            else:
+                future.set_exception(outcome)
 
     def _key(self, text: str) -> str:
         base_url = self._deployment.base_url
@@ -121,6 +174,7 @@ class OpenAIEmbedder:
         *,
         started: float,
         cached: bool = False,
+        coalesced: bool = False,
         failed: bool = False,
         usage: Usage | None = None,
     ) -> None:
@@ -129,6 +183,7 @@ class OpenAIEmbedder:
             self.model,
             http_requests=counter.n,
             cached=cached,
+            coalesced=coalesced,
             failed=failed,
             usage=usage,
             latency_ms=(time.perf_counter() - started) * 1000.0,

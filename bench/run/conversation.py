@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from bench.arm import Arm
-from bench.arm.probe import probe_store, requested_k
+from bench.arm.probe import requested_k
 from bench.config import RunConfig
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
@@ -29,6 +29,7 @@ from bench.run.answer_prompt import AnswerPrompt
 from bench.run.answer_step import AnswerStep
 from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory, arms_to_run
+from bench.run.ingest import arm_ingester
 from bench.run.outcome import RunOutcome, Tick, no_tick
 from bench.run.repeat_plan import plan_repeats
 from bench.scoring import health as ext_health
@@ -65,9 +66,12 @@ def run_conversation(
 ) -> None:
     """Ingest what is needed, then run every pending question, records written in order.
 
-    Questions go in chunks: each question's retrievals run in this thread, in question
-    order (stateful arms see the same sequence as a serial run), while answers and
-    judgements of the whole chunk run in the pool; records are then written in order.
+    Each question's retrievals run in this thread, in question order (stateful arms see
+    the same sequence as a serial run); its answers and judgements run in the pool, and
+    its record is written, in question order, once `2 x answerer concurrency` later
+    questions have been sent on (a sliding window: the server never waits for the slowest
+    question of a batch). The pool has a thread per slot and arm, so arms waiting on a
+    shared identical request (`bench.providers.openai_chat`) leave the slots to others.
     """
     work = pending_work(conversation, list(arms), step, cfg, run_dir, outcome)
     tick(0, 0, len(conversation.questions) - len(work))
@@ -76,24 +80,37 @@ def run_conversation(
     run_dir.check_writable()
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
-    failed = ingest_into(outcome)({n: arms[n] for n in arms if n in needed}, conversation)
-    pool = ThreadPoolExecutor(max_workers=_workers(cfg))
+    to_ingest = {n: arms[n] for n in arms if n in needed}
+    failed = arm_ingester(cfg, outcome)(to_ingest, conversation)
+    pool = ThreadPoolExecutor(max_workers=_workers(cfg, len(needed)))
     try:
         health = {a: t[conversation.conversation_id] for a, t in outcome.health.items()
                   if conversation.conversation_id in t}  # fmt: skip
         run = QuestionRun(arms, failed, step, cfg, run_dir, pool, health, outcome.retrieval)
-        for chunk in _chunks(work, max(1, cfg.provider.answerer.concurrency) * 2):
-            for finish in [run_question(item, run) for item in chunk]:
-                errors_before = outcome.errors
-                record = finish()
-                outcome.written += 1
-                outcome.count_errors(record, cfg.arms)
-                tick(1, outcome.errors - errors_before, 0)
+        ahead = max(1, cfg.provider.answerer.concurrency) * 2
+        waiting: deque[Callable[[], QuestionRecord]] = deque()
+        for item in work:
+            waiting.append(run_question(item, run))
+            if len(waiting) >= ahead:
+                _write_next(waiting, cfg, outcome, tick)
+        while waiting:
+            _write_next(waiting, cfg, outcome, tick)
     except BaseException as exc:
         # an interrupt (bench.run.interrupt) does not wait for the calls in flight
         pool.shutdown(wait=isinstance(exc, Exception), cancel_futures=True)
         raise
     pool.shutdown()
+
+
+def _write_next(
+    waiting: deque[Callable[[], QuestionRecord]], cfg: RunConfig, outcome: RunOutcome, tick: Tick
+) -> None:
+    """Complete and write the oldest question in flight; count it and tick the progress."""
+    errors_before = outcome.errors
+    record = waiting.popleft()()
+    outcome.written += 1
+    outcome.count_errors(record, cfg.arms)
+    tick(1, outcome.errors - errors_before, 0)
 
 
 def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], QuestionRecord]:
@@ -147,53 +164,6 @@ def pending_work(
         if to_answer or to_judge:
             work.append(PendingQuestion(question, record, to_answer, to_judge))
     return work
-
-
-def ingest_arms(
-    arms: dict[str, Arm],
-    conversation: Conversation,
-    health: ext_health.HealthTable | None = None,
-    retrieval: ret_health.RetrievalTable | None = None,
-) -> dict[str, str]:
-    """Ingest the conversation into each arm; return {arm: error} for arms that failed.
-
-    Arms that extract report their extraction health, kept in `health` (arm -> conversation);
-    every ingested arm is probed (bench/arm/probe.py), kept in `retrieval`.
-    """
-    failed = {}
-    for name, arm in arms.items():
-        started = time.perf_counter()
-        try:
-            stats = arm.ingest(conversation)
-        except Exception as exc:  # an arm's failure is recorded, the run goes on
-            log.exception("ingest %s/%s failed", name, conversation.conversation_id)
-            failed[name] = f"ingest failed: {type(exc).__name__}: {exc}"
-            continue
-        seconds = time.perf_counter() - started
-        log.info("ingest %s/%s %.1fs %s", name, conversation.conversation_id, seconds, stats)
-        got = ext_health.from_stats(stats) if isinstance(stats, dict) else None
-        if got is not None and health is not None:
-            health.setdefault(name, {})[conversation.conversation_id] = got
-        if retrieval is not None:
-            ret_health.add_to(retrieval, name, conversation.conversation_id,
-                              ingest_probe(arm, conversation, stats))  # fmt: skip
-    return failed
-
-
-def ingest_into(outcome: RunOutcome) -> Callable[[dict[str, Arm], Conversation], dict[str, str]]:
-    """`ingest_arms` keeping extraction and retrieval health in `outcome`'s tables."""
-    return partial(ingest_arms, health=outcome.health, retrieval=outcome.retrieval)
-
-
-def ingest_probe(arm: Arm, conversation: Conversation, stats: Any) -> ret_health.RetrievalHealth:
-    """The retrieval-health entry of a fresh ingestion: turns, requested k, probe result."""
-    found = probe_store(arm, conversation, stats)
-    return ret_health.RetrievalHealth(
-        requested_k=requested_k(arm),
-        units=len(conversation.turns()),
-        stored=found.stored if found else None,
-        probe=found.method if found else "",
-    )
 
 
 @dataclass(frozen=True)
@@ -328,15 +298,11 @@ def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerS
     )
 
 
-def _workers(cfg: RunConfig) -> int:
-    return (
-        1 if cfg.provider.answerer.kind == "offline" else max(1, cfg.provider.answerer.concurrency)
-    )
-
-
-def _chunks(items: list[PendingQuestion], size: int) -> Iterator[list[PendingQuestion]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _workers(cfg: RunConfig, arms: int) -> int:
+    """Pool threads: one with the offline answerer (CPU-bound), else a slot per arm."""
+    if cfg.provider.answerer.kind == "offline":
+        return 1
+    return max(1, cfg.provider.answerer.concurrency) * max(1, arms)
 
 
 def arm_order(cfg: RunConfig) -> Callable[[str], tuple[int, str]]:

@@ -321,7 +321,8 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     from bench.loaders import load_dataset
     from bench.run.answer_prompt import load_answer_prompt
     from bench.run.arm_setup import open_arms
-    from bench.run.conversation import answer_step, ingest_arms
+    from bench.run.conversation import answer_step
+    from bench.run.ingest import ingest_arms
     from bench.run.pipeline import limit_dataset
     from bench.run.repeats import draw
     from bench.run.settings import arm_specs

@@ -21,8 +21,9 @@ from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.arm_setup import open_arms
 from bench.run.context_fit import fit_context
-from bench.run.conversation import answer_step, ingest_into, run_conversation
+from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
+from bench.run.ingest import arm_ingester
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
 from bench.run.scale.executor import UnitPlan, plan_units
@@ -122,7 +123,7 @@ def _run_in_process(
                         outcome.questions += len(conversation.questions)
                         outcome.written += phases.predict_conversation(
                             conversation, arms, cfg, run_dir.path, ids,
-                            ingest_into(outcome),
+                            arm_ingester(cfg, outcome),
                         )  # fmt: skip
                     else:
                         run_conversation(

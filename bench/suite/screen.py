@@ -34,7 +34,7 @@ from bench.loaders import load_dataset
 from bench.paths import CONF_DIR
 from bench.run.answer_prompt import load_answer_prompt
 from bench.run.arm_setup import open_arms
-from bench.run.conversation import ingest_arms
+from bench.run.ingest import ingest_arms
 from bench.run.pipeline import limit_dataset
 from bench.run.settings import ArmSpec, arm_specs, launch, load_run_config
 from bench.scoring import reach

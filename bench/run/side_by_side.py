@@ -1,0 +1,58 @@
+"""Run a few long calls side by side in threads, and stop them all on Ctrl-C.
+
+The arms of one unit ingest at once (`bench.run.conversation.ingest_arms`). A serial
+ingestion stops at Ctrl-C: the KeyboardInterrupt is raised inside `arm.ingest`, which
+aborts its store (nothing is marked complete) and re-raises. Threads do not get the
+signal, and a pool waits for its tasks, so an interrupted run would go on extracting
+until every arm finished. Here, when the waiting (main) thread is interrupted, each
+thread still running a call gets the same KeyboardInterrupt raised asynchronously
+(CPython's `PyThreadState_SetAsyncExc`; it lands at the thread's next Python bytecode,
+at the latest when a blocking HTTP call returns), so every arm aborts as in a serial run
+and the interrupt then propagates from the caller.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def side_by_side(calls: Mapping[str, Callable[[], T]], concurrency: int) -> dict[str, T]:
+    """`{name: call()}` with up to `concurrency` calls at once, in the order of `calls`.
+
+    A call's exception is raised here (after the others finished), as a loop would raise
+    it; interrupting the caller interrupts every running call (module docstring).
+    """
+    running: set[int] = set()
+    lock = threading.Lock()
+
+    def tracked(call: Callable[[], T]) -> T:
+        with lock:
+            running.add(threading.get_ident())
+        try:
+            return call()
+        finally:
+            with lock:
+                running.discard(threading.get_ident())
+
+    with ThreadPoolExecutor(max(1, min(concurrency, len(calls))), "side-by-side") as pool:
+        futures = {name: pool.submit(tracked, call) for name, call in calls.items()}
+        try:
+            return {name: future.result() for name, future in futures.items()}
+        except (KeyboardInterrupt, SystemExit):
+            for future in futures.values():
+                future.cancel()
+            with lock:
+                for ident in running:
+                    _raise_in(ident, KeyboardInterrupt)
+            raise
+
+
+def _raise_in(ident: int, exc: type[BaseException]) -> None:
+    """Raise `exc` in the thread `ident` at its next bytecode (CPython)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(exc))
