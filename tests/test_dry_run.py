@@ -142,6 +142,7 @@ PRICED = ("provider.embedder.price_prompt_per_1k=0.00002",
           "judges.0.endpoint.price_prompt_per_1k=0.00015")  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dry", [True, False], ids=["dry_run", "run"])
 def test_a_run_over_budget_max_usd_is_refused_before_any_call(tmp_path: Path, dry: bool):
     """The cap is checked on the estimate: over it (or with an unpriced role) is one line,

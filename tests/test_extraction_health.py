@@ -59,6 +59,7 @@ def test_degraded_when_health_thresholds_crossed() -> None:
 NO_SCHEMA = "provider.answerer.json_schema=false"  # nothing to fall back to
 
 
+@pytest.mark.slow
 def test_server_ignoring_tools_degrades_the_run(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()
@@ -92,6 +93,7 @@ def test_one_failed_extractor_call_is_one_failed_exchange(tmp_path: Path) -> Non
     assert all(r["arms"]["neuromorphic"]["status"] == "ok" for r in records.values())
 
 
+@pytest.mark.slow
 def test_summary_marks_degraded_arm(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()

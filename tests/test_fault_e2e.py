@@ -83,6 +83,7 @@ def clean_run(server: FaultServer, tmp_path_factory) -> tuple[Path, int]:
     return out, len(server.requests)
 
 
+@pytest.mark.slow
 def test_clean_run_is_complete_and_judged(clean_run):
     out, requests = clean_run
     results = verdicts(out)

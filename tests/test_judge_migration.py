@@ -39,6 +39,7 @@ def _judge(server: JudgeStub, name: str, model: str | None = None) -> list[str]:
     return args
 
 
+@pytest.mark.slow
 def test_rejudging_keeps_earlier_verdicts_and_measures_the_switch(tmp_path: Path) -> None:
     shared = shared_data_dir()
     if shared is None:

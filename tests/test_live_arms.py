@@ -38,6 +38,7 @@ def ledger(out: Path) -> list[dict[str, str]]:
     return list(json.loads((out / "state.json").read_text())["namespaces"])
 
 
+@pytest.mark.slow
 def test_live_arms_retrieve_exactly_what_the_in_process_engine_does(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with reference_server(tmp_path / "data") as url:
@@ -118,6 +119,7 @@ def test_killed_run_is_cleaned_by_the_next_run_or_bench_cleanup(tmp_path: Path) 
         assert project_ids(url) == [] and ledger(out) == []
 
 
+@pytest.mark.slow
 def test_mcp_arm_over_stdio_and_the_remember_path(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         out = tmp_path / "run"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import pytest
 from mcp import Client
 
 from tests.live_server import project_ids, reference_server
@@ -22,6 +23,7 @@ EXCHANGE = {
 }
 
 
+@pytest.mark.slow
 def test_rest_contract_isolation_and_persistence(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         a = http.post(f"{url}/v1/projects", json={"name": "a"}).json()["id"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.e2e_support import last_line, run_cli
 
 BASE = ("dataset=smoke", "arms=[raw,rag]", "progress=false", "limit.conversations=1")
@@ -31,6 +33,7 @@ def test_evaluate_chooses_answer_settings_predict_did_not_read(tmp_path: Path) -
     assert "this run was made with different answer_settings" in last_line(again.stderr)
 
 
+@pytest.mark.slow
 def test_a_changed_context_budget_is_refused_by_the_predictions(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run(out, "phase=predict").returncode == 0

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.e2e_support import load_records, run_cli
 from tests.fault_server import FaultServer
 
@@ -47,6 +49,7 @@ def test_a_run_with_a_reasoning_judge_has_a_verdict_for_every_answer(tmp_path: P
     assert judge["reasoning_tokens"] == 64 * THOUGHT
 
 
+@pytest.mark.slow
 def test_the_dry_run_bounds_a_reasoning_judge_by_max_completion_tokens(tmp_path: Path) -> None:
     from tests.test_dry_run import estimate
 

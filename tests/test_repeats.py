@@ -183,6 +183,7 @@ def test_every_arm_holds_two_repeats_with_their_own_verdicts(sampled) -> None:
     assert meta["repeats"] == {"requested": 3, "answers": True, "judges": True, "skipped": None}
 
 
+@pytest.mark.slow
 def test_repeat_zero_keeps_the_single_run_results_and_cache(sampled) -> None:
     """Growing a finished run to repeats=3 replays repeat 0 from the cache (only the new
     draws reach the server) and leaves every repeat-0 result as the single run wrote it."""
@@ -209,6 +210,7 @@ def _uncached(result: dict[str, Any]) -> dict[str, Any]:
     return clone
 
 
+@pytest.mark.slow
 def test_a_resumed_run_equals_an_uninterrupted_one(sampled) -> None:
     def view(out: Path) -> dict[str, Any]:
         records = {q: strip_timings(r) for q, r in load_records(out).items()}
@@ -219,6 +221,7 @@ def test_a_resumed_run_equals_an_uninterrupted_one(sampled) -> None:
     assert view(sampled["grown"]) == view(sampled["straight"])
 
 
+@pytest.mark.slow
 def test_rejudge_asks_every_draw_under_its_own_key(sampled) -> None:
     """Re-judging replays each draw's verdict from its own cached key: nothing is sent and
     nothing changes (a draw judged under repeat 0's key would take repeat 0's verdict)."""
@@ -231,6 +234,7 @@ def test_rejudge_asks_every_draw_under_its_own_key(sampled) -> None:
             assert all(d["judgements"]["llm"]["cached"] for d in draws)
 
 
+@pytest.mark.slow
 def test_summary_prints_means_sds_flip_rates_and_noise(sampled) -> None:
     text, data = _summary(sampled["straight"])
     assert "## Repeats (3 draws per question and arm)" in text

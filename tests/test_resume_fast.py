@@ -93,6 +93,7 @@ def test_report_outputs_are_current_only_when_newer_than_every_input(tmp_path: P
     assert not report_current(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_finished_report_run_keeps_its_outputs_and_still_verifies(tmp_path: Path) -> None:
     from bench.run.resume import REPORT_OUTPUTS
 

@@ -12,6 +12,7 @@ from tests.e2e_support import load_records, run_cli
 LME_SUBSET = Path(os.environ.get("BENCH_DATA_DIR", "/nonexistent")) / "longmemeval-s-subset16.json"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LME_SUBSET.is_file(), reason="longmemeval-s-subset16.json not present")
 def test_longmemeval_subset_runs_through_bench_run(tmp_path: Path) -> None:
     out = tmp_path / "lme"

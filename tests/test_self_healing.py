@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from bench.arm.checkpoint import IngestCheckpoint
 from bench.providers.cache import ResponseCache, _connect
 
@@ -38,6 +40,7 @@ def test_an_unparsable_checkpoint_rebuilds_the_store(tmp_path: Path, caplog) -> 
     assert (checkpoint.load() or {}).get("complete") is True
 
 
+@pytest.mark.slow
 def test_a_deleted_hot_table_is_rebuilt_and_answers_as_before(tmp_path: Path) -> None:
     from tests.e2e_support import load_records, run_cli, strip_timings
 

@@ -72,6 +72,7 @@ def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
     assert "via json_schema (tools ignored 1×)" in summary.stdout
 
 
+@pytest.mark.slow
 def test_schema_mode_caps_each_extraction(tmp_path: Path) -> None:
     extra = ("arms=[neuromorphic]", "provider.extractor.extract_mode=json_schema")
     with FaultServer() as server:

@@ -115,6 +115,7 @@ def test_beir_mini_runs_with_every_default_arm(tmp_path: Path) -> None:
         assert diag["retrieval"]["byK"]["10"]["precision"] == pytest.approx(1 / 6)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LME_SUBSET.is_file(), reason="longmemeval-s-subset16.json not present")
 def test_longmemeval_subset_runs_through_bench_suite(tmp_path: Path) -> None:
     out = tmp_path / "lme"

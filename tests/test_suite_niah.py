@@ -80,6 +80,7 @@ def test_niah_1k_and_10k_run_with_every_default_arm(tmp_path: Path) -> None:
     assert small and all(None not in e["relevant_ranks"].values() for e in small)
 
 
+@pytest.mark.slow
 def test_niah_100k_runs_with_every_default_arm(tmp_path: Path) -> None:
     """About 11 s of CPU for neuromorphic + tuned together (6.5 s for raw + rag), so all
     four run here; `python -m bench.perf niah` adds 1M."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.e2e_support import last_line, run_cli
 from tests.live_server import project_ids, reference_server
@@ -42,6 +43,7 @@ def outputs(out: Path) -> dict[str, Any]:
     return files
 
 
+@pytest.mark.slow
 def test_predict_then_evaluate_equals_all_offline(tmp_path: Path) -> None:
     arms = ("arms=[raw,rag,neuromorphic]", "suite.answer=true")
     whole, split = tmp_path / "all", tmp_path / "split"
@@ -80,6 +82,7 @@ def test_predict_then_evaluate_equals_all_offline(tmp_path: Path) -> None:
     assert "run phase=predict first" in last_line(missing.stderr)
 
 
+@pytest.mark.slow
 def test_suite_evaluate_makes_no_call_to_the_memory_service(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         arms = ("arms=[neuromorphic,http]", f"arm_options.http.base_url={url}")

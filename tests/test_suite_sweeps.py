@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.e2e_support import load_records, run_cli
 
 
@@ -31,6 +33,7 @@ def test_run_multirun_jobs_get_their_own_directories(tmp_path: Path) -> None:
     assert not (out / "questions").exists()  # nothing written to the shared out itself
 
 
+@pytest.mark.slow
 def test_run_sweep_over_retrieval_knobs_reuses_one_ingestion(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     common = ("dataset=smoke", "arms=[rag]", "limit.conversations=1", "limit.questions=2")

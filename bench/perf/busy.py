@@ -267,4 +267,8 @@ def measure_checkout(
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print("usage: python -m bench.perf.busy [stub.*=...] [overrides]  (bench.perf server's")
+        print("measurement of one checkout, run by `stub.baseline=`; prints its figures as JSON)")
+        sys.exit(0)
     print(json.dumps(figures(sys.argv[1:]), indent=2))
