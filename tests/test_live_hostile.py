@@ -308,8 +308,10 @@ def test_a_hanging_or_dying_mcp_stdio_server_gives_error_results_and_is_stopped(
     assert done.returncode == 1, done.stderr[-2000:]  # finished, with results in error
     assert "Traceback" not in done.stderr and elapsed < 60
     errors = [r["arms"]["mcp"]["error"] for r in load_records(out).values()]
-    assert len(errors) == 16 and sum(first in e for e in errors) == 1
-    assert sum("circuit breaker is open" in e for e in errors) == 15
+    # the first search is the post-ingestion store probe (retrieval health): its failure is
+    # logged, the breaker opens, and every question's search fails at once
+    assert first in (out / "__main__.log").read_text()
+    assert len(errors) == 16 and all("circuit breaker is open" in e for e in errors)
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:

@@ -185,3 +185,18 @@ def test_a_run_against_a_broken_service_warns_and_exits_1(tmp_path: Path, mode: 
     assert summary.returncode == 0
     assert "DEGRADED retrieval http" in summary.stdout
     assert "DEGRADED retrieval rag" not in summary.stdout
+
+
+def test_a_query_redone_on_resume_replaces_the_failed_one() -> None:
+    table: rh.RetrievalTable = {}
+    for _ in range(5):
+        rh.add_to(table, "http", "c1", rh.query_result(7, False))
+    rh.add_to(table, "http", "c1", rh.query_failure("CallTimeout: no reply"))
+    assert table["http"]["c1"].failed == 1 and table["http"]["c1"].queries == 6
+    rh.add_to(table, "http", "c1", rh.retracted({"failed": 1, "timed_out": 1}))
+    rh.add_to(table, "http", "c1", rh.query_result(7, False))
+    health = table["http"]["c1"]
+    assert (health.queries, health.failed, health.timed_out, health.items) == (6, 0, 0, {7: 6})
+    rh.add_to(table, "http", "c1", rh.retracted({"items": 7}))  # an ok result redone
+    assert table["http"]["c1"].items == {7: 5}
+    assert rh.retracted({"items": 0, "empty": 1}).items == {0: -1}

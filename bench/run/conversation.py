@@ -120,12 +120,16 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
     pool → (on `finish`) merge with the earlier record's results → write atomically.
     """
     question, rejudge = item.question, run.cfg.scoring.rejudge
+    previous = item.record.arms if item.record else {}
+    for name in item.to_answer:  # a redone query replaces the earlier one in the health
+        if name in previous and previous[name].retrieval:
+            retract = ret_health.retracted(previous[name].retrieval)
+            ret_health.add_to(run.retrieval, name, question.conversation_id, retract)
     retrieved = {name: run.retrieve(name, question) for name in item.to_answer}
     futures = {
         name: run.pool.submit(answer_and_judge, run.step, question, got, rejudge)
         for name, got in retrieved.items()
     }
-    previous = item.record.arms if item.record else {}
     for name in item.to_judge:
         futures[name] = run.pool.submit(
             run_repeats.judge_again, run.step, question, previous[name], rejudge

@@ -44,7 +44,8 @@ class RetrievalHealth:
     """One arm's retrieval over one unit (summed over sessions of a resumed run)."""
 
     queries: int = 0
-    """Retrievals attempted (a failed one retried on resume counts twice)."""
+    """Retrievals behind the results that stand (a query redone on resume replaces the
+    earlier one: `retracted`)."""
     failed: int = 0
     """Retrievals that raised (ingestion failures are not counted here)."""
     timed_out: int = 0
@@ -106,6 +107,7 @@ class RetrievalHealth:
         items = dict(self.items)
         for count, n in other.items.items():
             items[count] = items.get(count, 0) + n
+        items = {count: n for count, n in items.items() if n}  # a retracted query leaves none
         return RetrievalHealth(
             self.queries + other.queries, self.failed + other.failed,
             self.timed_out + other.timed_out, self.empty + other.empty, items,
@@ -155,6 +157,23 @@ def from_json(data: Any) -> RetrievalHealth | None:
 def query_result(items: int, empty: bool) -> RetrievalHealth:
     """One successful query returning `items` items (`empty`: no item and no text)."""
     return RetrievalHealth(queries=1, empty=int(empty), items={items: 1})
+
+
+def retracted(query: dict[str, int]) -> RetrievalHealth:
+    """The negative of one query a record holds (`ArmResult.retrieval`), to take it back.
+
+    A result redone on resume (a failed retrieval retried) replaces the earlier query, so
+    the run's health counts the queries behind the results that stand, and a resumed run
+    that completes its retries is healthy again.
+    """
+    items = query.get("items")
+    return RetrievalHealth(
+        queries=-1,
+        failed=-query.get("failed", 0),
+        timed_out=-query.get("timed_out", 0),
+        empty=-query.get("empty", 0),
+        items={items: -1} if isinstance(items, int) and "failed" not in query else {},
+    )
 
 
 def query_failure(error: str) -> RetrievalHealth:
