@@ -13,6 +13,7 @@ import copy
 import hashlib
 from typing import Any, Self
 
+from bench.providers.base import ChatProvider
 from bench.records import Judgement
 from bench.scoring.judge_runs import run_version
 from bench.scoring.official.registry import JudgeFile
@@ -27,11 +28,25 @@ class OfficialBase:
     """Run handling and judgement stamping for an official judge (attributes set by subclasses)."""
 
     attempts = 1
+    kind: str
     judge_id: str
     model: str
     prompt_hash: str
     version: str
     run: int = 1
+
+    def bind(
+        self, judge_id: str, chat: ChatProvider, files: tuple[JudgeFile, ...], endpoint: str
+    ) -> None:
+        """Set what every official judge records: its id, chat, files' hash, source, endpoint."""
+        self.judge_id = judge_id
+        self.chat = chat
+        self.model = chat.model
+        self.prompt_hash = combined_hash(files)
+        self.prompt_source = files[0].url
+        self.endpoint = endpoint
+        self.run = 1
+        self.version = f"{self.kind}@{self.prompt_hash[:12]}"
 
     def with_run(self, judge_id: str, run: int) -> Self:
         """The same judge as run `run` (its own cache key) stored under `judge_id`."""

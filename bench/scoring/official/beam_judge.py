@@ -31,7 +31,7 @@ from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
 from bench.scoring.beam import judge_question
-from bench.scoring.official.base import OfficialBase, combined_hash
+from bench.scoring.official.base import OfficialBase
 from bench.scoring.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
 from bench.scoring.official.registry import JudgeFile
 from bench.scoring.official.verdicts import beam_item_score, beam_same_event
@@ -113,15 +113,8 @@ class BeamOfficialJudge(OfficialBase):
         templates: BeamTemplates,
         endpoint: str = "",
     ) -> None:
-        self.judge_id = judge_id
-        self.chat = chat
-        self.model: str = chat.model
+        self.bind(judge_id, chat, files, endpoint)
         self.templates = templates
-        self.prompt_hash = combined_hash(files)
-        self.prompt_source = files[0].url
-        self.endpoint = endpoint
-        self.run = 1
-        self.version = f"{KIND}@{self.prompt_hash[:12]}"
         self.options = CallOptions()
 
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:

@@ -22,7 +22,7 @@ from bench.loaders.locomo_plus import RELATION_TYPES
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import repeat_version
 from bench.records import ERROR, OK, SKIPPED, Judgement
-from bench.scoring.official.base import OfficialBase, combined_hash
+from bench.scoring.official.base import OfficialBase
 from bench.scoring.official.plus_templates import COGNITIVE, PlusTemplates
 from bench.scoring.official.registry import JudgeFile
 from bench.scoring.official.verdicts import plus_label
@@ -66,14 +66,8 @@ class PlusOfficialJudge(OfficialBase):
         templates: PlusTemplates,
         endpoint: str = "",
     ) -> None:
-        self.judge_id = judge_id
-        self.chat = chat
-        self.model: str = chat.model
+        self.bind(judge_id, chat, files, endpoint)
         self.templates = templates
-        self.prompt_hash = combined_hash(files)
-        self.prompt_source = files[0].url
-        self.endpoint = endpoint
-        self.version = f"{KIND}@{self.prompt_hash[:12]}"
         self.options = CallOptions(max_tokens=MAX_TOKENS)
 
     def messages(self, question: Question, answer: str) -> list[Message]:
