@@ -119,9 +119,11 @@ def test_two_arms_send_each_extraction_once_and_write_a_serial_runs_records(tmp_
 
 
 _INTERRUPTED_INGEST = """
-import sys, time
+import sys, threading, time
 from bench.run.ingest import ingest_arms
 from bench.types import Conversation
+
+said = threading.Lock()  # two threads' lines must not interleave
 
 class Slow:
     def __init__(self, name):
@@ -131,7 +133,9 @@ class Slow:
             while True:  # one exchange after another, as an extracting arm does
                 time.sleep(0.01)
         except KeyboardInterrupt:
-            print("aborted", self.name, flush=True)
+            with said:
+                sys.stdout.write(f"aborted {self.name}\\n")
+                sys.stdout.flush()
             raise
 
 arms = {n: Slow(n) for n in ("a", "b")}
