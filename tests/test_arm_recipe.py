@@ -110,6 +110,7 @@ def test_the_recipe_is_a_plugin_and_edits_no_armbench_file() -> None:
     assert not [h for h in heads if h.startswith(("# file: bench/", "# file: conf/"))]
 
 
+@pytest.mark.slow
 def test_the_new_arm_answers_every_question_in_the_copy(copy: Path) -> None:
     code = "import armbench_keyword as m; print(m.__file__)"
     where = _run(copy, [sys.executable, "-c", code])

@@ -189,6 +189,7 @@ def test_a_second_run_on_a_locked_out_names_the_holder(base_run: Path, tmp_path:
     assert {p.name: p.read_bytes() for p in run.glob("questions/*.json")} == before
 
 
+@pytest.mark.slow
 def test_a_finished_run_in_a_read_only_folder_resumes_and_writes_nothing(sandbox: Path) -> None:
     run = sandbox / "run"  # made in place: a copy elsewhere would change `out` in run.json
     assert run_cli(*SMOKE_RUN, f"out={run}").returncode == 0

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.e2e_support import run_cli
 from tests.fault_server import FaultServer
 
@@ -28,6 +30,7 @@ def tiny_model(messages: list[dict[str, Any]]) -> str:
     return f"{last}<|im_end|>\n<|im_start|>user"
 
 
+@pytest.mark.slow
 def test_tiny_self_judge_is_flagged_first(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer(chat_fn=tiny_model) as server:

@@ -94,6 +94,7 @@ def test_clean_run_is_complete_and_judged(clean_run):
     assert meta["accounting"]["total"]["http_requests"] == requests
 
 
+@pytest.mark.slow
 def test_keys_never_reach_records_run_json_or_logs(clean_run):
     out, _ = clean_run
     for path in out.rglob("*"):

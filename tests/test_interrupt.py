@@ -34,6 +34,7 @@ def _overrides(base_url: str, out: Path) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_ends_the_run_within_seconds_with_the_end_line(
     signum: int, tmp_path: Path

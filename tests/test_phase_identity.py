@@ -22,6 +22,7 @@ def run(out: Path, *extra: str):  # noqa: ANN201 - a CompletedProcess
     return run_cli(*BASE, f"out={out}", *extra)
 
 
+@pytest.mark.slow
 def test_evaluate_chooses_answer_settings_predict_did_not_read(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run(out, "phase=predict").returncode == 0

@@ -107,6 +107,7 @@ def _evidence(cue: str, speakers: tuple[str, str]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_prompts_match_upstreams_code(tmp_path: Path) -> None:
     questions, raw, speakers = _items()
     picked = questions[:12] + questions[-3:]

@@ -300,6 +300,7 @@ def test_export_reimports_to_the_same_records(imported: Path, tmp_path: Path) ->
     assert key(again) == key(imported)
 
 
+@pytest.mark.slow
 @needs_data
 def test_merge_puts_the_import_beside_the_runs_arms(imported: Path, tmp_path: Path) -> None:
     out = tmp_path / "merged"

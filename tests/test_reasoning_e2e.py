@@ -18,6 +18,7 @@ from tests.fault_server import FaultServer
 THOUGHT = 40
 
 
+@pytest.mark.slow
 def test_a_run_with_a_reasoning_judge_has_a_verdict_for_every_answer(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer() as server:

@@ -282,6 +282,7 @@ def test_dry_run_counts_every_draw(tmp_path: Path) -> None:
         assert rows[1][role]["requests"] == 3 * rows[0][role]["requests"] > 0
 
 
+@pytest.mark.slow
 def test_deterministic_offline_run_says_repeats_skipped(tmp_path: Path) -> None:
     out = tmp_path / "offline"
     proc = run_cli("dataset=smoke", f"out={out}", "progress=false", "repeats=3",

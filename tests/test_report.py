@@ -74,6 +74,7 @@ def test_report_numbers_come_from_the_summary(offline_report: tuple[Path, str]) 
     assert f"({rate.k}/{rate.n})" in text
 
 
+@pytest.mark.slow
 def test_summary_md_written_only_when_absent(offline_report: tuple[Path, str]) -> None:
     run_dir, _ = offline_report
     summary_md = run_dir / "SUMMARY.md"
@@ -83,6 +84,7 @@ def test_summary_md_written_only_when_absent(offline_report: tuple[Path, str]) -
     assert summary_md.read_text(encoding="utf-8") == "kept\n"
 
 
+@pytest.mark.slow
 def test_report_does_not_touch_the_records(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path)
     before = {p: p.read_bytes() for p in (run_dir / "questions").iterdir()}

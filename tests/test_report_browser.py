@@ -70,6 +70,7 @@ def test_console_errors_are_detected(tmp_path: Path) -> None:
     assert _CONSOLE_ERROR.search(log), log[-2000:]
 
 
+@pytest.mark.slow
 def test_report_renders_offline_without_console_errors(run_dir: Path, tmp_path: Path) -> None:
     page = run_dir / "report.html"
     assert not _REMOTE.search(page.read_text(encoding="utf-8"))
@@ -112,6 +113,7 @@ def test_report_exports_a_png_per_chart(run_dir: Path, tmp_path: Path) -> None:
         assert png.stat().st_size > 1.5 * blank[0].stat().st_size, name
 
 
+@pytest.mark.slow
 def test_a_session_left_unused_closes_its_browser(tmp_path: Path) -> None:
     """An error while the report is built leaves the block at once, with no PNG written."""
     with pytest.raises(ValueError, match="build failed"), PngSession():

@@ -125,6 +125,7 @@ def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: in
     assert health[0] and health[1] == health[0]  # the workers' health reaches run.json
 
 
+@pytest.mark.slow
 def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "sharded"
     procs = [

@@ -50,6 +50,7 @@ def run_json(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "run.json").read_text())  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()
@@ -98,6 +99,7 @@ def test_schema_mode_needs_a_server_that_honours_it(tmp_path: Path) -> None:
     assert "provider.extractor.json_schema=true" in proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_prose_verdicts_become_unparseable_and_are_not_asked_again(tmp_path: Path) -> None:
     extra = (
         "arms=[raw]",
@@ -143,6 +145,7 @@ def test_schema_constrained_verdicts_parse(tmp_path: Path) -> None:
         assert record["arms"]["raw"]["judgements"]["llm"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_answers_are_capped_stopped_and_flagged(tmp_path: Path) -> None:
     def ramble(messages: list[dict[str, Any]]) -> str:
         question = str(messages[-1]["content"])

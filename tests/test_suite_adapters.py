@@ -95,6 +95,7 @@ def test_unknown_adapter_is_a_did_you_mean() -> None:
         load_suites("beri", BEIR, "test")
 
 
+@pytest.mark.slow
 def test_beir_mini_runs_with_every_default_arm(tmp_path: Path) -> None:
     out = tmp_path / "beir"
     proc = run_cli(

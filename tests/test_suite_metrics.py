@@ -120,6 +120,7 @@ def test_rerun_reuses_the_stores_and_gives_the_same_ranking(suite_run: Path) -> 
     assert (suite_run / "runs" / "rag.trec").read_text() == before
 
 
+@pytest.mark.slow
 def test_sweep_gives_each_job_a_directory_and_shares_one_ingestion(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     proc = run_cli(

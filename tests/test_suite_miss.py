@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.scoring.miss import (
     classify_miss,
     miss_counts,
@@ -113,6 +115,7 @@ def test_screen_reports_session_recall_at_least_turn_recall(tmp_path: Path) -> N
     assert all(r["session_recall"] >= r["evidence_recall"] for r in rows)
 
 
+@pytest.mark.slow
 def test_raw_miss_survives_predict_then_evaluate(tmp_path: Path) -> None:
     from tests.e2e_support import strip_timings
 

@@ -68,6 +68,7 @@ def _run(suites: Path, out: Path, *overrides: str) -> dict:  # type: ignore[type
     return report
 
 
+@pytest.mark.slow
 def test_niah_1k_and_10k_run_with_every_default_arm(tmp_path: Path) -> None:
     suites = tmp_path / "suites"
     write_niah(suites, [1_000, 10_000], 0, default_source())

@@ -9,6 +9,7 @@ import pytest
 from tests.e2e_support import load_records, run_cli
 
 
+@pytest.mark.slow
 def test_run_multirun_jobs_get_their_own_directories(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     proc = run_cli(

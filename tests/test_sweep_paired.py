@@ -33,6 +33,7 @@ def _statsmodels_p(a: dict[str, bool], b: dict[str, bool]) -> float:
     return float(mcnemar(table, exact=True).pvalue)
 
 
+@pytest.mark.slow
 def test_run_sweep_pairs_every_job_with_the_first_on_question_id(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     proc = run_cli("-m", *SMOKE_SWEEP, f"out={out}")
@@ -60,6 +61,7 @@ def test_run_sweep_pairs_every_job_with_the_first_on_question_id(tmp_path: Path)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --baseline nope: no such job")
 
 
+@pytest.mark.slow
 def test_screen_sweep_pairs_evidence_reached(tmp_path: Path) -> None:
     out = tmp_path / "screens"
     proc = run_cli("-m", *SMOKE_SWEEP, f"out={out}", module="bench.screen")

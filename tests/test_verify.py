@@ -97,6 +97,7 @@ def test_missing_manifest_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFix
     assert len(err) == 1 and err[0].startswith("error: ") and "--write" in err[0]
 
 
+@pytest.mark.slow
 def test_every_run_writes_a_manifest(tmp_path: Path) -> None:
     """`bench.run` finishes by writing MANIFEST.json, which then verifies."""
     out = tmp_path / "run"
@@ -139,6 +140,7 @@ def test_signed_manifest(run_copy: Path, tmp_path: Path) -> None:
     assert "changed MANIFEST.sig (bad signature)" in verdict.problems
 
 
+@pytest.mark.slow
 def test_follow_up_commands_keep_a_run_verifiable(tmp_path: Path) -> None:
     """`bench.summarise --write`, `bench.screen` and `bench.report` into a finished run
     leave it verifiable; a changed record still fails it (docs/audit.md)."""
