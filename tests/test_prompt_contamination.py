@@ -93,5 +93,6 @@ def test_injected_locomo_gold_fails() -> None:
 
 def test_a_year_inside_a_model_name_is_not_a_date() -> None:
     index = data_index()
-    assert not overlaps('model "gpt-4o-2024-08-06"', index)
-    assert "R2 year 2024" in overlaps("by 2024-08-06 or in 2024", index)
+    year = min(index.years)  # a year the data holds (the fixtures always give one)
+    assert not overlaps(f'model "gpt-4o-{year}-08-06"', index)
+    assert f"R2 year {year}" in overlaps(f"by {year}-08-06 or in {year}", index)
