@@ -300,14 +300,16 @@ class _Shape(Generic[_T]):
     def __init__(self, kind: type[_T]) -> None:
         """The shape of dataclass `kind`, read from its fields."""
         self.cls = kind
-        self.names = frozenset(f.name for f in fields(kind))  # type: ignore[arg-type]
+        self.names = tuple(f.name for f in fields(kind))  # type: ignore[arg-type]
 
     def build(self, data: dict[str, Any]) -> _T:
-        """`cls(**data)` over the keys `cls` has (unknown keys dropped)."""
-        names = self.names
-        if names.issuperset(data):  # the usual case: a record this version wrote
-            return self.cls(**data)
-        return self.cls(**{k: v for k, v in data.items() if k in names})
+        """`cls(**data)` over the keys `cls` has (unknown keys dropped).
+
+        The keywords are the class's own field-name strings, not the parser's copies: a
+        keyword that *is* a parameter's name matches by identity, while a copy is compared
+        character by character with every parameter (the summariser's reading, issue 28).
+        """
+        return self.cls(**{name: data[name] for name in self.names if name in data})
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)

@@ -18,8 +18,8 @@ import openai
 import pytest
 
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, ProviderConfig
-from bench.providers.accounting import proxy_notes
 from bench.providers.factory import build_providers
+from bench.providers.roles import proxy_notes
 from tests.e2e_support import ROOT, last_line, run_cli
 from tests.fault_replies import echo_chat_fn
 from tests.fault_server import FaultServer

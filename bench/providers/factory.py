@@ -25,12 +25,13 @@ from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfi
 from bench.errors import ConfigError
 from bench.names import unknown
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
-from bench.providers.accounting import PROXY, Accountant
+from bench.providers.accounting import Accountant
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
 from bench.providers.retry import RetryPolicy
+from bench.providers.roles import PROXY
 from bench.providers.secrets import read_api_key
 from bench.types import ChatResult
 

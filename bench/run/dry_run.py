@@ -41,9 +41,9 @@ from bench.config import EmbedderConfig, EndpointConfig, RunConfig
 from bench.errors import ConfigError
 from bench.files import write_json_atomic
 from bench.paths import contained
-from bench.providers.accounting import phase_of
 from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
 from bench.providers.cache import ResponseCache
+from bench.providers.roles import phase_of
 from bench.tokens import TokenCounter
 from bench.types import ChatResult, Usage
 

@@ -214,7 +214,12 @@ def beam_json(offline: Table, judged: dict[str, Table]) -> dict[str, Any]:
 def beam_section(
     records: list[QuestionRecord], arms: list[str]
 ) -> tuple[list[str], dict[str, Any]]:
-    """Markdown lines and JSON of the BEAM section; empty when the run has no BEAM scores."""
+    """Markdown lines and JSON of the BEAM section; empty when the run has no BEAM scores.
+
+    Only BEAM questions carry a rubric, so a run without one is not walked result by result.
+    """
+    if all(record.rubric is None for record in records):
+        return [], {}
     offline, judged = beam_tables(records, arms)
     if not any(offline.values()) and not judged:
         return [], {}

@@ -15,7 +15,6 @@ so each shows the same marks:
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +96,8 @@ class RunFlags:
         """The headline as an HTML banner list (report, explorer); `` when nothing is flagged."""
         if not self:
             return ""
+        import html  # pages only: the text summary needs no escaping
+
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.headline())
         return f'<div class="banner"><ul class="flags">{items}</ul></div>'
 

@@ -90,8 +90,10 @@ def agreements(records: Iterable[QuestionRecord]) -> dict[str, dict[str, Agreeme
         if _abstention_item(record) or record.gold is None:
             continue
         for arm, res in record.arms.items():
+            if not res.judgements or res.status != OK:
+                continue
             f1 = res.scores.get("f1")
-            if res.status != OK or not isinstance(f1, int | float) or isinstance(f1, bool):
+            if not isinstance(f1, int | float) or isinstance(f1, bool):
                 continue
             for judge_id, verdict in res.judgements.items():
                 if verdict.status != OK or verdict.verdict is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.providers.accounting import proxy_notes
+from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
 from bench.summarise.flags import extraction_notes
 from bench.summarise.model import SMALL_N, Summary
