@@ -56,7 +56,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _group_name(s: Summary, key: str) -> str:
+def group_name(s: Summary, key: str) -> str:
     """Integer (or type), label and question count, e.g. `1 multi-hop (n=282)`."""
     label = s.group_labels[key]
     name = f"{key} {label}" if key.isdigit() else label
@@ -87,7 +87,7 @@ def _latency_table(s: Summary) -> str:
 def _group_table(s: Summary) -> str:
     rows = []
     for key in s.group_labels:
-        cells = [_group_name(s, key)]
+        cells = [group_name(s, key)]
         for arm in s.arms.values():
             g = arm.groups[key]
             cells.append(f"{_pct(g.accuracy.value)} (n={g.accuracy.n}) F1 {_num(g.f1, 3)}")
@@ -119,7 +119,7 @@ def _stale_table(s: Summary) -> str | None:
 def _miss_table(s: Summary) -> str | None:
     """Retrieval miss = no evidence turn retrieved; reader miss = evidence retrieved."""
     rows = [
-        [arm, _group_name(s, key), str(cell["retrieval"]), str(cell["reader"])]
+        [arm, group_name(s, key), str(cell["retrieval"]), str(cell["reader"])]
         for arm, by_group in s.misses.items()
         for key in s.group_labels
         if (cell := by_group.get(key))
@@ -157,7 +157,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
         for key, test in widest.groups.items():
-            lines.append([*ident, _group_name(s, key), *_test_cells(test)])
+            lines.append([*ident, group_name(s, key), *_test_cells(test)])
     return _table(header, lines)
 
 
