@@ -147,9 +147,14 @@ def pairs_figure(summary: Summary) -> go.Figure | None:
         title="Paired discordance (exact McNemar p; Holm-adjusted)" + summary.flags.judge_mark(),
         xaxis_title="questions",
         yaxis={"autorange": "reversed", "automargin": True},
-        **{**LAYOUT, "legend": LEGEND, "height": pairs_height(len(rows))},
+        # the legend sits a share of a tall plot above it: a taller top margin keeps it
+        # off the title
+        **{**LAYOUT, "legend": LEGEND, "height": pairs_height(len(rows)), "margin": _TALL_TOP},
     )
     return fig
+
+
+_TALL_TOP = {**LAYOUT["margin"], "t": 100}
 
 
 def pairs_height(rows: int) -> int:
@@ -250,13 +255,26 @@ def accuracy_scatter(
 
 
 def latency_figure(summary: Summary) -> go.Figure | None:
-    """Answering latency percentiles (ms) per arm."""
+    """Answering latency percentiles (ms) per arm, then retrieval's p50 and p90 when recorded.
+
+    Retrieval is each result's `retrieve_ms`: the arm's own retrieve call, which for a
+    live arm is the service's search round trip.
+    """
     keys = list(dict.fromkeys(k for arm in summary.arms.values() for k in arm.latency_ms))
     if not keys:
         return None
     arms = list(summary.arms)
-    fig = go.Figure(
-        [go.Bar(name=k, x=arms, y=[summary.arms[a].latency_ms.get(k) for a in arms]) for k in keys]
+    stats = summary.arms
+    bars = [go.Bar(name=k, x=arms, y=[stats[a].latency_ms.get(k) for a in arms]) for k in keys]
+    if any(stats[a].retrieve_ms for a in arms):
+        bars += [
+            go.Bar(name=f"retrieval {k}", x=arms, y=[stats[a].retrieve_ms.get(k) for a in arms])
+            for k in ("p50", "p90")
+        ]
+    fig = go.Figure(bars)
+    fig.update_layout(
+        title="Latency per arm: answering, and retrieval (retrieve_ms)",
+        yaxis_title="ms",
+        **arm_layout(arms),
     )
-    fig.update_layout(title="Answering latency per arm", yaxis_title="ms", **arm_layout(arms))
     return fig

@@ -39,15 +39,11 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _p(value: float | None) -> str:
-    if value is None:
-        return _DASH
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+    return _DASH if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
 def _rate(rate: Rate | None) -> str:
-    if rate is None or rate.n == 0:
-        return _DASH
-    return f"{_pct(rate.value)} ({rate.k}/{rate.n})"
+    return _DASH if rate is None or rate.n == 0 else f"{_pct(rate.value)} ({rate.k}/{rate.n})"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -81,6 +77,8 @@ def _arm_table(s: Summary) -> str:
 def _latency_table(s: Summary) -> str:
     keys = ["p50", "p75", "p90", "p99", "mean"]
     rows = [[a.name] + [_num(a.latency_ms.get(k)) for k in keys] for a in s.arms.values()]
+    rows += [[f"{a.name}: retrieval"] + [_num(a.retrieve_ms.get(k)) for k in keys]
+             for a in s.arms.values() if a.retrieve_ms]  # fmt: skip
     return _table(["arm (latency ms)", *keys], rows)
 
 
@@ -307,6 +305,8 @@ def _arm_json(a: ArmStats) -> dict[str, Any]:
     out["errors"] = a.excluded["all"].get("error", 0)
     out["context_tokens_mean"] = a.context_tokens_mean
     out["latency_ms"] = dict(a.latency_ms)
+    if a.retrieve_ms:
+        out["retrieve_ms"] = dict(a.retrieve_ms)
     out["by_category"] = {k: _group_json(g) for k, g in a.groups.items()}
     out["abstention_rate_answerable"] = _rate_json(a.abstention_answerable)
     out["adversarial"] = None
