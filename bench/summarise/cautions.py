@@ -51,12 +51,16 @@ CAUTIONS: dict[str, str] = {
 
 
 def dataset_loader(meta: RunMeta | None, dataset: str) -> str:
-    """The run's dataset loader (`config.dataset.loader`), else guessed from its name."""
+    """The run's dataset loader (`config.dataset.loader`), else guessed from its name.
+
+    The guess is the longest loader name the dataset's name holds (`smoke_longmemeval`
+    -> `longmemeval`, `locomo_plus` before `locomo`); "" when it holds none.
+    """
     loader = meta.config_value("dataset", "loader") if meta is not None else None
     if isinstance(loader, str) and loader:
         return loader
     name = dataset.lower()
-    return next((k for k in sorted(CAUTIONS, key=len, reverse=True) if name.startswith(k)), "")
+    return next((k for k in sorted(CAUTIONS, key=len, reverse=True) if k in name), "")
 
 
 def offline_caution(meta: RunMeta | None, dataset: str, locomo_style: bool) -> str:
