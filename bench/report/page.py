@@ -21,11 +21,10 @@ import plotly.graph_objects as go
 
 from bench import summarise
 from bench.errors import BenchError
-from bench.records import OK
 from bench.report import figures as charts
 from bench.report.errata import errata_html
 from bench.report.explorer import write_explorer
-from bench.report.frame import load_run
+from bench.report.frame import context_tokens_by_arm, load_run
 from bench.report.png import CHARTS_DIR, PngSession
 from bench.report.tables import (
     abstention_table,
@@ -60,7 +59,7 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
 def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]]:
     """The report's HTML and its charts by name."""
     summary = summarise.summarise_run(run_dir, labels=labels)
-    tokens = _context_tokens(run_dir, labels)
+    tokens = context_tokens_by_arm(load_run(run_dir, labels=labels))
     figures = [
         ("accuracy", charts.accuracy_figure(summary)),
         ("categories", charts.category_figure(summary)),
@@ -111,16 +110,6 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
             else:
                 print(f"wrote {len(pngs)} chart PNGs to {run_dir / CHARTS_DIR}", file=sys.stderr)
     return path
-
-
-def _context_tokens(run_dir: Path, labels: str) -> dict[str, list[int]]:
-    """Context tokens of every `ok` answer, per arm."""
-    df = load_run(run_dir, labels=labels)
-    ok = df[(df["status"] == OK) & df["context_tokens"].notna()]
-    return {
-        str(arm): [int(v) for v in group["context_tokens"]]
-        for arm, group in ok.groupby("arm", sort=False)
-    }
 
 
 def offline_banner(summary: Summary) -> str:
