@@ -159,7 +159,7 @@ _TALL_TOP = {**LAYOUT["margin"], "t": 100}
 
 def pairs_height(rows: int) -> int:
     """Figure height for `rows` pairs: two bars of ~14 px each, plus title and legend."""
-    return max(LAYOUT["height"], 140 + 36 * rows)
+    return max(int(LAYOUT["height"]), 140 + 36 * rows)
 
 
 def tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure | None:
