@@ -78,21 +78,9 @@ def update_memory_arguments(messages: list[dict[str, Any]]) -> dict[str, Any]:
     exchange = _exchange_from_text(user.partition("New exchange:\n")[2])
     if exchange is None:
         return {"items": []}
-    from arms.neuromorphic.extract_rules import RuleExtractor
+    from arms.neuromorphic.dry_extract import rule_arguments
 
-    facts = RuleExtractor().extract(exchange, []).facts
-    items = [
-        {
-            "entity_name": f.entity_name,
-            "fact_content": f.fact_content,
-            "memory_type": f.memory_type.label,
-            "overrides_entity": f.overrides_entity,
-            "related_entities": list(f.related_entities),
-            "valid_at": f.valid_date,
-        }
-        for f in facts
-    ]
-    return {"items": items}
+    return rule_arguments(exchange)
 
 
 _HEADER = re.compile(r"^\[Session (\d+) — (.+)\]$")

@@ -1,10 +1,11 @@
-"""`dry_run=true` through the fault server: no request, no record, estimate within 10%.
+"""`dry_run=true` through the fault server: no request, no record, exact request counts.
 
 The dry run is compared with a real run of the same smoke configuration against the
-same local server: its chat request count and prompt tokens must be within 10% of
-what the server answered and counted, its completion bound must cover what the server
-returned, its embedding requests are a floor (see `bench.run.dry_run`), and a second
-dry run over the finished run's cache must find most answers already cached.
+same local server: its request count and prompt tokens per role (answerer, extractor,
+embedder, judge) must equal what the server answered and what the run's tokenizer counts
+in the bodies the server received, its completion bound cover what the server
+returned, and a second dry run over the finished run's cache must find every answer
+already cached.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.tokens import TokenCounter
 from tests.e2e_support import ROOT, run_cli
 from tests.fault_server import FaultServer
 from tests.test_fault_e2e import ENV, smoke_overrides
@@ -44,11 +46,6 @@ def overrides(base_url: str, out: Path, *extra: str) -> list[str]:
     return [*kept, "provider.answerer.timeout_s=60", "provider.embedder.timeout_s=60", *extra]
 
 
-def within(estimated: int, actual: int, tolerance: float = 0.10) -> bool:
-    """True when `estimated` is within `tolerance` of `actual` (relative)."""
-    return abs(estimated - actual) <= tolerance * actual
-
-
 @pytest.fixture(scope="module")
 def server():
     with FaultServer() as srv:
@@ -56,10 +53,13 @@ def server():
 
 
 @pytest.mark.slow
-def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_path: Path):
+def test_dry_run_estimate_matches_what_the_server_saw(
+    server: FaultServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     out = tmp_path / "run"
     server.clear_log()
-    dry = run_cli(*overrides(server.base_url, out, "dry_run=true"), env=ENV)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the dry run needs no key
+    dry = run_cli(*overrides(server.base_url, out, "dry_run=true"))
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert server.requests == []  # not one call
     assert not (out / "questions").exists() and not (out / "run.json").exists()
@@ -76,24 +76,45 @@ def test_dry_run_estimate_matches_what_the_server_saw(server: FaultServer, tmp_p
     real = run_cli(*overrides(server.base_url, out), env=ENV)
     assert real.returncode == 0, real.stderr[-3000:]
     chat = server.chat_usage()
-    embed = server.embedding_usage()
+    sent = served_by_role(server)
+    # Every role's count equals what the stub answered: the answers are simulated by the
+    # offline answerer and the extractor's facts by the rule extractor, which is how this
+    # stub replies, so judge prompts and fact embeddings are the run's own.
+    assert {r: v["requests"] for r, v in rows.items()} == {r: n for r, (n, _) in sent.items()}
+    assert total["chat_requests"] == chat.requests
+    assert total["requests"] == chat.requests + server.embedding_usage().requests
+    # Prompt tokens: the run's tokenizer over the bodies the server received.
+    assert {r: v["prompt"] for r, v in rows.items()} == {r: t for r, (_, t) in sent.items()}
     est_chat = [r for role, r in rows.items() if role != "embedder"]
-    assert within(sum(r["requests"] for r in est_chat), chat.requests)
-    assert within(total["chat_requests"], chat.requests)
-    assert within(sum(r["prompt"] for r in est_chat), chat.prompt_tokens)
     assert sum(r["completion"] for r in est_chat) >= chat.completion_tokens
-    # Embeddings of extracted memories depend on the extractor's replies, which a dry
-    # run does not have: turns and queries are counted, so the estimate is a floor.
-    assert 0 < rows["embedder"]["requests"] <= embed.requests
 
     again = run_cli(*overrides(server.base_url, out, "dry_run=true"), env=ENV)
     assert again.returncode == 0, again.stderr[-3000:]
-    chat_after = estimate(again.stdout)
-    after, before = chat_after["answerer"], rows["answerer"]
-    # Answers over extractor-built memories (placeholders here) differ from the live ones;
-    # the rest are found in the cache, and nothing is counted twice.
-    assert after["cached"] > before["requests"] // 2
-    assert after["cached"] + after["requests"] == before["requests"]
+    after, before = estimate(again.stdout)["answerer"], rows["answerer"]
+    # The finished run's cache answers every answer request the dry run would make.
+    assert (after["cached"], after["requests"]) == (before["requests"], 0)
+
+
+def served_by_role(server: FaultServer) -> dict[str, tuple[int, int]]:
+    """Requests the stub answered and their prompt tokens (the run's tokenizer on every
+    message's content, or every input text), by the dry run's role names."""
+    counts: dict[str, tuple[int, int]] = {}
+    tokens = TokenCounter()
+    for r in server.requests:
+        body = r.body or {}
+        if r.fault:
+            continue
+        if "embeddings" in r.path:
+            role, texts = "embedder", list(body["input"])
+        else:
+            texts = [str(m.get("content") or "") for m in body["messages"]]
+            if "update_memory" in r.tools or r.schema not in (None, "verdict"):
+                role = "extractor"
+            else:
+                role = "judge:llm" if r.schema == "verdict" else "answerer"
+        n, t = counts.get(role, (0, 0))
+        counts[role] = (n + 1, t + sum(tokens.count(x) for x in texts))
+    return counts
 
 
 def test_offline_dry_run_says_there_is_nothing_to_send(tmp_path: Path):
@@ -129,7 +150,7 @@ def test_dry_run_needs_no_key_loads_no_model_and_names_unknown_prices(tmp_path: 
 
 
 def test_offline_vectors_fit_any_dimension() -> None:
-    from bench.run.dry_run import fit_dim
+    from bench.run.dry_recorders import fit_dim
 
     rows = np.array([[0.6, 0.8, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)
     wide = fit_dim(rows, 5)

@@ -104,3 +104,19 @@ def test_adversarial_answer_is_the_trap_not_the_gold() -> None:
     rec.category, rec.gold, rec.adversarial_answer = 5, None, "blue"
     row = explorer.explorer_data([rec], {})["rows"][0]
     assert row[1] == "adversarial" and row[3] is None and row[7] == "blue"
+
+
+def test_longmemeval_evidence_text_is_read_with_its_own_loader() -> None:
+    """A LongMemEval run's explorer shows the has_answer turns' text (LoCoMo's loader
+    cannot read that file, so the evidence used to be bare ids)."""
+    path = SMOKE.with_name("smoke_longmemeval.json")
+    meta = RunMeta(dataset=DatasetMeta(name="smoke_longmemeval", path=str(path)))
+    turns = explorer.evidence_turns(meta)
+    assert turns["smoke_ssu_1"]["answer_ssu_1:1"].startswith("user: ")
+    by_config = RunMeta(
+        dataset=DatasetMeta(name="mine", path=str(path)),
+        config={"dataset": {"loader": "longmemeval"}},
+    )
+    assert explorer.evidence_turns(by_config) == turns
+    as_locomo = RunMeta(dataset=DatasetMeta(name="locomo", path=str(path)))
+    assert explorer.evidence_turns(as_locomo) == {}

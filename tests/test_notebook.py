@@ -66,6 +66,15 @@ def test_notebook_runs_on_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     stdout = _streams(nb, "stdout")
     assert f"run: {run_dir}" in stdout
     assert "McNemar p matches the summariser" in stdout
+    assert "figures drawn: accuracy, categories, pairs, tokens, efficiency, latency" in stdout
+    plots = [
+        out["data"]["application/vnd.plotly.v1+json"]
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if "application/vnd.plotly.v1+json" in out.get("data", {})
+    ]
+    assert len(plots) == 6 and plots[0]["layout"]["yaxis"]["range"][0] == 0  # axes from 0
     assert _streams(nb, "stderr") == ""  # no warnings (deprecations included)
     assert snapshot(run_dir) == before  # reading never mutates the run
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.scoring.reach import gold_token_recall
-from bench.summarise.reach import OFFLINE_CAUTION, evidence_recall, reach_rows
+from bench.summarise.cautions import OFFLINE_CAUTION
+from bench.summarise.reach import evidence_recall, reach_rows
 from bench.summarise.render import render_text
 from bench.summarise.summary import summarise_run
 

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from bench import summarise
+from bench.report import figures
 from bench.report import page as report
 from bench.report.png import chart_page
 from bench.report.tables import p_text
 from bench.summarise import render
+from bench.summarise.model import Summary
 from bench.summarise.stats import mcnemar_exact_p
 from tests.test_frame import ARMS, make_run
 
@@ -125,15 +127,57 @@ def test_context_tokens_on_a_log_axis(offline_report: tuple[Path, str]) -> None:
     assert '"type":"log"' in _figure(text, "fig-tokens")
 
 
-def test_accuracy_axes_fit_the_intervals(offline_report: tuple[Path, str]) -> None:
-    run_dir, _ = offline_report
+def test_accuracy_axes_start_at_zero_and_fit_the_intervals(
+    offline_report: tuple[Path, str],
+) -> None:
+    run_dir, text = offline_report
     summary = summarise.summarise_run(run_dir)
     rates = [a.accuracy[s] for a in summary.arms.values() for s in ("scored", "all")]
-    lo, hi = report._rate_range(rates)
+    lo, hi = figures.rate_range(rates)
     ends = [100 * e for r in rates if r.ci for e in r.ci]
-    assert lo <= min(ends) and hi >= max(ends)
-    assert (lo, hi) != (0.0, 100.0) and lo >= 0 and hi <= 100
-    assert report._rate_range([]) == [0.0, 100.0]
+    assert lo == 0.0 and min(ends) > 0  # from 0, not from near the lowest interval
+    assert max(ends) < hi < 100  # the top still fits the intervals, padded
+    assert figures.rate_range([]) == [0.0, 100.0]
+    for div in ("fig-accuracy", "fig-categories", "fig-efficiency", "fig-speed"):
+        assert '"range":[0.0,' in _figure(text, div), div
+    for fig in (figures.accuracy_figure(summary), figures.category_figure(summary)):
+        assert fig.layout.yaxis.range[0] == 0
+    assert '"error_y":{"array"' in _figure(text, "fig-accuracy")  # intervals drawn
+
+
+def test_pairs_are_horizontal_rows_for_any_number_of_arms(offline_report: tuple[Path, str]):
+    """Discordance labels stand one under another, and the figure grows with the pairs."""
+    run_dir, _ = offline_report
+    summary = summarise.summarise_run(run_dir)
+    fig = figures.pairs_figure(summary)
+    assert fig is not None and {t.orientation for t in fig.data} == {"h"}
+    rows = report_pair_count(summary)
+    assert list(fig.data[0].y)[0].startswith("raw vs rag") and len(fig.data[0].y) == rows
+    assert fig.layout.height == figures.pairs_height(rows) >= 36 * rows
+    assert figures.pairs_height(20) > figures.pairs_height(2)
+
+
+def report_pair_count(summary: Summary) -> int:
+    """Pairs the report draws: every arm pair on each shown set."""
+    n = len(summary.arms)
+    return n * (n - 1) // 2 * (2 if summary.locomo_style else 1)
+
+
+def test_reach_and_miss_tables_and_the_explorer_link(offline_report: tuple[Path, str]) -> None:
+    fixture_dir, fixture_text = offline_report
+    assert '<a href="explorer.html">explorer.html</a>' in fixture_text
+    assert (fixture_dir / "explorer.html").is_file()
+    run_dir = Path(__file__).resolve().parents[1] / "results" / "smoke-offline-v0.3.0"
+    text = report.build_report(run_dir)  # writes nothing
+    summary = summarise.summarise_run(run_dir)
+    assert "<h2>Reachability beside accuracy" in text and "gold-token recall" in text
+    row = next(r for r in summary.reach if r.gold_token_recall is not None)
+    assert f"<td>{100 * row.gold_token_recall:.1f}%</td>" in text
+    assert "<h2>Wrong answers: retrieval miss / reader miss</h2>" in text
+    arm, by_group = next(iter(summary.misses.items()))
+    retrieval = sum(c["retrieval"] for c in by_group.values())
+    reader = sum(c["reader"] for c in by_group.values())
+    assert f"<td>{retrieval} / {reader}</td></tr>" in text
 
 
 def test_pairs_show_holm_beside_raw_p(offline_report: tuple[Path, str]) -> None:
@@ -156,7 +200,7 @@ def test_zero_discordant_pairs_is_said_so(offline_report: tuple[Path, str]) -> N
 def test_efficiency_chart_has_one_point_per_arm(offline_report: tuple[Path, str]) -> None:
     run_dir, text = offline_report
     summary = summarise.summarise_run(run_dir)
-    fig = report._efficiency_figure(summary)
+    fig = figures.efficiency_figure(summary)
     assert fig is not None and [t.name for t in fig.data] == list(summary.arms)
     assert fig.layout.xaxis.type == "log"
     assert 'id="fig-efficiency"' in text
@@ -167,7 +211,7 @@ def test_speed_chart_puts_accuracy_against_median_latency(
 ) -> None:
     run_dir, text = offline_report
     summary = summarise.summarise_run(run_dir)
-    fig = report._speed_figure(summary)
+    fig = figures.speed_figure(summary)
     assert fig is not None and [t.name for t in fig.data] == list(summary.arms)
     for trace in fig.data:
         arm = summary.arms[trace.name]
@@ -177,15 +221,15 @@ def test_speed_chart_puts_accuracy_against_median_latency(
 
 
 def test_long_arm_names_get_angled_labels_and_room() -> None:
-    short = report._arm_layout(["raw", "rag"])
+    short = figures.arm_layout(["raw", "rag"])
     assert "xaxis" not in short
-    many = report._arm_layout([f"arm-with-a-long-name-{i}" for i in range(5)])
+    many = figures.arm_layout([f"arm-with-a-long-name-{i}" for i in range(5)])
     assert many["xaxis"]["tickangle"] == -30
     assert many["xaxis"]["automargin"] and many["height"] > short["height"]
 
 
 def test_log_axis_ticks_at_one_two_five() -> None:
-    axis = report._log_axis([800.0, 19_000.0])
+    axis = figures.log_axis([800.0, 19_000.0])
     assert axis["type"] == "log"
     assert axis["tickvals"] == [500, 1000, 2000, 5000, 10_000, 20_000]
     assert axis["ticktext"] == ["500", "1k", "2k", "5k", "10k", "20k"]

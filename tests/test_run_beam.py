@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER
+from bench.summarise.cautions import CAUTIONS, OFFLINE_CAUTION
 from tests.e2e_support import load_records, run_cli
 
 ARMS = ("raw", "rag", "neuromorphic", "tuned")
@@ -35,7 +35,7 @@ def test_smoke_beam_runs_every_default_arm_and_summarises(tmp_path: Path) -> Non
     assert summary["group_kind"] == "question_type"
     assert {c["label"] for c in summary["categories"].values()} >= {"abstention", "event_ordering"}
     notes = " ".join(summary["notes"])
-    assert OFFLINE_CAUTION_OTHER in notes and OFFLINE_CAUTION not in notes
+    assert CAUTIONS["beam"] in notes and OFFLINE_CAUTION not in notes
     # abstention questions are not counted as answerable
     assert summary["arms"]["raw"]["abstention_rate_answerable"]["n"] == 6
 

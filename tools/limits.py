@@ -19,7 +19,6 @@ ROOTS = ("bench", "arms")
 
 GRANDFATHERED: dict[str, int] = {
     "arms/neuromorphic/engine.py": 428,
-    "bench/report/page.py": 505,
     "bench/run/__main__.py:_hydra_main": 73,
     "bench/run/hydra_job.py:run_job_once": 55,
     "bench/run/pipeline.py:_run_in_process": 52,

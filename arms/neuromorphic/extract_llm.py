@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from arms.neuromorphic.dry_extract import is_dry_run, rule_arguments
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
@@ -168,6 +169,9 @@ class LLMExtractor:
             )
         except ProviderError as exc:
             return _failed(exc, "tools")
+        if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
+            call = {"name": TOOL_NAME, "arguments": rule_arguments(exchange)}
+            result = replace(result, text="", tool_calls=(call,))
         calls = [c for c in result.tool_calls if c.get("name") == TOOL_NAME]
         if not calls:
             ignored = not result.tool_calls and bool(result.text.strip())
@@ -194,6 +198,8 @@ class LLMExtractor:
             )
         except ProviderError as exc:
             return _failed(exc, "json_schema")
+        if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
+            result = replace(result, text=json.dumps(rule_arguments(exchange)))
         found, bad = parse_arguments(strip_end_tokens(result.text), exchange.dia_ids())
         if result.finish_reason == "length" and bad:
             cap = options.max_tokens

@@ -21,16 +21,22 @@ class ArmKind:
     """`module:Class` of the arm implementation, imported lazily."""
     config: str
     """`module:Class` of the arm's config dataclass."""
+    reads_context_budget: bool = True
+    """True when the arm reads `ArmServices.max_context_tokens` while retrieving (raw cuts
+    its transcript to it), so `answer.max_context_tokens` is part of its predict identity
+    (`bench.run.phases.predict_identity`); a plug-in is assumed to read it."""
 
 
 ARM_KINDS: dict[str, ArmKind] = {
     "raw": ArmKind("arms.raw:RawArm", "arms.raw:RawConfig"),
-    "rag": ArmKind("arms.rag:RagArm", "arms.rag:RagConfig"),
+    "rag": ArmKind("arms.rag:RagArm", "arms.rag:RagConfig", reads_context_budget=False),
     "neuromorphic": ArmKind(
-        "arms.neuromorphic.arm:NeuromorphicArm", "arms.neuromorphic.config:NeuromorphicConfig"
+        "arms.neuromorphic.arm:NeuromorphicArm",
+        "arms.neuromorphic.config:NeuromorphicConfig",
+        reads_context_budget=False,
     ),
-    "http": ArmKind("arms.http:HttpArm", "arms.http:HttpConfig"),
-    "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig"),
+    "http": ArmKind("arms.http:HttpArm", "arms.http:HttpConfig", reads_context_budget=False),
+    "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig", reads_context_budget=False),
 }
 
 

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.loaders.locomo import load_locomo
+from bench.loaders.longmemeval import load_longmemeval
 from bench.records import OK, QuestionRecord, iter_records
 from bench.runmeta import RunMeta
 from bench.scoring.miss import classify_miss
+from bench.summarise.cautions import dataset_loader
 from bench.summarise.flags import RunFlags, compute_flags
 from bench.summarise.model import group_label
 
@@ -32,16 +34,19 @@ _ASSET = Path(__file__).with_name("explorer_assets")
 
 
 def evidence_turns(meta: RunMeta | None) -> dict[str, dict[str, str]]:
-    """{conversation id: {turn id: rendered turn}} from the run's LoCoMo-format file.
+    """{conversation id: {turn id: rendered turn}} from the run's dataset file.
 
-    Empty when run.json names no readable LoCoMo-format file (the explorer then lists the
-    evidence ids without their text and highlights nothing).
+    The file is read with the run's loader (`config.dataset.loader`, else the dataset's
+    name): LongMemEval's format for LongMemEval runs, LoCoMo's otherwise. Empty when
+    run.json names no readable file (the explorer then lists the evidence ids without
+    their text and highlights nothing).
     """
     path = meta.dataset.path if meta is not None else None
-    if not path or not Path(path).is_file():
+    if meta is None or not path or not Path(path).is_file():
         return {}
+    longmemeval = dataset_loader(meta, meta.dataset.name or "") == "longmemeval"
     try:
-        dataset = load_locomo(Path(path))
+        dataset = (load_longmemeval if longmemeval else load_locomo)(Path(path))
     except Exception:  # noqa: BLE001 - any unreadable file just means no turn text
         return {}
     return {

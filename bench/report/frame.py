@@ -133,6 +133,15 @@ def paired(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
+def context_tokens_by_arm(df: pd.DataFrame) -> dict[str, list[int]]:
+    """Context tokens of every `ok` answer that reports them, per arm (first-seen order)."""
+    ok = df[(df["status"] == OK) & df["context_tokens"].notna()]
+    return {
+        str(arm): [int(v) for v in group["context_tokens"]]
+        for arm, group in ok.groupby("arm", sort=False)
+    }
+
+
 def _pair_labels(ca: pd.Series, cb: pd.Series) -> pd.Series:
     """`both` / `a_only` / `b_only` / `neither` per row; `<NA>` when either side is missing."""
     names = {

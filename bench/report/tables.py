@@ -1,12 +1,13 @@
-"""The report's HTML tables: accuracy, abstention, paired comparisons (and their text)."""
+"""The report's HTML tables: accuracy, abstention, reachability, misses, paired comparisons."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
+from bench.report.explorer import EXPLORER_NAME
 from bench.summarise.model import SETS, PairedTest, PairRow, Summary
-from bench.summarise.render import power_note
+from bench.summarise.render import group_name, power_note
 from bench.summarise.stats import Rate
 
 SET_TITLES = {"scored": "categories 1–4", "all": "all questions"}
@@ -103,3 +104,62 @@ def pairs_table(summary: Summary) -> str:
     if not body:
         return ""
     return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"
+
+
+def _share(value: float | None) -> str:
+    """`41.2%`, or an en dash when the arm has no such figure."""
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def reach_table(summary: Summary) -> str:
+    """Accuracy beside evidence recall and gold-token recall (`bench.summarise.reach`)."""
+    if not summary.reach:
+        return ""
+    body = "".join(
+        f"<tr><td>{html.escape(summary.flags.arm_label(r.name))}</td>"
+        f"<td>{_share(r.accuracy.value)} (n={r.accuracy.n})</td>"
+        f"<td>{_share(r.evidence_recall)}</td><td>{_share(r.gold_token_recall)}</td></tr>"
+        for r in summary.reach
+    )
+    return (
+        "<h2>Reachability beside accuracy (questions with a gold answer)</h2><table><tr>"
+        "<th>arm</th><th>accuracy</th><th>evidence recall</th><th>gold-token recall</th></tr>"
+        + body
+        + "</table><p>Evidence recall: share of the evidence turns among the retrieved ids "
+        "(– for an arm that lists none, e.g. the whole transcript). Gold-token recall: share "
+        "of the gold answer's tokens found in the context.</p>"
+    )
+
+
+def miss_table(summary: Summary) -> str:
+    """Wrong answers per arm and group: retrieval misses / reader misses, and the totals."""
+    if not summary.misses:
+        return ""
+    groups = [g for g in summary.group_labels if any(g in m for m in summary.misses.values())]
+    head = "".join(f"<th>{html.escape(group_name(summary, g))}</th>" for g in groups)
+    body = []
+    for arm, by_group in summary.misses.items():
+        cells = [by_group.get(g, {}) for g in groups]
+        total = (sum(c.get("retrieval", 0) for c in cells), sum(c.get("reader", 0) for c in cells))
+        body.append(
+            f"<tr><td>{html.escape(summary.flags.arm_label(arm))}</td>"
+            + "".join(f"<td>{c.get('retrieval', 0)} / {c.get('reader', 0)}</td>" for c in cells)
+            + f"<td>{total[0]} / {total[1]}</td></tr>"
+        )
+    return (
+        "<h2>Wrong answers: retrieval miss / reader miss</h2><table><tr><th>arm</th>"
+        + head
+        + "<th>all</th></tr>"
+        + "".join(body)
+        + "</table><p>Retrieval miss: no evidence turn reached the context; reader miss: the "
+        "evidence was there and the answer was still wrong. Arms that list no retrieved ids "
+        "are not shown.</p>"
+    )
+
+
+def explorer_link() -> str:
+    """The link to the run's failure explorer, written beside the report."""
+    return (
+        f'<p class="links">Question by question: <a href="{EXPLORER_NAME}">{EXPLORER_NAME}</a>'
+        " (answers, verdicts, retrieved evidence; filters by category, arm and miss kind)</p>"
+    )

@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.arm import Arm
 from bench.arm.probe import requested_k
+from bench.arm.registry import arm_kind
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.files import write_json_atomic
@@ -66,15 +67,19 @@ def phase_identity(ident: dict[str, Any], phase: str) -> dict[str, Any]:
 def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
     """Hash of what changes an arm's retrieval (answer and scoring settings are not in it).
 
-    Dataset, arm options, embedder, extractor, and the context budget every arm is given
-    (`ArmServices.max_context_tokens`: the raw arm's transcript is cut to it).
+    Dataset, arm options, embedder, extractor, and, for an arm that reads it
+    (`ArmKind.reads_context_budget`: raw cuts its transcript to it, rag and the memory
+    arms never read it), the context budget `answer.max_context_tokens`; so
+    `phase=evaluate` may change the budget for every arm but those.
     """
     p = cfg.provider
+    kind = str(cfg.arm_options[arm].get("kind", arm))
+    budget = arm_kind(kind, f"arm_options.{arm}.kind").reads_context_budget
     blob = json.dumps(
         {"dataset": dataset_sha256, "arm": arm, "options": cfg.arm_options[arm],
          "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
          "extractor": f"{p.extractor.kind}:{p.extractor.model}",
-         "context_budget": cfg.answer.max_context_tokens},
+         **({"context_budget": cfg.answer.max_context_tokens} if budget else {})},
         sort_keys=True, default=str,
     )  # fmt: skip
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -182,7 +187,8 @@ class StoredArm:
                 raise ConfigError(
                     f"{path}: arm {name} was predicted under another predict identity "
                     f"({got} != {identity}: dataset, arm options, embedder, extractor or "
-                    "answer.max_context_tokens changed); re-run phase=predict, or evaluate "
+                    "answer.max_context_tokens, which this arm reads, changed); re-run "
+                    "phase=predict, or evaluate "
                     "with the same settings"
                 )
 

@@ -106,6 +106,9 @@ class ArmStats:
     """LoCoMo category 5: the answer matched the trap `adversarial_answer`."""
     stale: Rate | None = None
     """Supersession fixtures: a superseded fact reached the context."""
+    retrieve_ms: dict[str, float | None] = field(default_factory=dict)
+    """Retrieval latency in ms (each result's `retrieve_ms`: the arm's retrieve call; for a
+    live arm the service's search round trip): percentiles and `mean`; empty when none."""
 
 
 @dataclass

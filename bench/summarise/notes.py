@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
+from bench.summarise.cautions import offline_caution
 from bench.summarise.flags import extraction_notes
 from bench.summarise.model import SMALL_N, Summary
-from bench.summarise.reach import OFFLINE_CAUTION, OFFLINE_CAUTION_OTHER
 from bench.summarise.scan import RunScan
 
 
@@ -14,7 +14,7 @@ def closing_notes(summary: Summary) -> list[str]:
     """The notes under every summary: offline caution, small n, run warnings, extraction."""
     notes = []
     if summary.meta and summary.meta.offline:
-        caution = OFFLINE_CAUTION if summary.locomo_style else OFFLINE_CAUTION_OTHER
+        caution = offline_caution(summary.meta, summary.dataset, summary.locomo_style)
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
             f"{summary.outcome}; these numbers are not LLM-judged. {caution}"

@@ -20,19 +20,6 @@ from bench.records import OK, ArmResult, QuestionRecord
 from bench.scoring.rules import SCORED_CATEGORIES
 from bench.summarise.stats import Rate, mean
 
-OFFLINE_CAUTION = (
-    "Caution: a pipeline check and a reachability measure, not a proxy for LLM accuracy "
-    "(published LLM-judged LoCoMo ranks raw > rag > tuned > neuromorphic; an earlier "
-    "offline reader agreed with it on 33% of raw-arm questions; see README)"
-)
-"""The one-line caution every offline LoCoMo summary prints."""
-
-OFFLINE_CAUTION_OTHER = (
-    "Caution: a pipeline check and a reachability measure, not a proxy for LLM accuracy "
-    "(this dataset is LLM-judged upstream; the LoCoMo ranking evidence does not carry over)"
-)
-"""The caution of offline summaries of datasets that are not LoCoMo's categories."""
-
 
 @dataclass(frozen=True)
 class Reach:

@@ -39,15 +39,11 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def _p(value: float | None) -> str:
-    if value is None:
-        return _DASH
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+    return _DASH if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
 def _rate(rate: Rate | None) -> str:
-    if rate is None or rate.n == 0:
-        return _DASH
-    return f"{_pct(rate.value)} ({rate.k}/{rate.n})"
+    return _DASH if rate is None or rate.n == 0 else f"{_pct(rate.value)} ({rate.k}/{rate.n})"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -56,7 +52,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _group_name(s: Summary, key: str) -> str:
+def group_name(s: Summary, key: str) -> str:
     """Integer (or type), label and question count, e.g. `1 multi-hop (n=282)`."""
     label = s.group_labels[key]
     name = f"{key} {label}" if key.isdigit() else label
@@ -81,13 +77,15 @@ def _arm_table(s: Summary) -> str:
 def _latency_table(s: Summary) -> str:
     keys = ["p50", "p75", "p90", "p99", "mean"]
     rows = [[a.name] + [_num(a.latency_ms.get(k)) for k in keys] for a in s.arms.values()]
+    rows += [[f"{a.name}: retrieval"] + [_num(a.retrieve_ms.get(k)) for k in keys]
+             for a in s.arms.values() if a.retrieve_ms]  # fmt: skip
     return _table(["arm (latency ms)", *keys], rows)
 
 
 def _group_table(s: Summary) -> str:
     rows = []
     for key in s.group_labels:
-        cells = [_group_name(s, key)]
+        cells = [group_name(s, key)]
         for arm in s.arms.values():
             g = arm.groups[key]
             cells.append(f"{_pct(g.accuracy.value)} (n={g.accuracy.n}) F1 {_num(g.f1, 3)}")
@@ -119,7 +117,7 @@ def _stale_table(s: Summary) -> str | None:
 def _miss_table(s: Summary) -> str | None:
     """Retrieval miss = no evidence turn retrieved; reader miss = evidence retrieved."""
     rows = [
-        [arm, _group_name(s, key), str(cell["retrieval"]), str(cell["reader"])]
+        [arm, group_name(s, key), str(cell["retrieval"]), str(cell["reader"])]
         for arm, by_group in s.misses.items()
         for key in s.group_labels
         if (cell := by_group.get(key))
@@ -157,7 +155,7 @@ def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
         lines += [[*ident, f"{r.set} (pooled)", *_test_cells(r.pooled)] for r in shown]
         widest = max(pair_rows, key=lambda r: len(r.groups))
         for key, test in widest.groups.items():
-            lines.append([*ident, _group_name(s, key), *_test_cells(test)])
+            lines.append([*ident, group_name(s, key), *_test_cells(test)])
     return _table(header, lines)
 
 
@@ -307,6 +305,8 @@ def _arm_json(a: ArmStats) -> dict[str, Any]:
     out["errors"] = a.excluded["all"].get("error", 0)
     out["context_tokens_mean"] = a.context_tokens_mean
     out["latency_ms"] = dict(a.latency_ms)
+    if a.retrieve_ms:
+        out["retrieve_ms"] = dict(a.retrieve_ms)
     out["by_category"] = {k: _group_json(g) for k, g in a.groups.items()}
     out["abstention_rate_answerable"] = _rate_json(a.abstention_answerable)
     out["adversarial"] = None

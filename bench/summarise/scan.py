@@ -93,14 +93,16 @@ class ArmScan:
 
     __slots__ = (
         "abstained_adversarial", "abstained_answerable", "answered", "capped", "costs", "cut",
-        "errata", "groups", "latencies", "reach", "right", "stale", "tokens", "trap_hits",
-        "unparseable", "wrong",
+        "errata", "groups", "latencies", "reach", "retrieves", "right", "stale", "tokens",
+        "trap_hits", "unparseable", "wrong",
     )  # fmt: skip
 
     groups: dict[str, Tally]
     """Group key -> tally, in display order."""
     latencies: list[float]
     """`latency_ms` of the `ok` results that report one."""
+    retrieves: list[float]
+    """`retrieve_ms` of the `ok` results that report one."""
     tokens: list[float]
     """`context_tokens` of the `ok` results that report one."""
     abstained_answerable: Share
@@ -133,7 +135,7 @@ class ArmScan:
 
     def __init__(self, groups: dict[str, Tally]) -> None:
         self.groups = groups
-        self.latencies = []
+        self.latencies, self.retrieves = [], []
         self.tokens = []
         self.abstained_answerable = Share()
         self.abstained_adversarial = Share()
@@ -310,6 +312,8 @@ def _count_outcome(scan: ArmScan, tally: Tally, res: ArmResult, question: _Quest
             scan.costs.append((question.position, res.context_tokens, res.usage, correct))
     if res.latency_ms is not None:
         scan.latencies.append(float(res.latency_ms))
+    if res.retrieve_ms is not None:
+        scan.retrieves.append(float(res.retrieve_ms))
     if res.context_tokens is not None:
         scan.tokens.append(float(res.context_tokens))
 
@@ -350,11 +354,7 @@ def _rate(share: Share) -> Rate | None:
 
 
 def _latency_summary(latencies: list[float]) -> dict[str, float | None]:
-    """Percentiles and mean of the latencies.
-
-    Sorted once here: `percentile` sorts its values, and a sorted list costs its sort
-    one comparison per value instead of log2(n).
-    """
+    """Percentiles and mean (sorted once: `percentile` then sorts a sorted list cheaply)."""
     ordered = sorted(latencies)
     out = {f"p{q}": percentile(ordered, q) for q in LATENCY_QUANTILES}
     out["mean"] = mean(latencies)
@@ -389,6 +389,7 @@ def arm_stats(
         },
         context_tokens_mean=mean(scan.tokens),
         latency_ms=_latency_summary(scan.latencies),
+        retrieve_ms=_latency_summary(scan.retrieves) if scan.retrieves else {},
         abstention_answerable=_rate(scan.abstained_answerable) or Rate(0, 0),
         adversarial_abstention=_rate(scan.abstained_adversarial),
         trap_hits=_rate(scan.trap_hits),
