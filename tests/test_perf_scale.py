@@ -59,6 +59,7 @@ def test_settings_parse_and_quick_mode() -> None:
     assert quick.quick and quick.niah == (2000, 4000, 8000) and quick.fractions == (0.5, 1.0)
     assert quick.arms == ("rag", "tuned") and quick.seed == 3
     assert parse_settings(["scale.niah=100,200", "scale.isolate=false"]).niah == (100, 200)
+    assert parse_settings(["scale.fractions=[]"]).fractions == ()  # the series left out
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,8 @@ Settings (`scale.<key>=<value>` after `--`): `arms` (default `rag,neuromorphic,t
 point starts after this many seconds; the rest are listed as skipped), `timeout_s` (600
 per point), `isolate` (true: one process per point; false measures in this process, so
 memory figures are the process's and not the point's) and `quick` (true: the BEAM
-fixture, fractions `0.5,1`, NIAH sizes `2000,4000,8000`; seconds, for tests).
+fixture, fractions `0.5,1`, NIAH sizes `2000,4000,8000`; seconds, for tests). An empty
+list (`scale.fractions=[]`, `scale.niah=[]`) leaves that series out.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def _value(name: str, raw: str) -> Any:
             return tuple(items)
         if name == "fractions":
             values = tuple(float(p) for p in items)
-            if not values or any(not 0 < f <= 1 for f in values):
+            if any(not 0 < f <= 1 for f in values):
                 raise ValueError
             return values
         if name == "niah":
@@ -166,6 +167,8 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
             f"scale.conversation={settings.conversation}: no such conversation in {folder}"
         )
     points = [("beam", s) for s in prefixes(wanted[0], settings.fractions, tokens)]
+    if not points and not settings.niah:
+        raise ConfigError("scale.fractions=[] and scale.niah=[]: nothing to measure")
     source = list(load_beam(folder, "beam", tier_label(folder, "")).conversations)
     random.Random(settings.seed).shuffle(source)
     for size in settings.niah:
@@ -262,10 +265,14 @@ def _cost(row: dict[str, Any], name: str) -> float | None:
 
 
 def fits(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per series (and both together): the growth exponent of each fitted cost in tokens."""
+    """Per series: the growth exponent of each fitted cost against tokens.
+
+    The series are never pooled: NIAH haystacks yield more facts per token than one BEAM
+    conversation, so a fit over both would mix content with length.
+    """
     out: dict[str, dict[str, Any]] = {}
-    for series in ("beam", "niah", "all"):
-        chosen = [r for r in rows if "error" not in r and series in ("all", r["series"])]
+    for series in ("beam", "niah"):
+        chosen = [r for r in rows if "error" not in r and r["series"] == series]
         per: dict[str, Any] = {}
         for name in FITTED:
             pairs = [(r["tokens"], c) for r in chosen if (c := _cost(r, name)) is not None]
@@ -281,8 +288,6 @@ def flags(results: dict[str, list[dict[str, Any]]]) -> list[str]:
     lines = []
     for arm, rows in results.items():
         for series, per in fits(rows).items():
-            if series == "all":  # the two series differ in content; each is judged alone
-                continue
             for name, fit in per.items():
                 bad = (name in WATCHED and fit["growth"] == "super-linear") or (
                     name == "hot_valid" and fit["growth"] != "flat"
