@@ -12,7 +12,15 @@ import pytest
 
 from bench.errors import ConfigError
 from bench.perf.growth import growth_exponent, verdict
-from bench.perf.scale import FIXTURE, beam_folder, figures, flags, parse_settings, prefixes
+from bench.perf.scale import (
+    FIXTURE,
+    beam_folder,
+    check_arms,
+    figures,
+    flags,
+    parse_settings,
+    prefixes,
+)
 from bench.suite.adapters import load_suites
 from bench.tokens import TokenCounter
 from tests.e2e_support import ROOT
@@ -75,6 +83,14 @@ def test_settings_parse_and_quick_mode() -> None:
 def test_bad_settings_are_one_config_error(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace(".", r"\.")):
         parse_settings([override])
+
+
+def test_arms_are_checked_up_front() -> None:
+    with pytest.raises(ConfigError, match="scale.arms is empty"):
+        check_arms(())
+    with pytest.raises(ConfigError, match="unknown arm 'rga'"):
+        check_arms(("rga",))
+    check_arms(("rag", "tuned"))
 
 
 def test_prefixes_cut_at_token_fractions_and_keep_inside_queries() -> None:

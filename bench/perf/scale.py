@@ -138,6 +138,21 @@ def _flag(raw: str, name: str) -> bool:
     return raw.lower() == "true"
 
 
+def check_arms(arms: tuple[str, ...]) -> None:
+    """Refuse an empty or unknown arm list up front (as `bench.run` would), in one line."""
+    from hydra import compose, initialize_config_dir
+
+    from bench.paths import CONF_DIR
+    from bench.run.settings import arm_specs, load_run_config
+
+    if not arms:
+        raise ConfigError("scale.arms is empty: name at least one arm, e.g. scale.arms=rag")
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = load_run_config(compose(config_name="config", overrides=[]))
+    cfg.arms = list(arms)
+    arm_specs(cfg)
+
+
 def beam_folder(settings: ScaleSettings) -> Path:
     """The BEAM folder measured: the setting, else the shared 128K tier, else the fixture."""
     if settings.beam:
@@ -221,6 +236,7 @@ def figures(overrides: list[str]) -> dict[str, Any]:
     from bench.loaders.beam_source import folder_sha256
 
     settings = parse_settings(overrides)
+    check_arms(settings.arms)
     folder = beam_folder(settings)
     started = time.perf_counter()
     points, order = workloads(settings, folder)
