@@ -14,7 +14,11 @@ configuration against the 10 s target, ingestion apart, and a 6-configuration sw
 that ingests once; needs `$BENCH_DATA_DIR/locomo10.json`), `server` (how busy a run with
 the LLM extractor, answerer and judge keeps the N slots of a local stub with a fixed
 latency, per phase, and the harness CPU per model call; `bench/perf/busy.py`, settings
-`stub.latency=`, `stub.slots=`, `stub.baseline=<checkout>` among the overrides). Default:
+`stub.latency=`, `stub.slots=`, `stub.baseline=<checkout>` among the overrides), `scale`
+(the memory arms' ingestion time per 1,000 tokens, peak memory and store size against
+conversation length on BEAM prefixes and BEAM-built NIAH haystacks, with fitted growth
+exponents and flags for bad growth; `bench/perf/scale.py`, settings `scale.<key>=` among
+the overrides, `scale.quick=true` for a run of seconds). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
@@ -122,6 +126,7 @@ WITH_OVERRIDES = {
     "offline_f1": "bench.perf.offline_f1:offline_f1_figures",
     "ray": "bench.perf.ray_scale:ray_figures",
     "server": "bench.perf.busy:figures",
+    "scale": "bench.perf.scale:figures",
 }
 """Groups that take the overrides after `--`, named lazily (`module:function`)."""
 WITHOUT_OVERRIDES = {
@@ -153,7 +158,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.names import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "server", "suite"]
+            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "scale", "server", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 

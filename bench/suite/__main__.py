@@ -30,7 +30,8 @@ def run(cfg: SuiteConfig) -> dict[str, Any]:
     from bench.suite.output import write_outputs
     from bench.suite.runner import run_suites
 
-    suites = load_suites(cfg.suite.adapter, Path(cfg.suite.path or ""), cfg.suite.split)
+    path = Path(cfg.suite.path or "")
+    suites = load_suites(cfg.suite.adapter, path, cfg.suite.split, cfg.suite.seed)
     runs = run_suites(cfg, suites)
     if cfg.phase == "predict":
         return {}
@@ -38,12 +39,15 @@ def run(cfg: SuiteConfig) -> dict[str, Any]:
 
 
 def _meta(cfg: SuiteConfig, suites: list[Any]) -> dict[str, Any]:
+    from bench.suite.adapters import SEEDED
+
     return {
         "benchmark": suites[0].name if len(suites) == 1 else f"{len(suites)} suites",
         "project_name": "armbench",
         "kind": ",".join(sorted({s.kind for s in suites})),
         "adapter": cfg.suite.adapter,
         "path": cfg.suite.path,
+        "seed": cfg.suite.seed if cfg.suite.adapter in SEEDED else None,
         "suites": [s.name for s in suites],
         "memories": sum(len(s.memories) for s in suites),
         "queries": sum(len(s.queries) for s in suites),

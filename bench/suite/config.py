@@ -19,11 +19,14 @@ class SuiteSection:
     path: str | None = None
     """A suite file, or a folder (adapter-specific: BEIR folder, folder of suite files)."""
     adapter: str = "novamem"
-    """`novamem` (the suite format), `beir`, `locomo`, `longmemeval`, `rag` or `niah`."""
+    """`novamem` (the suite format), `beir`, `locomo`, `longmemeval`, `rag`, `niah`,
+    `beam` (a BEAM tier folder) or `locomo_plus` (`locomo_plus.json`, stitched with `seed`)."""
     cutoffs: list[int] = field(default_factory=lambda: [10, 20, 50, 200])
     """The K values every ranked metric is reported at; the largest is retrieved."""
     split: str = "test"
-    """BEIR qrels split (`qrels/<split>.tsv`)."""
+    """BEIR qrels split (`qrels/<split>.tsv`); for `beam`, the tier label when it names one."""
+    seed: int | None = 0
+    """LoCoMo-Plus stitching seed (as `dataset.seed`): the same seed, the same suites."""
     answer: bool = False
     """Ask the configured answerer once per query and cutoff with the top-K memories."""
 

@@ -1,7 +1,7 @@
 """Adapters: read a benchmark's own files into suites.
 
 Each is a module with `load(path: Path, split: str) -> list[Suite]`, named lazily so
-only the one used loads.
+only the one used loads; a seeded adapter (`SEEDED`) also takes `seed` (`suite.seed`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ ADAPTERS = {
     "locomo": "bench.suite.adapters.locomo:load",
     "longmemeval": "bench.suite.adapters.longmemeval:load",
     "rag": "bench.suite.adapters.rag:load",
+    "beam": "bench.suite.adapters.beam:load",
+    "locomo_plus": "bench.suite.adapters.locomo_plus:load",
 }
+SEEDED = frozenset({"locomo_plus"})
+"""Adapters whose suites depend on a seed (LoCoMo-Plus stitching)."""
 
 
-def load_suites(adapter: str, path: Path, split: str) -> list[Suite]:
-    """The suites an adapter reads from `path` (a file or a folder)."""
+def load_suites(adapter: str, path: Path, split: str, seed: int | None = None) -> list[Suite]:
+    """The suites an adapter reads from `path` (a file or a folder); `seed` if `SEEDED`."""
     if adapter not in ADAPTERS:
         raise ConfigError(
             f"unknown suite adapter '{adapter}' in suite.adapter;"
@@ -32,7 +36,8 @@ def load_suites(adapter: str, path: Path, split: str) -> list[Suite]:
         )
     if not path.exists():
         raise ConfigError(f"suite.path={path}: no such file or folder")
-    suites: list[Suite] = load_symbol(ADAPTERS[adapter])(path, split)
+    extra = {"seed": seed} if adapter in SEEDED else {}
+    suites: list[Suite] = load_symbol(ADAPTERS[adapter])(path, split, **extra)
     if not suites:
         raise ConfigError(f"suite.path={path}: adapter {adapter} found no suite there")
     if adapter not in ("novamem", "niah"):  # those were validated while reading
