@@ -60,6 +60,8 @@ def test_smoke_paired_with_rag_counts_mem0s_own_tokens(tmp_path: Path) -> None:
     assert len(records) == 16
     for record in records.values():
         assert set(record["arms"]) == {"rag", "mem0"}
+        ids = record["arms"]["mem0"]["retrieved_ids"]  # memories mapped back to turns
+        assert ids and all(i.startswith("D") and ":" in i for i in ids)
     run = json.loads((out / "run.json").read_text())
     roles = run["accounting"]["roles"]
     ingest = roles["proxy:mem0:ingest"]
