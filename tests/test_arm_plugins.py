@@ -97,6 +97,7 @@ def on_path(tmp_path: Path) -> Iterator[Path]:
 
 def test_an_installed_plugin_is_an_arm_kind(on_path: Path) -> None:
     found = plugin_arms(set(ARM_KINDS))
+    found = {k: v for k, v in found.items() if v.distribution != "armbench"}  # its adapters
     assert list(found) == ["echo"] and found["echo"].distribution == "armbench-echo"
     kind = arm_kind("echo", "arm_options.echo.kind")
     assert load_symbol(kind.implementation).__name__ == "EchoArm"
