@@ -7,12 +7,12 @@ every version listed in `READABLE_VERSIONS`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
-from bench.files import read_file_bytes, write_json_atomic
+from bench.files import write_json_atomic
+from bench.untrusted import UntrustedJSONError, read_json
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -373,8 +373,18 @@ def not_an_outcome(field: str, value: object) -> TypeError:
 
 
 def read_record(path: Path) -> QuestionRecord:
-    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`)."""
-    return QuestionRecord.from_json(json.loads(read_file_bytes(str(path))), source=str(path))
+    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`).
+
+    Raises `UntrustedJSONError` (one line naming the file) for anything that is not a
+    record: unreadable or hostile JSON (`bench.untrusted`), or the wrong shape.
+    """
+    fix = "move it away, or restore the record from the run's copy"
+    data = read_json(path, fix=fix)
+    try:
+        return QuestionRecord.from_json(data, source=str(path))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        what = f"not a question record ({type(exc).__name__}: {str(exc)[:200]})"
+        raise UntrustedJSONError(what, str(path), fix) from None
 
 
 def iter_records(run_dir: Path) -> list[QuestionRecord]:
