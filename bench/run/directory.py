@@ -141,8 +141,8 @@ class RunDirectory:
             changed = _unstamped_changes(record, ident)
         if changed:
             raise ConfigError(
-                f"{path}: run.json is missing or unreadable, and this record was made with "
-                f"different {', '.join(changed)}; pass a new out=<dir> "
+                f"{path}: run.json is missing, unreadable or foreign, and this record was "
+                f"made with different {', '.join(changed)}; pass a new out=<dir> "
                 f"(or delete {self.path} to start over)"
             )
 
