@@ -377,3 +377,49 @@ def test_every_command_gives_one_error_line_and_writes_nothing(
     assert status == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
     assert "Traceback" not in err
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+
+
+# ---- replies of services and models ---------------------------------------------------
+
+
+REPLY_CASES = ["deep", "deep-object", "digits", "not-utf8", "truncated"]
+"""Corpus cases a reply body can be (a reply is bytes in hand: no size on disk)."""
+
+
+@pytest.mark.parametrize("case", REPLY_CASES)
+def test_the_proxy_answers_a_hostile_request_with_one_400(tmp_path: Path, case: str) -> None:
+    import httpx
+
+    from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, ProviderConfig
+    from bench.providers.factory import build_providers
+    from tests.fault_replies import echo_chat_fn
+    from tests.fault_server import FaultServer
+
+    with FaultServer(chat_fn=echo_chat_fn) as stub:
+        endpoint = EndpointConfig(kind="openai", model="m", base_url=stub.base_url)
+        embedder = EmbedderConfig(kind="openai", model="e", base_url=stub.base_url, dim=256)
+        cfg = ProviderConfig(answerer=endpoint, extractor=endpoint, embedder=embedder,
+                             cache=CacheConfig("off"))  # fmt: skip
+        providers = build_providers(cfg, tmp_path)
+        try:
+            url = providers.proxy_url("mem0", "ingest") + "/chat/completions"
+            reply = httpx.post(url, content=CORPUS[case], timeout=30)
+        finally:
+            providers.close()
+        assert stub.requests == []  # nothing was forwarded
+    assert reply.status_code == 400
+    assert reply.json()["error"]["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize("case", [c for c in REPLY_CASES if c != "not-utf8"])  # text already
+def test_judge_and_extractor_replies_are_unparseable_not_a_crash(case: str) -> None:
+    from arms.neuromorphic.extract_llm import parse_arguments
+    from bench.scoring.judges import parse_verdict
+    from bench.scoring.official.verdicts import beam_json, mem0_verdict
+
+    text = CORPUS[case].decode("utf-8")
+    for parse in (parse_verdict, mem0_verdict, beam_json):
+        with pytest.raises(ValueError):  # the callers' "unparseable", never RecursionError
+            parse(text)
+    drafts, errors = parse_arguments(text, ("D1:1",))
+    assert drafts == [] and [e.kind for e in errors] == ["bad_json"]
