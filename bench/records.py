@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from bench.files import write_json_atomic
+from bench.typed_json import Check, FieldChecks, scalar_scores
 from bench.untrusted import UntrustedJSONError, read_json
 
 SCHEMA_VERSION = 1
@@ -295,15 +296,18 @@ class _Shape(Generic[_T]):
     missing required field raises TypeError, as the constructor does.
     """
 
-    __slots__ = ("cls", "names")
+    __slots__ = ("cls", "names", "types")
 
-    def __init__(self, kind: type[_T]) -> None:
-        """The shape of dataclass `kind`, read from its fields."""
+    def __init__(self, kind: type[_T], overrides: dict[str, Check] | None = None) -> None:
+        """The shape of dataclass `kind`, read from its fields (and their annotated types)."""
         self.cls = kind
         self.names = frozenset(f.name for f in fields(kind))  # type: ignore[arg-type]
+        self.types = FieldChecks(kind, overrides)
 
     def build(self, data: dict[str, Any]) -> _T:
-        """`cls(**data)` over the keys `cls` has (unknown keys dropped)."""
+        """`cls(**data)` over the keys `cls` has (unknown keys dropped; types checked)."""
+        if (problem := self.types.problem(data)) is not None:
+            raise TypeError(problem)  # "category is 'x', not int"
         names = self.names
         if names.issuperset(data):  # the usual case: a record this version wrote
             return self.cls(**data)
@@ -311,7 +315,7 @@ class _Shape(Generic[_T]):
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)
-_RESULT_SHAPE = _Shape(ArmResult)
+_RESULT_SHAPE = _Shape(ArmResult, {"scores": scalar_scores})
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
 _IMPORTED_SHAPE = _Shape(Imported)
@@ -373,11 +377,7 @@ def not_an_outcome(field: str, value: object) -> TypeError:
 
 
 def read_record(path: Path) -> QuestionRecord:
-    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`).
-
-    Raises `UntrustedJSONError` (one line naming the file) for anything that is not a
-    record: unreadable or hostile JSON (`bench.untrusted`), or the wrong shape.
-    """
+    """One record file; `UntrustedJSONError` (one line) for anything that is not a record."""
     fix = "move it away, or restore the record from the run's copy"
     data = read_json(path, fix=fix)
     try:

@@ -423,3 +423,49 @@ def test_judge_and_extractor_replies_are_unparseable_not_a_crash(case: str) -> N
             parse(text)
     drafts, errors = parse_arguments(text, ("D1:1",))
     assert drafts == [] and [e.kind for e in errors] == ["bad_json"]
+
+
+# ---- wrong types at every level of a record -------------------------------------------
+
+
+def _edit_record(data: dict[str, Any], where: str, value: Any) -> None:
+    """Set the field at `where` (`category`, `arms.*.scores.f1`, ...) in every arm."""
+    parts = where.split(".")
+    targets = [data]
+    for part in parts[:-1]:
+        targets = [t[k] for t in targets for k in (t if part == "*" else [part])]
+    for target in targets:
+        target[parts[-1]] = value
+
+
+TYPE_EDITS = [
+    ("category", "x", "category is 'x', not int"),
+    ("evidence", "D1:3", "evidence is 'D1:3', not list[str]"),
+    ("evidence", [1], "evidence is [1], not list[str]"),
+    ("arms.*.scores.f1", "high", "scores is {"),
+    ("arms.*.correct", "yes", "correct is 'yes', not bool | None"),
+    ("arms.*.status", "fine", "status is 'fine'"),
+    ("arms.*.retrieved_ids", "D1:1", "retrieved_ids is 'D1:1'"),
+    ("arms.*.usage", {"prompt_tokens": "9"}, "usage is {'prompt_tokens': '9'}"),
+    ("arms.*.latency_ms", True, "latency_ms is True, not float | None"),
+    ("arms.*.judgements", [], "judgements is [], not dict"),
+]
+"""(field, hostile value, what the one line says) for the record checks."""
+
+
+@pytest.mark.parametrize(("where", "value", "said"), TYPE_EDITS)
+@pytest.mark.parametrize("command", ["bench.summarise", "bench.report"])
+def test_a_record_field_of_the_wrong_type_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, where: str, value: Any,
+    said: str,
+) -> None:  # fmt: skip
+    run = _cli_run(tmp_path)
+    path = sorted((run / "questions").glob("*.json"))[3]
+    data = json.loads(path.read_text())
+    _edit_record(data, where, value)
+    path.write_text(json.dumps(data))
+    argv = [str(run)] if command == "bench.summarise" else [str(run), "--no-png"]
+    assert _main(command)(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {path}: unreadable record"), err
+    assert said in err, err

@@ -68,6 +68,15 @@ def test_swapped_prediction_files_are_refused_in_one_line(tmp_path: Path) -> Non
     assert "\n" not in message and "re-run phase=predict" in message
 
 
+def test_a_prediction_without_its_identity_vouches_for_nothing(tmp_path: Path) -> None:
+    q1 = _questions()[0]
+    entry = {"context": context_json(Context("ctx"), 1)}
+    payload = {"question_id": "c1:1", "arms": {"raw": entry}}
+    write_json_atomic(prediction_path(tmp_path, q1), payload)
+    with pytest.raises(ConfigError, match="predicted under another predict identity"):
+        StoredArm("raw", tmp_path, IDENT)
+
+
 @pytest.mark.parametrize(
     ("arms", "what"),
     [

@@ -189,8 +189,9 @@ class StoredArm:
         """The k the predicting arm asked for, read with each stored context."""
         folder = run_dir / FOLDER
         for path in sorted(folder.glob("*.json")) if folder.exists() else []:
-            got = _load(path).get(name, {}).get("identity")
-            if got is not None and got != identity:
+            entry = _load(path).get(name)
+            got = None if entry is None else entry.get("identity")
+            if entry is not None and got != identity:  # no identity at all: foreign too
                 raise ConfigError(
                     f"{path}: arm {name} was predicted under another predict identity "
                     f"({got} != {identity}: dataset, arm options, embedder, extractor or "
@@ -213,6 +214,9 @@ class StoredArm:
         if entry is None:
             raise BenchError(f"no prediction for {question.question_id} arm {self.name}; "
                              "run phase=predict first")  # fmt: skip
+        if entry.get("identity") != self.identity:  # the file changed since __init__
+            refuse(f"arms.{self.name} was predicted under another predict identity",
+                   str(path), "re-run phase=predict")  # fmt: skip
         if "error" in entry:
             raise BenchError(str(entry["error"]))
         try:
