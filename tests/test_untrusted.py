@@ -18,6 +18,7 @@ import pytest
 
 from bench.errors import BenchError
 from bench.summarise.load import SummaryError
+from bench.types import Question
 from bench.untrusted import (
     MAX_DATASET_BYTES,
     MAX_DEPTH,
@@ -138,6 +139,16 @@ def _record(tmp: Path) -> Any:
     return read_record(tmp / "questions" / "q.json")
 
 
+RESUMED = Question("c1:7", "c1", "what?", 1, "x")
+"""The question `bench.run`'s resume reads the record of."""
+
+
+def _resume(tmp: Path) -> Any:
+    from bench.run.directory import RunDirectory
+
+    return RunDirectory(tmp).load_record(RESUMED)
+
+
 def _locomo(tmp: Path) -> Any:
     from bench.loaders.locomo import load_locomo
 
@@ -229,6 +240,7 @@ def _calibrate(tmp: Path) -> Any:
 READERS: dict[str, tuple[str, Callable[[Path], Any]]] = {
     "summarise": ("questions/q.json", _summarise),
     "record": ("questions/q.json", _record),
+    "resume": (f"questions/{RESUMED.file_stem}.json", _resume),
     "locomo": ("data.json", _locomo),
     "longmemeval": ("data.json", _longmemeval),
     "errata": ("data.json", _errata),
