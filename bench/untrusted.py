@@ -10,7 +10,10 @@ damaged input can cost before anything downstream sees it (issue 29):
 - text: strict UTF-8 (a byte sequence that is not UTF-8 is refused, never replaced);
 - nesting: at most `MAX_DEPTH` levels of arrays and objects (the deepest file the
   project reads is 9); deeper input would exhaust the parser's or a later recursive
-  walk's stack (a `RecursionError` traceback) — refused by a byte scan first;
+  walk's stack (a `RecursionError` traceback). The parser's own `RecursionError`
+  (about 1,000 levels) is caught; shallower excess is found by a walk of the parsed
+  value without recursion (never a regex over the text: a crafted string would make
+  that quadratic);
 - numbers: integers of at most `MAX_INT_DIGITS` digits (so every integer converts to a
   finite float: 10^308 is the largest double's order) and finite floats only —
   `1e999` would read as infinity; `NaN`/`Infinity` literals are refused unless the
@@ -26,8 +29,9 @@ readers already catching malformed JSON keep working) whose message is
 it into an `error` result.
 
 Cost: the checks run at C speed in the common case — two `bytes.count` calls bound the
-nesting, one regex finds over-long digit runs and large exponents; the exact (slower)
-paths run only when those find something.
+nesting (no walk when there are at most `MAX_DEPTH` brackets), one `bytes.translate`
+and three substring searches find over-long digit runs and large exponents; the exact
+(slower) paths run only when those find something.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
@@ -50,9 +53,6 @@ MAX_DATASET_BYTES: Final = 4 * 1024**3
 """Largest dataset, suite or published-results file read (LongMemEval's `_m` is 2.7 GB)."""
 DEFAULT_FIX: Final = "pass the file as it was written (or as upstream publishes it)"
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_OTHER = bytes(b for b in range(256) if b not in b"[]{}")
-_OPEN = frozenset(b"[{")
 _DIGITS = bytes.maketrans(b"0123456789eE+-", b"0000000000ee++")
 _LONG_RUNS: Final = (b"0" * (MAX_INT_DIGITS + 1), b"e000", b"e+000")
 
@@ -141,17 +141,21 @@ def parse_json(
         text = data if isinstance(data, str) else data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UntrustedJSONError(f"not UTF-8 text (byte {exc.start})", where, fix) from None
-    _check_depth(raw, where, fix)
-    strict = _suspect_numbers(raw)
+    deep = f"JSON nested deeper than {MAX_DEPTH} levels"
     try:
-        return _decoder(strict, allow_nan).decode(text)
+        value = _decoder(_suspect_numbers(raw), allow_nan).decode(text)
     except _Refused as exc:
         raise UntrustedJSONError(str(exc), where, fix) from None
     except json.JSONDecodeError as exc:
         what = f"invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
         raise UntrustedJSONError(what, where, fix) from None
-    except (RecursionError, ValueError) as exc:  # a limit of the parser itself
+    except RecursionError:  # deeper than the parser's own stack allows (~1,000 levels)
+        raise UntrustedJSONError(deep, where, fix) from None
+    except ValueError as exc:  # a limit of the parser itself
         raise UntrustedJSONError(f"unusable JSON ({exc})", where, fix) from None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _too_deep(value):
+        raise UntrustedJSONError(deep, where, fix)
+    return value
 
 
 def _suspect_numbers(raw: bytes) -> bool:
@@ -165,19 +169,21 @@ def _suspect_numbers(raw: bytes) -> bool:
     return any(run in shape for run in _LONG_RUNS) if b"0" * 3 in shape else False
 
 
-def _check_depth(raw: bytes, where: str, fix: str) -> None:
-    """Refuse nesting deeper than `MAX_DEPTH` (scanned only when the bracket count allows it).
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests arrays and objects more than `MAX_DEPTH` levels deep.
 
-    Strings are removed first (their brackets are text), then the running depth of what
-    is left is followed; a file with at most `MAX_DEPTH` brackets cannot be deeper.
+    Walked without recursion, and only when the text holds more brackets than
+    `MAX_DEPTH` (a file with fewer cannot be deeper; most records have about 30).
     """
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
-        return
-    level = 0
-    for byte in _STRING.sub(b"", raw).translate(None, _OTHER):
-        level += 1 if byte in _OPEN else -1
-        if level > MAX_DEPTH:
-            raise UntrustedJSONError(f"JSON nested deeper than {MAX_DEPTH} levels", where, fix)
+    stack = [(value, 1)] if value.__class__ is dict or value.__class__ is list else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if item.__class__ is dict else item
+        inner = [c for c in children if c.__class__ is dict or c.__class__ is list]
+        if inner and depth == MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in inner)
+    return False
 
 
 class _Refused(Exception):

@@ -103,6 +103,19 @@ def test_limits_refuse_only_what_they_say() -> None:
     assert parse_json(b'{"n": NaN}', "x", allow_nan=True)["n"] != 0  # NaN, where allowed
 
 
+def test_the_checks_stay_linear_on_crafted_text() -> None:
+    """Many brackets, then 10 MB of escaped quotes in a string never closed: one pass."""
+    import time
+
+    crafted = b"[" * 70 + b'"' + b'\\"' * 5_000_000 + b"]" * 70
+    started = time.perf_counter()
+    with pytest.raises(UntrustedJSONError, match="Unterminated string"):
+        parse_json(crafted, "x")
+    assert time.perf_counter() - started < 5  # ~0.05 s; a quadratic scan takes hours
+    with pytest.raises(UntrustedJSONError, match="nested deeper than 64"):
+        parse_json(b"[" * 900 + b"]" * 900, "x")  # under the parser's own limit
+
+
 def test_symlinks_fifos_and_huge_files_are_refused(tmp_path: Path) -> None:
     target = tmp_path / "real.json"
     target.write_text("{}")
