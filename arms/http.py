@@ -33,6 +33,7 @@ from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import parse_retry_after
 from bench.providers.secrets import read_service_token, redact
 from bench.types import Context, Question, ServiceAnswer
+from bench.untrusted import UntrustedJSONError, parse_json
 
 
 @dataclass
@@ -265,10 +266,9 @@ class HttpBackend:
         if not reply.content:
             return None
         try:
-            return reply.json()
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
-            raise ContractError(f"{where}: response is not usable JSON "
-                                f"({type(exc).__name__})") from None  # fmt: skip
+            return parse_json(reply.content, where)
+        except UntrustedJSONError as exc:  # nested too deep, huge numbers, not UTF-8, ...
+            raise ContractError(f"{where}: response is not usable JSON ({exc.what})") from None
 
     def probe(self) -> None:
         """Reachable and authorised: the health route (one attempt), then a listing call."""

@@ -14,7 +14,6 @@ background thread (anyio blocking portal) for the arm's lifetime.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import threading
 from concurrent.futures import Future
@@ -31,6 +30,7 @@ from bench.arm import ArmServices
 from bench.arm.live_state import NamespaceLedger
 from bench.errors import BenchError, ConfigError
 from bench.providers.secrets import redact
+from bench.untrusted import UntrustedJSONError, parse_json
 
 
 def _args(template: dict[str, Any]) -> Any:
@@ -174,9 +174,10 @@ class McpBackend:
         for block in result.content:
             if getattr(block, "text", None):
                 try:
-                    return json.loads(block.text)
-                except (ValueError, RecursionError):  # RecursionError: nested too deep
-                    raise ContractError(f"{where}: result is not JSON") from None
+                    return parse_json(block.text, where)
+                except UntrustedJSONError as exc:  # nested too deep, huge numbers, ...
+                    raise ContractError(f"{where}: result is not usable JSON "
+                                        f"({exc.what})") from None  # fmt: skip
         return None
 
     async def _bounded(self, tool: str, arguments: Any) -> Any:

@@ -133,15 +133,10 @@ class RagArm:
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         state = checkpoint.load()
         reused = bool(state and state.get("complete"))
-        if reused and not (folder / VECTORS).is_file():
-            checkpoint.wipe(f"{VECTORS} is missing")
+        if reused and (problem := self._reuse(folder / VECTORS)) is not None:
+            checkpoint.wipe(problem)  # rebuilt below, as a damaged neuromorphic store is
             reused = False
-        if reused:
-            import numpy as np
-
-            with np.load(folder / VECTORS) as saved:
-                self._chunk_ids, self._vectors = saved["chunk_ids"], saved["vectors"]
-        else:
+        if not reused:
             import lancedb
 
             vectors = self.services.embedder.embed([c.text for c in self._chunks])
@@ -152,6 +147,37 @@ class RagArm:
             checkpoint.save({"chunks": len(self._chunks)}, complete=True)
         self._bm25 = _bm25_index(self._chunks) if self.config.hybrid_bm25 else None
         return {"chunks": len(self._chunks), "reused_store": reused}
+
+    def _reuse(self, path: Path) -> str | None:
+        """Load a finished store's `vectors.npz`; what is wrong with it, when it cannot be used.
+
+        The file must hold exactly what `ingest` saves: `chunk_ids` 0..n-1 for this
+        conversation's n chunks, and an (n, dim) matrix of finite float32 rows (pickled
+        objects are never loaded). A truncated, foreign or tampered file is reported, so
+        the store is wiped and rebuilt instead of leaving the arm in `error` on every rerun.
+        """
+        import zipfile
+
+        import numpy as np
+
+        if not path.is_file() or path.is_symlink():
+            return f"{VECTORS} is missing"
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                ids, vectors = saved["chunk_ids"], saved["vectors"]
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            return f"{VECTORS} is damaged ({type(exc).__name__}: {str(exc)[:120]})"
+        n = len(self._chunks)
+        if (
+            ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer)
+            or not np.array_equal(ids, np.arange(n))
+            or vectors.dtype != np.float32
+            or vectors.shape != (n, self.services.embedder.dim)
+            or not np.isfinite(vectors).all()
+        ):  # fmt: skip
+            return f"{VECTORS} does not hold this conversation's {n} chunk vectors"
+        self._chunk_ids, self._vectors = ids, vectors
+        return None
 
     def retrieve(self, question: Question) -> Context:
         """Top-k chunks by cosine (fused with BM25 when enabled); reads only."""

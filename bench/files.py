@@ -48,7 +48,9 @@ MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 and repeats is a few MB; anything far bigger is not one)."""
 
 
-def read_file_bytes(path: str, limit: int = MAX_RECORD_BYTES) -> bytes:
+def read_file_bytes(
+    path: str, limit: int = MAX_RECORD_BYTES, *, follow_symlinks: bool = False
+) -> bytes:
     """The bytes of the regular file at `path`: one `open`, `fstat`, `read` and `close`.
 
     Only a regular file is read: a symlink (refused by `O_NOFOLLOW`), a FIFO (opened
@@ -60,9 +62,12 @@ def read_file_bytes(path: str, limit: int = MAX_RECORD_BYTES) -> bytes:
     `fstat` and `lseek` in `readall`, a read that finds the end) and two file objects:
     a third of the cost of reading a run's records (issue 15). A file whose size
     changed between `fstat` and `read`, or a short read, is read on to its end.
+    `follow_symlinks` (a dataset the user points at) opens the link's target, which
+    must still be a regular file.
     """
+    flags = _READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow_symlinks else _READ_FLAGS
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(errno.ELOOP, "a symbolic link, not a regular file", path) from None

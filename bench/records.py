@@ -7,12 +7,13 @@ every version listed in `READABLE_VERSIONS`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
-from bench.files import read_file_bytes, write_json_atomic
+from bench.files import write_json_atomic
+from bench.typed_json import Check, FieldChecks, scalar_scores
+from bench.untrusted import UntrustedJSONError, read_json
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = (1,)
@@ -295,25 +296,28 @@ class _Shape(Generic[_T]):
     missing required field raises TypeError, as the constructor does.
     """
 
-    __slots__ = ("cls", "names")
+    __slots__ = ("cls", "names", "types")
 
-    def __init__(self, kind: type[_T]) -> None:
-        """The shape of dataclass `kind`, read from its fields."""
+    def __init__(self, kind: type[_T], overrides: dict[str, Check] | None = None) -> None:
+        """The shape of dataclass `kind`, read from its fields (and their annotated types)."""
         self.cls = kind
         self.names = tuple(f.name for f in fields(kind))  # type: ignore[arg-type]
+        self.types = FieldChecks(kind, overrides)
 
     def build(self, data: dict[str, Any]) -> _T:
-        """`cls(**data)` over the keys `cls` has (unknown keys dropped).
+        """`cls(**data)` over the keys `cls` has (unknown keys dropped; types checked).
 
         The keywords are the class's own field-name strings, not the parser's copies: a
         keyword that *is* a parameter's name matches by identity, while a copy is compared
         character by character with every parameter (the summariser's reading, issue 28).
         """
+        if (problem := self.types.problem(data)) is not None:
+            raise TypeError(problem)  # "category is 'x', not int"
         return self.cls(**{name: data[name] for name in self.names if name in data})
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)
-_RESULT_SHAPE = _Shape(ArmResult)
+_RESULT_SHAPE = _Shape(ArmResult, {"scores": scalar_scores})
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
 _IMPORTED_SHAPE = _Shape(Imported)
@@ -375,8 +379,14 @@ def not_an_outcome(field: str, value: object) -> TypeError:
 
 
 def read_record(path: Path) -> QuestionRecord:
-    """Load one record file (a regular file of at most `MAX_RECORD_BYTES`)."""
-    return QuestionRecord.from_json(json.loads(read_file_bytes(str(path))), source=str(path))
+    """One record file; `UntrustedJSONError` (one line) for anything that is not a record."""
+    fix = "move it away, or restore the record from the run's copy"
+    data = read_json(path, fix=fix)
+    try:
+        return QuestionRecord.from_json(data, source=str(path))
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        what = f"not a question record ({type(exc).__name__}: {str(exc)[:200]})"
+        raise UntrustedJSONError(what, str(path), fix) from None
 
 
 def iter_records(run_dir: Path) -> list[QuestionRecord]:

@@ -10,12 +10,11 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.files import read_file_bytes
+from bench.untrusted import UntrustedJSONError, read_json
 
 RUN_SCHEMA_VERSION = 1
 """Version of the `run.json` layout written by this armbench."""
@@ -202,10 +201,9 @@ def read_run_meta(path: Path) -> tuple[RunMeta | None, list[str]]:
     if not path.is_file() and not path.is_symlink():
         return None, [f"{path.name} absent: run metadata unknown"]
     try:  # a regular file only: never a symlink, FIFO or device (bench.records)
-        data = json.loads(read_file_bytes(str(path)).decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        return None, [f"{path}: unreadable ({first}); run metadata unknown"]
+        data = read_json(path)
+    except UntrustedJSONError as exc:  # bounded size, depth and numbers (bench.untrusted)
+        return None, [f"{path}: unreadable ({exc.what}); run metadata unknown"]
     if not isinstance(data, dict):
         return None, [f"{path}: not a JSON object; run metadata unknown"]
     notes: list[str] = []

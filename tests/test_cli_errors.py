@@ -102,7 +102,7 @@ def test_a_damaged_run_json_is_checked_against_the_records(
     assert same.returncode == 0 and "0 records written" in same.stderr, same.stderr[-2000:]
     (run / "run.json").write_text(content)
     changed = run_cli(*SMOKE_RUN, f"out={run}", "arm_options.rag.top_k=3")
-    _assert_one_line(changed, "arm_options.rag", "run.json is missing or unreadable")
+    _assert_one_line(changed, "arm_options.rag", "run.json is missing, unreadable or foreign")
 
 
 def test_a_deleted_run_json_does_not_disable_the_identity_check(

@@ -361,8 +361,11 @@ def test_markers_carry_the_unit_tag() -> None:
     [
         (b'{"results": [{"text": "x", "score": "high"}], "context": ""}', "'high', not a number"),
         (b'{"results": [{"text": "x", "score": 1' + b"0" * 400 + b'}], "context": ""}',
-         "not a number"),
-        (b"[" * 100_000 + b"]" * 100_000, "not usable JSON (RecursionError)"),
+         "not usable JSON (an integer of 401 digits"),
+        (b'{"results": [{"text": "x", "score": 1e999}], "context": ""}',
+         "not usable JSON (a number out of range"),
+        (b'{"results": [{"text": "x", "score": NaN}], "context": ""}', "not usable JSON (NaN"),
+        (b"[" * 100_000 + b"]" * 100_000, "not usable JSON (JSON nested deeper than 64 levels)"),
         (b'{"results": [{"text": "x", "score": 1' + b"0" * 5000 + b'}]}', "not usable JSON"),
         (b"\xff\xfe not utf-8", "not usable JSON"),
     ],

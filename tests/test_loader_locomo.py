@@ -236,7 +236,7 @@ def test_malformed_file_one_line_error(tmp_path: Path, mutate: Any, needle: str)
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("[{", "invalid JSON at line 1"), (None, "file not found"), (b"\xff\xfe[", "cannot be read")],
+    [("[{", "invalid JSON at line 1"), (None, "file not found"), (b"\xff\xfe[", "not UTF-8 text")],
 )
 def test_unreadable_file_one_line_error(tmp_path: Path, content: Any, needle: str) -> None:
     """Invalid JSON, a missing file and bad bytes each give a one-line DatasetError."""

@@ -112,7 +112,7 @@ def test_a_changed_identity_names_the_same_keys_by_every_path(
     with pytest.raises(ConfigError) as refused:
         _resume_without_run_json(tmp_path, golden, ident)
     message = str(refused.value)
-    assert "\n" not in message and "run.json is missing or unreadable" in message
+    assert "\n" not in message and "run.json is missing, unreadable or foreign" in message
     assert f"made with different {', '.join(expected)};" in message
 
 

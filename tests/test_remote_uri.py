@@ -16,10 +16,12 @@ def test_uri_parses_and_names_object_keys() -> None:
     assert uri == S3Uri("bucket", "runs/locomo")
     assert uri.key("questions/q.json") == "runs/locomo/questions/q.json"
     assert str(uri) == "s3://bucket/runs/locomo"
-    assert parse_s3("s3://bucket").key("run.json") == "run.json"
+    assert S3Uri("bucket", "").key("run.json") == "run.json"
 
 
-@pytest.mark.parametrize("text", ["s3://", "s3:///x", "s3://b/../x", "s3://b/a/./c"])
+@pytest.mark.parametrize(
+    "text", ["s3://", "s3:///x", "s3://b/../x", "s3://b/a/./c", "s3://b", "s3://b/", "s3://b//"]
+)
 def test_bad_uri_is_a_config_error(text: str) -> None:
     with pytest.raises(ConfigError, match="out="):
         parse_s3(text)

@@ -25,6 +25,7 @@ from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError, ProviderError
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
 from bench.types import Usage
+from bench.untrusted import UntrustedJSONError, parse_json
 
 log = logging.getLogger("arms.neuromorphic")
 
@@ -261,10 +262,10 @@ def parse_arguments(
 ) -> tuple[list[FactDraft], list[ExtractionError]]:
     """Drafts from one tool call's JSON arguments, plus an error per malformed part."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    try:
-        data = json.loads(raw) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError as exc:
-        return [], [ExtractionError("bad_json", f"arguments are not JSON: {exc}", raw)]
+    try:  # bench.untrusted: bounded nesting and numbers, like every reply from a service
+        data = parse_json(raw, "tool call arguments") if isinstance(arguments, str) else arguments
+    except UntrustedJSONError as exc:
+        return [], [ExtractionError("bad_json", f"arguments are not JSON: {exc.what}", raw)]
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return [], [ExtractionError("bad_arguments", "arguments lack an 'items' list", raw)]

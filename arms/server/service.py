@@ -20,7 +20,6 @@ results back to its own units however the engine merges or splits them.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import threading
@@ -42,6 +41,7 @@ from bench.files import write_json_atomic
 from bench.paths import contained, safe_name
 from bench.providers.base import Embedder
 from bench.types import Turn
+from bench.untrusted import read_json_object
 
 MARKER = re.compile(r"\[bench:([^\]\s]+)\]")
 """The benchmark marker a client may put in a memory's text."""
@@ -147,7 +147,7 @@ class MemoryService:
         self._registry = data_dir / "projects.json"
         data_dir.mkdir(parents=True, exist_ok=True)
         self._projects: dict[str, str] = (
-            json.loads(self._registry.read_text()) if self._registry.exists() else {}
+            read_json_object(self._registry) if self._registry.exists() else {}
         )
 
     # ---- projects -----------------------------------------------------------------

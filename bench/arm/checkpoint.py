@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import logging
 import shutil
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained
+from bench.untrusted import UntrustedJSONError, read_json
 
 log = logging.getLogger("bench.run")
 
@@ -78,9 +78,9 @@ class IngestCheckpoint:
                 self.wipe("no checkpoint")  # a store without a checkpoint is unfinished junk
             return None
         try:
-            saved = json.loads(self._path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            self.wipe(f"checkpoint does not parse ({exc})")
+            saved = read_json(self._path)
+        except UntrustedJSONError as exc:
+            self.wipe(f"checkpoint does not parse ({exc.what})")
             return None
         if not isinstance(saved, dict) or not isinstance(saved.get("state", {}), dict):
             self.wipe("checkpoint is not an object")

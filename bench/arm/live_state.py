@@ -26,7 +26,6 @@ entry such as `zz/../other` is refused in one line before anything is sent.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import socket
@@ -39,6 +38,7 @@ from typing import Any
 
 from bench.errors import BenchError
 from bench.files import write_json_atomic
+from bench.untrusted import read_json_object
 
 STATE_FILE = "state.json"
 _LOCK = threading.Lock()
@@ -138,14 +138,9 @@ class NamespaceLedger:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _read(self) -> dict[str, Any]:
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():
             return {"arms": {}, "namespaces": []}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BenchError(f"{self.path}: unreadable ({exc}); fix or delete it") from None
-        if not isinstance(data, dict):
-            raise BenchError(f"{self.path}: not a JSON object; fix or delete it")
+        data = read_json_object(self.path, fix="fix or delete it")
         data.setdefault("arms", {})
         data.setdefault("namespaces", [])
         if not isinstance(data["arms"], dict) or not isinstance(data["namespaces"], list):

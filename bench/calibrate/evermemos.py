@@ -12,7 +12,6 @@ error naming the row, since a misaligned file would calibrate the wrong question
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from bench.calibrate.sets import WRONG, AnswerSet, Item
 from bench.errors import DatasetError
 from bench.types import Dataset
+from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
 
 _USER = re.compile(r"^locomo_exp_user_(\d+)$")
 _QID = re.compile(r"^locomo_(\d+)_qa(\d+)$")
@@ -72,10 +72,9 @@ def _row_item(path: Path, dataset: Dataset, user: int, row: Any) -> tuple[Item, 
 def read_answer_file(path: Path, dataset: Dataset) -> AnswerFile:
     """The file's rows as a `wrong` answer set matched to `dataset`; DatasetError when not."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise DatasetError(f"{path}: unreadable ({first}); pass a readable JSON file") from None
+        data = read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True)
+    except UntrustedJSONError as exc:
+        raise DatasetError(f"{path}: unreadable ({exc.what}); pass a readable JSON file") from None
     users = data.get("detailed_results") if isinstance(data, dict) else None
     if not isinstance(users, dict):
         raise _fail(path, "top level", "no detailed_results object")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bench.errors import DatasetError
+from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
 
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
@@ -26,16 +27,14 @@ class FileChecker:
         raise DatasetError(" ".join(message.split()))
 
     def read_json(self) -> Any:
-        """Parse the file, turning I/O and JSON errors into DatasetErrors."""
+        """Parse the file (`bench.untrusted`: size, nesting, numbers, UTF-8 bounded).
+
+        Every I/O and JSON failure is one DatasetError naming the file and the fix.
+        """
         try:
-            with open(self.path, encoding="utf-8") as fh:
-                return json.load(fh)
-        except FileNotFoundError:
-            self.fail("", "file not found")
-        except json.JSONDecodeError as exc:
-            self.fail("", f"invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})")
-        except (OSError, UnicodeDecodeError) as exc:
-            self.fail("", f"cannot be read ({exc})")
+            return read_json(self.path, limit=MAX_DATASET_BYTES, follow_symlinks=True)
+        except UntrustedJSONError as exc:
+            self.fail("", exc.what)
 
     def need(self, obj: dict[str, Any], key: str, kind: type, where: str) -> Any:
         """`obj[key]`, which must exist and have type `kind` (bool is not an integer)."""

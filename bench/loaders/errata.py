@@ -14,7 +14,6 @@ SHA-256 recorded).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -25,6 +24,7 @@ from bench.config import DatasetConfig
 from bench.errors import ConfigError, DatasetError
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.types import Conversation, Correction, Dataset, ErrataSource, Question
+from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
 
 ERRATA_FILENAME = "locomo-audit-errors.json"
 ERRATA_URL = "https://raw.githubusercontent.com/dial481/locomo-audit/main/errors.json"
@@ -83,9 +83,9 @@ def errata_file(setting: str | None, loader: str) -> Path | None:
 def read_errata(path: Path) -> list[Erratum]:
     """Parse and type-check every entry of an audit file (DatasetError names the entry)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"{path}: unreadable errata file ({exc}); {_FIX}") from None
+        data = read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True, fix=_FIX)
+    except UntrustedJSONError as exc:
+        raise DatasetError(f"{path}: unreadable errata file ({exc.what}); {_FIX}") from None
     if not isinstance(data, list):
         raise DatasetError(f"{path}: errata file must be a JSON list of entries; {_FIX}")
     return [_entry(path, i, raw) for i, raw in enumerate(data)]

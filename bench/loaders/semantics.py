@@ -40,10 +40,19 @@ def check_conversation(check: FileChecker, conv: Conversation, where: str, id_fi
 
 
 def check_questions(check: FileChecker, conversations: list[Conversation], item_label: str) -> None:
-    """Refuse a dataset without questions, or with one question id twice."""
+    """Refuse a dataset without questions, with one question id twice, or an empty question.
+
+    An empty (or blank) question text would be asked and scored like any other: every
+    arm answers nothing in particular, and the file is what is wrong.
+    """
     seen: dict[str, int] = {}
     for i, conv in enumerate(conversations):
         for question in conv.questions:
+            if not question.question.strip():
+                check.fail(
+                    f"{item_label}[{i}]",
+                    f"question {question.question_id!r} has an empty question text",
+                )
             if question.question_id in seen:
                 check.fail(
                     f"{item_label}[{i}]",

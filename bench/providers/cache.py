@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from bench.errors import ConfigError
 from bench.hashing import content_key
 from bench.providers.base import CallOptions, Message
+from bench.untrusted import UntrustedJSONError, expect_object, parse_json
 
 log = logging.getLogger("bench.providers")
 
@@ -35,6 +36,16 @@ CREATE TABLE IF NOT EXISTS responses (
     kind TEXT NOT NULL,
     value BLOB NOT NULL,
     created REAL NOT NULL
+)
+"""
+_QUARANTINE = """
+CREATE TABLE IF NOT EXISTS quarantined (
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    value BLOB NOT NULL,
+    created REAL NOT NULL,
+    why TEXT NOT NULL,
+    moved REAL NOT NULL
 )
 """
 
@@ -112,9 +123,43 @@ class ResponseCache:
         return found
 
     def get_json(self, key: str) -> dict[str, Any] | None:
-        """A stored JSON object, or None."""
+        """A stored JSON object, or None (also for a poisoned row, which is moved aside).
+
+        A row that is not a JSON object (`bench.untrusted`: not UTF-8, malformed, too
+        deep, huge numbers) is not what `put_json` wrote: it is quarantined and read as
+        a miss, so the next call asks the server again instead of failing every rerun.
+        """
         raw = self.get(key)
-        return json.loads(raw) if raw is not None else None
+        if raw is None:
+            return None
+        try:
+            return expect_object(parse_json(raw, f"cache row {key[:16]}"), key)
+        except UntrustedJSONError as exc:
+            self.quarantine(key, exc.what)
+            return None
+
+    def quarantine(self, key: str, why: str) -> None:
+        """Move the row under `key` to the `quarantined` table: its reader cannot use it.
+
+        Like a corrupt cache file (moved to `<name>.corrupt-<time>`), a poisoned row is
+        kept for inspection, never silently dropped; one warning names it. In `read`
+        mode the cache is never changed: the row just reads as a miss.
+        """
+        log.warning("response cache %s: row %s is unusable (%s); %s", self.path, key[:16], why,
+                    "moved to table quarantined" if self.writes else "read as a miss")  # fmt: skip
+        if not self.writes:
+            return
+        with self._lock:
+            db = self._db()
+            if db is None:
+                return
+            db.execute(
+                "INSERT INTO quarantined (key, kind, value, created, why, moved) "
+                "SELECT key, kind, value, created, ?, ? FROM responses WHERE key = ?",
+                (why, time.time(), key),
+            )
+            db.execute("DELETE FROM responses WHERE key = ?", (key,))
+            db.commit()
 
     def put(self, key: str, kind: str, value: bytes) -> None:
         """Store `value` under `key` (no-op unless writing)."""
@@ -200,6 +245,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout=30000")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(_SCHEMA)
+        conn.execute(_QUARANTINE)
         conn.commit()
     except sqlite3.DatabaseError:
         conn.close()

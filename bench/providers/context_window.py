@@ -15,6 +15,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from bench.untrusted import parse_json
+
 log = logging.getLogger("bench.providers")
 PROBE_TIMEOUT_S = 5.0
 
@@ -53,8 +55,8 @@ def _get(client: Any, url: str) -> Any:
     if reply.status_code != 200:
         return None
     try:
-        return reply.json()
-    except ValueError:
+        return parse_json(reply.content, url)
+    except ValueError:  # UntrustedJSONError: not usable JSON
         return None
 
 

@@ -25,7 +25,7 @@ import json
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from bench.config import EndpointConfig
@@ -120,7 +120,7 @@ class OpenAIChat:
         """
         params = self.params_for(options)
         key = self._key(messages, tools, prompt_version, params)
-        hit = self._cache.get_json(key)  # None whenever the cache mode does not read
+        hit = self._cached(key)  # None whenever the cache mode does not read
         if hit is not None:
             return self._hit(hit, started, extra)
         with self._lock:
@@ -131,7 +131,7 @@ class OpenAIChat:
         if not owner:  # the same request is in flight on another thread: share its result
             return self._shared(pending, started, extra)
         try:  # it may have finished (and been stored) just before we registered
-            hit = self._cache.get_json(key)
+            hit = self._cached(key)
             result = (
                 self._hit(hit, started, extra)
                 if hit is not None
@@ -250,6 +250,14 @@ class OpenAIChat:
         self._record(result, http_requests=extra + counter.n)
         return result
 
+    def _cached(self, key: str) -> dict[str, Any] | None:
+        """The cached reply under `key`, or None; a row that is no chat reply is moved aside."""
+        hit = self._cache.get_json(key)
+        if hit is None or (problem := reply_problem(hit)) is None:
+            return hit
+        self._cache.quarantine(key, problem)
+        return None
+
     def _hit(self, stored: dict[str, Any], started: float, extra: int = 0) -> ChatResult:
         """A cached reply carries its original latency; accounting gets the lookup time."""
         lookup_ms = _ms_since(started)
@@ -353,6 +361,19 @@ def _to_json(result: ChatResult) -> dict[str, Any]:
         "tool_calls": list(result.tool_calls),
         "latency_ms": result.latency_ms,
     }
+
+
+def reply_problem(data: dict[str, Any]) -> str | None:
+    """What makes a cached row no reply `_to_json` wrote (None when it is one)."""
+    kinds = {"text": str, "model": str, "usage": dict, "finish_reason": str, "tool_calls": list}
+    wrong = [name for name, kind in kinds.items() if not isinstance(data.get(name), kind)]
+    if wrong:
+        return f"not a chat reply: {wrong[0]} is {type(data.get(wrong[0])).__name__}"
+    usage, names = data["usage"], {f.name for f in fields(Usage)}
+    if set(usage) - names or not all(type(v) is int for v in usage.values()):
+        return "not a chat reply: usage is not a set of token counts"
+    ok = all(isinstance(call, dict) for call in data["tool_calls"])
+    return None if ok else "not a chat reply: tool_calls are not objects"
 
 
 def _from_json(data: dict[str, Any], *, cached: bool, latency_ms: float) -> ChatResult:

@@ -61,16 +61,14 @@ class OpenAIEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         keys = {t: self._key(t) for t in dict.fromkeys(texts) if t.strip()}
         found = self._cache.get_many(list(keys.values()))
-        vectors = {
-            t: np.frombuffer(found[k], dtype=np.float32) for t, k in keys.items() if k in found
-        }
+        vectors = {t: v for t, k in keys.items() if k in found
+                   if (v := self._vector(k, found[k])) is not None}  # fmt: skip
         missing = [t for t in keys if t not in vectors]
         mine, theirs = self._claim(missing, keys)
         if mine and self._cache.reads:  # stored by a twin just before we claimed them
             late = self._cache.get_many([keys[t] for t in mine])
-            done = {
-                t: np.frombuffer(late[keys[t]], dtype=np.float32) for t in mine if keys[t] in late
-            }
+            done = {t: v for t in mine if keys[t] in late
+                    if (v := self._vector(keys[t], late[keys[t]])) is not None}  # fmt: skip
             self._settle(list(done), keys, done)
             vectors.update(done)
             mine = [t for t in mine if t not in done]
@@ -101,6 +99,19 @@ class OpenAIEmbedder:
             usage=Usage(prompt_tokens=prompt_tokens),
         )
         return out
+
+    def _vector(self, key: str, raw: bytes) -> np.ndarray | None:
+        """A cached embedding, or None for a poisoned row (moved aside, then re-fetched).
+
+        The cache stores `dim` float32 values of a unit vector; a row of another length,
+        or holding NaN or infinity, is not what it wrote.
+        """
+        if len(raw) == 4 * self.dim:
+            vector = np.frombuffer(raw, dtype=np.float32)
+            if np.isfinite(vector).all():
+                return vector
+        self._cache.quarantine(key, f"not a {self.dim}-dimensional float32 embedding")
+        return None
 
     def _claim(
         self, missing: list[str], keys: dict[str, str]

@@ -27,8 +27,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from bench.errors import ProviderError
+from bench.files import MAX_RECORD_BYTES
 from bench.providers.base import CallOptions, ChatProvider, Embedder
 from bench.types import ChatResult
+from bench.untrusted import parse_json
 
 PHASES = ("ingest", "retrieve")
 """The phases a call is attributed to (the URL's second segment after `/arm/`)."""
@@ -144,7 +146,9 @@ class _Handler(BaseHTTPRequestHandler):
         arm, phase, endpoint = match.groups()
         try:
             size = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(size) or b"null")
+            if not 0 <= size <= MAX_RECORD_BYTES:
+                raise BadRequest(f"Content-Length {size}: at most {MAX_RECORD_BYTES} bytes")
+            body = parse_json(self.rfile.read(size) or b"null", f"POST {self.path}")
             if endpoint == "embeddings":
                 reply = call_embed(self.backend.embedder(arm, phase), body)
             else:

@@ -2,34 +2,24 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.published.model import PublishedError
+from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json, read_json_lines
 
 _KINDS = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8); a missing or unreadable file is one PublishedError."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PublishedError(f"{path}: file not found: pass the published results file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishedError(f"{path}: cannot be read ({exc}): pass a UTF-8 file") from None
+_FIX = "pass the published results file as published"
 
 
 def load_json(path: Path) -> Any:
-    """The parsed JSON document of `path`."""
+    """The parsed JSON document of `path` (`bench.untrusted`: bounded, one-line errors)."""
     try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise PublishedError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}): "
-            "pass the file as published"
-        ) from None
+        return read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True, fix=_FIX)
+    except UntrustedJSONError as exc:
+        raise PublishedError(str(exc)) from None
 
 
 def load_entries(path: Path) -> list[tuple[str, Any]]:
@@ -38,15 +28,10 @@ def load_entries(path: Path) -> list[tuple[str, Any]]:
     Upstream's evaluator tries JSON Lines first and falls back to one JSON document;
     so does this. Blank lines are skipped.
     """
-    text = read_text(path)
     try:
-        return [
-            (f"line {n}", json.loads(line))
-            for n, line in enumerate(text.splitlines(), 1)
-            if line.strip()
-        ]
-    except json.JSONDecodeError:
-        data = load_json(path)
+        return [(f"line {n}", entry) for n, entry in read_json_lines(path, fix=_FIX)]
+    except UntrustedJSONError:
+        data = load_json(path)  # the one-line error of the whole file, or its list
     if not isinstance(data, list):
         raise PublishedError(f"{path}: neither JSON Lines nor a JSON list of entries")
     return [(f"entry {n}", item) for n, item in enumerate(data)]

@@ -42,13 +42,23 @@ class S3Uri:
 
 
 def parse_s3(text: str) -> S3Uri:
-    """`s3://bucket/a/b/` -> S3Uri("bucket", "a/b"); a malformed URI is a one-line error."""
+    """`s3://bucket/a/b/` -> S3Uri("bucket", "a/b"); a malformed URI is a one-line error.
+
+    The bucket root (`s3://bucket`, no prefix) is refused: a run's objects are found by
+    listing its prefix, and at the root that listing is every other run in the bucket
+    (issue 29: they were pulled into the staging folder and listed in MANIFEST.json).
+    """
     if not is_remote(text):
         raise ConfigError(f"out={text}: not an s3:// URI")
     bucket, _, prefix = text[len(SCHEME) :].partition("/")
     parts = [p for p in prefix.split("/") if p]
     if not bucket or any(p in (".", "..") for p in parts):
         raise ConfigError(f"out={text}: expected s3://<bucket>/<prefix> without . or .. parts")
+    if not parts:
+        raise ConfigError(
+            f"out={text}: the bucket root holds other runs too; "
+            f"pass a prefix of this run's own (s3://{bucket}/<run>)"
+        )
     return S3Uri(bucket, "/".join(parts))
 
 

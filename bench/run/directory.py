@@ -72,6 +72,23 @@ def identity(
     }
 
 
+_SHAPE_KEYS = ("dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "outcome")
+"""Identity keys every run.json `bench.run` has written holds, each a string."""
+
+
+def identity_shaped(ident: Any) -> bool:
+    """Whether `ident` has the shape `identity` writes (every run.json since v0.1.0 does).
+
+    A foreign object in its place (`{}`, `{"x": 1}`, keys of the wrong type) would
+    otherwise pass the resume check (absent keys pass, for older identities) and vouch
+    for records made under another configuration: it vouches for nothing instead, and
+    every record is checked on its own fingerprint.
+    """
+    if not isinstance(ident, dict) or not isinstance(ident.get("arm_options"), dict):
+        return False
+    return all(isinstance(ident.get(key), str) for key in _SHAPE_KEYS)
+
+
 def outcome_rule(cfg: RunConfig) -> str:
     """The name of the rule that sets `correct` (`bench.scoring.rules.Outcome`)."""
     return Outcome.for_scoring(cfg.scoring.primary_judge, cfg.scoring.f1_threshold).name
@@ -96,11 +113,12 @@ class RunDirectory:
         """Refuse to resume a run made under a different identity (name what changed).
 
         run.json is not trusted alone: when it is missing, truncated or foreign (no
-        identity in it), every record read later is checked against `ident` instead
-        (`load_record`), from the identity fingerprint each record carries.
+        identity of the project's shape in it: `identity_shaped`), every record read
+        later is checked against `ident` instead (`load_record`), from the identity
+        fingerprint each record carries.
         """
         meta, _ = read_run_meta(self.run_json)
-        if meta is None or not meta.identity:
+        if meta is None or not identity_shaped(meta.identity):
             self._verify_records = ident
             self._verify_prints = fingerprint(ident)
             return
@@ -123,8 +141,8 @@ class RunDirectory:
             changed = _unstamped_changes(record, ident)
         if changed:
             raise ConfigError(
-                f"{path}: run.json is missing or unreadable, and this record was made with "
-                f"different {', '.join(changed)}; pass a new out=<dir> "
+                f"{path}: run.json is missing, unreadable or foreign, and this record was "
+                f"made with different {', '.join(changed)}; pass a new out=<dir> "
                 f"(or delete {self.path} to start over)"
             )
 
@@ -133,10 +151,11 @@ class RunDirectory:
     ) -> None:
         """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
         previous = read_run_meta(self.run_json)[0] or RunMeta()
+        kept = previous.identity if identity_shaped(previous.identity) else {}  # never foreign
         merged_ident = {
-            **previous.identity,  # keys a predict session leaves unbound stay as recorded
+            **kept,  # keys a predict session leaves unbound stay as recorded
             **ident,
-            "arm_options": {**previous.identity.get("arm_options", {}), **ident["arm_options"]},
+            "arm_options": {**kept.get("arm_options", {}), **ident["arm_options"]},
         }
         meta = replace(
             details or RunMeta(),

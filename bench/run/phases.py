@@ -35,6 +35,7 @@ from bench.errors import BenchError, ConfigError
 from bench.files import write_json_atomic
 from bench.paths import contained
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
+from bench.untrusted import expect_object, read_json, refuse
 
 PHASES = ("all", "predict", "evaluate")
 FOLDER = "predictions"
@@ -90,16 +91,27 @@ def prediction_path(run_dir: Path, question: Question) -> Path:
     return contained(run_dir / FOLDER / f"{question.file_stem}.json", run_dir)
 
 
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
+def _load(path: Path, question_id: str | None = None) -> dict[str, Any]:
+    """Per arm, the stored prediction entries of `path` ({} when there is none yet).
+
+    Each entry must be an object; with `question_id`, the file must be that question's
+    (a prediction file copied or renamed onto another question's name is refused, not
+    evaluated against the wrong question).
+    """
+    if not path.exists() and not path.is_symlink():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BenchError(
-            f"{path}: unreadable prediction ({exc}); delete it and re-predict"
-        ) from None
-    return dict(data.get("arms", {})) if isinstance(data, dict) else {}
+    fix = "delete it and re-run phase=predict"
+    data = expect_object(read_json(path, fix=fix), str(path), fix)
+    stored = data.get("question_id")
+    if question_id is not None and stored != question_id:
+        refuse(f"prediction for question {stored!r}, not {question_id!r}", str(path), fix)
+    arms = data.get("arms", {})
+    if not isinstance(arms, dict) or not all(isinstance(e, dict) for e in arms.values()):
+        refuse("arms is not an object of per-arm objects", str(path), fix)
+    for name, entry in arms.items():
+        if not isinstance(entry.get("identity", ""), str):
+            refuse(f"arms.{name}.identity is not a string", str(path), fix)
+    return dict(arms)
 
 
 def context_json(context: Context, retrieve_ms: float, keep_text: bool = True) -> dict[str, Any]:
@@ -143,7 +155,7 @@ def predict_conversation(
     """
     todo = []
     for question in conversation.questions:
-        stored = _load(prediction_path(run_dir, question))
+        stored = _load(prediction_path(run_dir, question), question.question_id)
         missing = [n for n in arms if stored.get(n, {}).get("identity") != identities[n]
                    or "error" in stored.get(n, {})]  # fmt: skip
         if missing:
@@ -182,8 +194,9 @@ class StoredArm:
         """The k the predicting arm asked for, read with each stored context."""
         folder = run_dir / FOLDER
         for path in sorted(folder.glob("*.json")) if folder.exists() else []:
-            got = _load(path).get(name, {}).get("identity")
-            if got is not None and got != identity:
+            entry = _load(path).get(name)
+            got = None if entry is None else entry.get("identity")
+            if entry is not None and got != identity:  # no identity at all: foreign too
                 raise ConfigError(
                     f"{path}: arm {name} was predicted under another predict identity "
                     f"({got} != {identity}: dataset, arm options, embedder, extractor or "
@@ -202,15 +215,24 @@ class StoredArm:
 
     def retrieve(self, question: Question) -> Context:
         """The stored context, or the stored failure raised again."""
-        entry = _load(prediction_path(self.run_dir, question)).get(self.name)
+        path = prediction_path(self.run_dir, question)
+        entry = _load(path, question.question_id).get(self.name)
         if entry is None:
             raise BenchError(f"no prediction for {question.question_id} arm {self.name}; "
                              "run phase=predict first")  # fmt: skip
+        if entry.get("identity") != self.identity:  # the file changed since __init__
+            refuse(f"arms.{self.name} was predicted under another predict identity",
+                   str(path), "re-run phase=predict")  # fmt: skip
         if "error" in entry:
             raise BenchError(str(entry["error"]))
-        context = context_from_json(entry["context"])
-        context.meta[PREDICTED_MS] = entry["context"]["retrieve_ms"]
-        self.requested_k = entry.get("requested_k")  # the predicting arm's (retrieval health)
+        try:
+            context = context_from_json(entry["context"])
+            context.meta[PREDICTED_MS] = float(entry["context"]["retrieve_ms"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            refuse(f"arms.{self.name}.context is malformed ({type(exc).__name__}: {exc})",
+                   str(path), "delete it and re-run phase=predict")  # fmt: skip
+        k = entry.get("requested_k")  # the predicting arm's (retrieval health)
+        self.requested_k = k if isinstance(k, int) and not isinstance(k, bool) else None
         return context
 
     def close(self) -> None:

@@ -8,7 +8,6 @@ standard-library `bench.summarise.sweep` (which also re-renders it with `--basel
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from bench.files import write_json_atomic, write_text_atomic
 from bench.paths import contained, safe_name
 from bench.records import OK, iter_records
+from bench.untrusted import read_json_object
 
 Outcomes = dict[str, dict[str, dict[str, bool]]]
 """metric -> arm -> question id -> outcome."""
@@ -106,7 +106,7 @@ def record_sweep_row(out: str, report: dict[str, Any]) -> None:
     outcomes: Outcomes = {f"hit@{k}": {} for k in cutoffs}
     for arm in report["arms"]:
         path = contained(Path(out) / "comparable" / f"{safe_name(arm)}.json", Path(out))
-        card = json.loads(path.read_text(encoding="utf-8"))
+        card = read_json_object(path, fix="re-run the suite")
         for ev in card["evaluations"]:
             ranks = [r for r in ev["relevant_ranks"].values() if r is not None]
             if not ev["relevant_ranks"]:

@@ -25,7 +25,6 @@ rejudge really asks the server. Token and call accounting lives in the provider 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -46,6 +45,7 @@ from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, ArmResult, Judgement
 from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.types import Question
+from bench.untrusted import UntrustedJSONError, parse_json
 
 NO_GOLD = "(none: the conversation does not contain this information)"
 REASONING_MAX_CHARS = 200
@@ -89,13 +89,13 @@ def parse_verdict(text: str) -> bool:
         if len(lines) < 3 or lines[-1].strip() != "```":
             raise ValueError("unterminated code fence")
         body = "\n".join(lines[1:-1]).strip()
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
+    try:  # bench.untrusted: a reply nested 100,000 deep is refused, not a RecursionError
+        data = parse_json(body, "judge reply", allow_nan=True)
+    except UntrustedJSONError as exc:
         leading = _LEADING_VERDICT.match(body)
         if leading:
             return leading.group(1) == "true"
-        raise ValueError(f"not a JSON object: {exc.msg}") from None
+        raise ValueError(f"not a JSON object: {exc.what}") from None
     if not isinstance(data, dict) or "correct" not in data:
         raise ValueError('JSON verdict has no "correct" field')
     value = data["correct"]

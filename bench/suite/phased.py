@@ -32,6 +32,7 @@ from bench.paths import contained, safe_name
 from bench.run import phases
 from bench.suite.model import Suite, suite_to_json
 from bench.types import Conversation
+from bench.untrusted import read_json, read_json_object
 
 log = logging.getLogger("bench.suite")
 
@@ -83,7 +84,8 @@ def predict_suite(
         merged = {**_ingest_seconds(folder), **seconds}
         write_json_atomic(contained(folder / INGEST_FILE, folder), merged)
     for question in conversation.questions:
-        stored = json.loads(phases.prediction_path(folder, question).read_text(encoding="utf-8"))
+        path = phases.prediction_path(folder, question)
+        stored = read_json_object(path, fix="delete it and re-run phase=predict")
         for name, entry in stored["arms"].items():
             if name in arms and "error" in entry:
                 raise BenchError(
@@ -116,8 +118,8 @@ def _ingest_seconds(folder: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        log.warning("%s unreadable: ingestion time reported as 0", path)
+        data = read_json(path)
+        return {k: float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (ValueError, TypeError) as exc:  # UntrustedJSONError is a ValueError
+        log.warning("%s unreadable (%s): ingestion time reported as 0", path, exc)
         return {}
-    return {k: float(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.errors import DatasetError
 from bench.suite.model import FORMAT_VERSION, Memory, Suite, SuiteQuery
+from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
 
 MAX_LISTED = 5
 """Problems spelled out in the one-line error; the rest are counted."""
@@ -35,10 +36,10 @@ def suite_schema() -> dict[str, Any]:
 def load_suite(path: Path) -> Suite:
     """Read and validate one suite file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True)
+    except UntrustedJSONError as exc:
         raise DatasetError(
-            f"suite {path}: not readable JSON ({exc}); fix or regenerate it"
+            f"suite {path}: not readable JSON ({exc.what}); fix or regenerate it"
         ) from None
     return parse_suite(data, where=str(path))
 
@@ -161,7 +162,7 @@ def _memory_problems(memories: list[dict[str, Any]]) -> list[str]:
 
 def _query_problems(data: dict[str, Any]) -> list[str]:
     known = {m["id"] for m in data["memories"]}
-    problems = []
+    problems = [] if data["queries"] else ["$.queries is empty (a suite needs one query or more)"]
     seen: set[str] = set()
     for i, query in enumerate(data["queries"]):
         at = f"$.queries[{i}]"

@@ -12,13 +12,13 @@ LLM judge and no matching calibration says so. Standard library only.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.runmeta import RunMeta
 from bench.scoring.rules import Outcome
 from bench.summarise.model import group_label
+from bench.untrusted import read_json
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = "armbench-calibration/1"
@@ -67,8 +67,8 @@ def render_calibration(data: dict[str, Any], locomo_style: bool = True) -> list[
 def read_calibration(path: Path) -> dict[str, Any] | None:
     """The parsed calibration file, or None when absent or not in the format."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(path)
+    except ValueError:  # UntrustedJSONError: absent, unreadable or not JSON
         return None
     return data if isinstance(data, dict) and data.get("format") == FORMAT else None
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.files import read_file_bytes
 from bench.records import QuestionRecord, natural_key
 from bench.runmeta import RunMeta, read_run_meta
+from bench.untrusted import UntrustedJSONError, read_json
+
+_FIX = "restore the record, or re-run the question with bench.run"
 
 
 class SummaryError(Exception):
@@ -70,9 +71,11 @@ def read_records(folder: str) -> list[QuestionRecord]:
     for name in names:
         path = prefix + name
         try:
-            record = from_json(json.loads(read_file_bytes(path)), source=path)
+            record = from_json(read_json(path, fix=_FIX), source=path)
             if record.question_id.__class__ is not str:
                 raise TypeError(f"question_id is {record.question_id!r}, not a string")
+        except UntrustedJSONError as exc:  # bench.untrusted: bounded size, depth, numbers
+            raise SummaryError(f"{path}: unreadable record ({exc.what}); {_FIX}") from None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise SummaryError(f"{path}: unreadable record ({one_line_reason(exc)})") from None
         if record.question_id in seen:

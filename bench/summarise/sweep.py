@@ -25,7 +25,6 @@ listed as not paired.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 
 from bench.files import write_text_atomic
 from bench.summarise.stats import holm, mcnemar_exact_p
+from bench.untrusted import read_json_object
 
 SWEEP_ROWS = "sweep-rows"
 """The folder of a sweep holding one row file per job."""
@@ -88,7 +88,7 @@ def read_rows(sweep_dir: Path) -> list[SweepRow]:
     """Every job's row, in sweep order (job number, then name)."""
     rows = []
     for path in sorted((sweep_dir / SWEEP_ROWS).glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_object(path, fix="re-run that sweep job")
         rows.append(
             SweepRow(
                 job=str(data["job"]),

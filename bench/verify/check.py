@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import BenchError
-from bench.files import write_text_atomic
+from bench.files import read_file_bytes, write_text_atomic
+from bench.untrusted import UntrustedJSONError, parse_json, read_json_object
 from bench.verify.files import (
     MANIFEST,
     SIGNATURE,
@@ -96,12 +97,9 @@ UNSIGNED_NOTE = (
 def _run_json(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "run.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise VerifyError(
-            f"{path}: unreadable ({exc}); pass a finished bench.run directory"
-        ) from None
-    return data if isinstance(data, dict) else {}
+        return read_json_object(path, fix="pass a finished bench.run directory")
+    except UntrustedJSONError as exc:
+        raise VerifyError(str(exc)) from None
 
 
 def _from_meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -126,9 +124,10 @@ def build_manifest(run_dir: Path) -> Manifest:
     """The manifest of a run directory as it is now."""
     if not (run_dir / "questions").is_dir():
         raise VerifyError(f"{run_dir}: no questions/ folder; pass a bench.run directory")
+    meta = _from_meta(_run_json(run_dir))  # read first: a hostile run.json is never hashed
     files = {rel_path(p, run_dir): sha256_of(p) for p in result_files(run_dir)}
     derived = {rel_path(p, run_dir): sha256_of(p) for p in derived_files(run_dir)}
-    return Manifest(files=files, derived=derived, **_from_meta(_run_json(run_dir)))
+    return Manifest(files=files, derived=derived, **meta)
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
@@ -186,10 +185,13 @@ def read_manifest(run_dir: Path) -> tuple[bytes, Manifest]:
         raise VerifyError(
             f"{path}: no manifest; write one with python -m bench.verify --write {run_dir}"
         )
-    data = path.read_bytes()
     try:
-        raw = json.loads(data)
-    except ValueError:
+        data = read_file_bytes(str(path))
+        raw = parse_json(data, str(path))
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        raise VerifyError(f"{path}: cannot be read ({what}); rewrite it with --write") from None
+    except UntrustedJSONError:
         raw = None
     files = raw.get("files") if isinstance(raw, dict) else None
     derived = raw.get("derived", {}) if isinstance(raw, dict) else None

@@ -49,6 +49,8 @@ def mem0_verdict(reply: str) -> bool:
         data = json.loads(mem0_extract_json(reply))
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc.msg}") from None
+    except RecursionError:  # upstream would crash; here the reply is unparseable
+        raise ValueError("not JSON: nested too deep") from None
     if not isinstance(data, dict):
         raise ValueError(f"JSON is a {type(data).__name__}, not an object with a label")
     if "label" not in data:
@@ -73,7 +75,7 @@ def beam_json(reply: str) -> Any:
         text = fenced.group(1).strip()
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # too deep: as upstream, try the span
         pass
     span = _BEAM_FIRST_JSON.search(text)
     if span is None:
@@ -82,6 +84,8 @@ def beam_json(reply: str) -> Any:
         return json.loads(span.group(1))
     except json.JSONDecodeError as exc:
         raise ValueError(f"JSON-like span does not parse: {exc.msg}") from None
+    except RecursionError:  # upstream would crash; here the reply is unparseable
+        raise ValueError("JSON-like span nested too deep") from None
 
 
 def beam_item_score(reply: str, keep_float: bool) -> float:

@@ -8,12 +8,12 @@ give it at least one grade > 0, and the integer grades are kept for nDCG.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.errors import DatasetError
 from bench.suite.model import Memory, Suite, SuiteQuery
+from bench.untrusted import UntrustedJSONError, read_json_lines
 
 
 def load(path: Path, split: str) -> list[Suite]:
@@ -43,21 +43,16 @@ def _jsonl(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DatasetError(f"beir {path}: file missing; point suite.path at a BEIR folder")
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"beir {path}:{n}: not JSON ({exc.msg}); fix the line") from None
-            missing = [k for k in required if not isinstance(row, dict) or k not in row]
-            if missing:
-                raise DatasetError(
-                    f"beir {path}:{n}: missing {missing}; each line needs {required}"
-                )
-            row["_id"] = str(row["_id"])
-            rows.append(row)
+    try:
+        lines = read_json_lines(path, fix="fix the line")
+    except UntrustedJSONError as exc:
+        raise DatasetError(f"beir {exc}") from None
+    for n, row in lines:
+        missing = [k for k in required if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise DatasetError(f"beir {path}:{n}: missing {missing}; each line needs {required}")
+        row["_id"] = str(row["_id"])
+        rows.append(row)
     return rows
 
 

@@ -7,7 +7,6 @@ Relevant ids are the `has_answer: true` turns; a question whose file marks no su
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from bench.errors import DatasetError
@@ -15,6 +14,7 @@ from bench.loaders import load_longmemeval
 from bench.suite.adapters.dialogue import conversation_suite
 from bench.suite.model import Suite
 from bench.types import Conversation, Question
+from bench.untrusted import MAX_DATASET_BYTES, read_json
 
 
 def load(path: Path, split: str) -> list[Suite]:
@@ -37,7 +37,7 @@ def load(path: Path, split: str) -> list[Suite]:
 def _answer_sessions(path: Path) -> dict[str, set[str]]:
     """question_id -> answer_session_ids, read from the file the loader already checked."""
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True)
         return {
             str(i["question_id"]): set(map(str, i.get("answer_session_ids", []))) for i in items
         }

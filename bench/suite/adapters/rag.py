@@ -7,18 +7,18 @@ is its first answer text. SQuAD 2.0 `is_impossible` questions are abstentions.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.errors import DatasetError
 from bench.suite.model import Memory, Suite, SuiteQuery
+from bench.untrusted import MAX_DATASET_BYTES, read_json
 
 
 def load(path: Path, split: str) -> list[Suite]:
     """The SQuAD-format file at `path` as one suite (`split` is unused)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, limit=MAX_DATASET_BYTES, follow_symlinks=True)
         articles = data["data"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DatasetError(
