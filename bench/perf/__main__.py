@@ -14,7 +14,9 @@ configuration against the 10 s target, ingestion apart, and a 6-configuration sw
 that ingests once; needs `$BENCH_DATA_DIR/locomo10.json`), `server` (how busy a run with
 the LLM extractor, answerer and judge keeps the N slots of a local stub with a fixed
 latency, per phase, and the harness CPU per model call; `bench/perf/busy.py`, settings
-`stub.latency=`, `stub.slots=`, `stub.baseline=<checkout>` among the overrides). Default:
+`stub.latency=`, `stub.slots=`, `stub.baseline=<checkout>` among the overrides), `lme`
+(an offline LongMemEval run of the 16-question subset: wall, CPU, peak memory, beside a
+`lme.baseline=<checkout>` with its records compared; `bench/perf/lme.py`). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
@@ -122,6 +124,7 @@ WITH_OVERRIDES = {
     "offline_f1": "bench.perf.offline_f1:offline_f1_figures",
     "ray": "bench.perf.ray_scale:ray_figures",
     "server": "bench.perf.busy:figures",
+    "lme": "bench.perf.lme:figures",
 }
 """Groups that take the overrides after `--`, named lazily (`module:function`)."""
 WITHOUT_OVERRIDES = {
@@ -153,7 +156,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.names import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "server", "suite"]
+            groups = [*DEFAULT, "ingest", "lme", "niah", "offline_f1", "ray", "server", "suite"]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 
