@@ -1,8 +1,10 @@
 """Units side by side in one process (`bench.run.lanes`): at once, in order, own arms.
 
 - `Lanes` runs units at the same time, each lane on its own arm set, starts them in a
-  given order (longest first) and hands the results back in unit order; a unit's error is raised in its turn and later units do
-  not start; every arm set is closed;
+  given order (longest first) and hands the results back in unit order; a unit's error
+  is raised in its turn and later units do not start; every arm set is closed;
+- once the providers close (the run stops), a lane's next model call raises RunStopped
+  (never retried, never recorded as a failed call), so its arm aborts the ingestion;
 - `unit_lanes` keeps the offline extractor, and phases other than `all`, serial;
 - (slow) a three-arm run with the LLM extractor writes the records and run.json health
   of a serial run, whatever the order in which its units finished.
@@ -97,6 +99,39 @@ def test_units_start_in_the_given_order_and_still_come_back_in_unit_order() -> N
     assert list(lanes.results([0, 1, 2, 3], start=lambda u: -u)) == [0, 1, 2, 3]
     assert started == [3, 2, 1, 0]  # e.g. the longest units first
     lanes.close()
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.requests, self.closed = 0, False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_call_after_the_providers_closed_stops_its_thread_and_is_never_retried() -> None:
+    from bench.errors import RunStopped
+    from bench.providers.deployment import AttemptCounter, Deployment
+    from bench.providers.ratelimit import SlidingWindowLimiter
+    from bench.providers.retry import RetryPolicy
+
+    client = _Client()
+    deployment = Deployment(
+        "http://127.0.0.1:9/v1", "m", client, SlidingWindowLimiter(None, None), 2,
+        RetryPolicy(max_attempts=5, backoff_base_s=0.01),
+    )  # fmt: skip
+
+    def request(c: _Client) -> int:
+        c.requests += 1
+        return c.requests
+
+    counter = AttemptCounter()
+    call = {"estimated_tokens": 1, "used_tokens": lambda _: None, "counter": counter}
+    assert deployment.call("extractor", request, **call) == 1  # type: ignore[arg-type]
+    deployment.close()
+    with pytest.raises(RunStopped):  # not a ProviderError: no extraction records it
+        deployment.call("extractor", request, **call)  # type: ignore[arg-type]
+    assert client.closed and client.requests == 1 and counter.n == 1
 
 
 def _cfg(overrides: list[str]) -> Any:
