@@ -102,7 +102,6 @@ def _run_in_process(
     """Every unit in this process: one set of providers and arms for the whole run."""
     from bench.providers.factory import build_providers
 
-    phase = cfg.phase
     providers = build_providers(cfg.provider, run_dir.path)
     outcome = RunOutcome(run_dir=run_dir.path)
     try:
@@ -111,45 +110,54 @@ def _run_in_process(
         run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
         run_json.save()
         try:
+            open_set = partial(
+                open_arms, specs, cfg, providers, step.tokens, run_dir.path,
+                shared_stores=shared_stores,
+            )  # fmt: skip
             lanes = unit_lanes(cfg, len(plan.units))
             if lanes > 1:  # units side by side, each lane with its own arms (bench.run.lanes)
-                open_set = partial(
-                    open_arms, specs, cfg, providers, step.tokens, run_dir.path,
-                    shared_stores=shared_stores,
-                )  # fmt: skip
                 each = partial(_unit, step, cfg, run_dir, plan)
                 _run_in_lanes(plan, Lanes(lanes, open_set, each), outcome, run_json)
-                return outcome
-            ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
-            arms: dict[str, Arm] = (
-                {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
-                if phase == "evaluate"
-                else open_arms(
-                    specs, cfg, providers, step.tokens, run_dir.path, shared_stores=shared_stores
+            else:
+                ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
+                arms: dict[str, Arm] = (
+                    {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
+                    if cfg.phase == "evaluate"
+                    else open_set()
                 )
-            )
-            try:
-                for unit in plan.units:
-                    conversation = unit.conversation
-                    if phase == "predict":
-                        outcome.questions += len(conversation.questions)
-                        outcome.written += phases.predict_conversation(
-                            conversation, arms, cfg, run_dir.path, ids,
-                            arm_ingester(cfg, outcome),
-                        )  # fmt: skip
-                    else:
-                        run_conversation(
-                            conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
-                        )
-                    run_json.save()  # costs survive a crash in a later conversation
-            finally:
-                for arm in arms.values():
-                    arm.close()
+                _run_serially(plan, arms, ids, step, cfg, run_dir, outcome, run_json)
         finally:
             run_json.save()
     finally:
         providers.close()
     return outcome
+
+
+def _run_serially(
+    plan: UnitPlan,
+    arms: dict[str, Arm],
+    ids: dict[str, str],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+    run_json: RunJson,
+) -> None:
+    """Every unit in turn on one set of arms (closed afterwards); run.json saved after each."""
+    try:
+        for unit in plan.units:
+            conversation = unit.conversation
+            if cfg.phase == "predict":
+                outcome.questions += len(conversation.questions)
+                outcome.written += phases.predict_conversation(
+                    conversation, arms, cfg, run_dir.path, ids, arm_ingester(cfg, outcome)
+                )
+            else:
+                run_conversation(conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick)
+            run_json.save()  # costs survive a crash in a later conversation
+    finally:
+        for arm in arms.values():
+            arm.close()
 
 
 def _run_in_lanes(
