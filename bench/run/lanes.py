@@ -14,10 +14,12 @@ serial run's (tests/test_lanes.py compares them). Each unit's tally and health s
 a copy of the run's entries for that unit and replace them when the unit is merged, in
 unit order, so run.json is the serial run's too.
 
-Interrupts are cooperative: once the caller stops waiting (Ctrl-C, an error), a shared
-`threading.Event` keeps every unit not yet started from starting; a unit under way runs
-to its end (or the run's interrupt watchdog ends the process, `bench.run.interrupt`,
-which a resume undoes like a kill).
+Stopping is cooperative (no exception is injected into a thread): once the caller stops
+waiting (Ctrl-C, an error) or a unit fails, a shared `threading.Event` keeps every unit
+not yet started from starting; a unit under way stops at its next model call once the
+run's providers are closed (`RunStopped`, raised by `bench.providers.deployment`), its
+arm aborting the store it was building, or else the run's interrupt watchdog ends the
+process (`bench.run.interrupt`), which a resume undoes like a kill.
 """
 
 from __future__ import annotations
