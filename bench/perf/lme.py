@@ -76,14 +76,15 @@ def measure(checkout: Path, args: list[str], out: Path) -> dict[str, Any]:
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
+    records = len(list((out / "questions").glob("*.json")))
+    if proc.returncode not in (0, 1) or not records:  # 1 with no record: a crash
         tail = (err.strip().splitlines() or ["(no output)"])[-1]
         raise ConfigError(f"bench.perf lme: the run of {checkout} failed: {tail}")
     return {
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mib": usage.ru_maxrss / 1024,  # KiB on Linux
-        "records": len(list((out / "questions").glob("*.json"))),
+        "records": records,
     }
 
 
