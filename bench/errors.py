@@ -19,3 +19,12 @@ class ProviderError(BenchError):
 
 class ContainmentError(BenchError):
     """A path built from data would resolve outside the run directory."""
+
+
+class RunStopped(BaseException):
+    """A model call made after the run's providers closed (the run is stopping).
+
+    A BaseException, so no `except Exception` records it as a failed call: a thread still
+    at work when the run stops (a lane, an answer in flight) ends at its next call, its
+    arm aborts the ingestion under way (nothing marked complete), and a resume redoes it.
+    """

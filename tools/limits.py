@@ -21,7 +21,6 @@ GRANDFATHERED: dict[str, int] = {
     "arms/neuromorphic/engine.py": 428,
     "bench/run/__main__.py:_hydra_main": 73,
     "bench/run/hydra_job.py:run_job_once": 55,
-    "bench/run/pipeline.py:_run_in_process": 52,
     "bench/run/scale/unit_task.py:run_unit": 58,
     "bench/suite/niah.py:niah_suite": 54,
 }

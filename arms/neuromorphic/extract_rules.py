@@ -96,12 +96,23 @@ class RuleExtractor:
     version = VERSION
 
     def extract(self, exchange: Exchange, known: Sequence[Fact]) -> Extraction:
-        """Facts of every turn of the exchange, linked to each other."""
-        anchor = _anchor(exchange.date_time)
-        drafts: list[FactDraft] = []
-        for turn in exchange.turns:
-            drafts.extend(_turn_facts(turn, anchor))
-        return Extraction(facts=tuple(_linked(drafts)))
+        """Facts of every turn of the exchange, linked to each other (`known` is unused).
+
+        A function of the date and turns alone, so it is memoised (`rule_facts`):
+        neuromorphic and tuned, and LongMemEval questions sharing a session, extract
+        each exchange once per process.
+        """
+        return rule_facts(exchange.date_time, exchange.turns)
+
+
+@lru_cache(maxsize=8192)
+def rule_facts(date_time: str, turns: tuple[Turn, ...]) -> Extraction:
+    """The extraction of the turns of one exchange dated `date_time` (immutable, shared)."""
+    anchor = _anchor(date_time)
+    drafts: list[FactDraft] = []
+    for turn in turns:
+        drafts.extend(_turn_facts(turn, anchor))
+    return Extraction(facts=tuple(_linked(drafts)))
 
 
 def _turn_facts(turn: Turn, anchor: object) -> list[FactDraft]:

@@ -18,7 +18,9 @@ latency, per phase, and the harness CPU per model call; `bench/perf/busy.py`, se
 (the memory arms' ingestion time per 1,000 tokens, peak memory and store size against
 conversation length on BEAM prefixes and BEAM-built NIAH haystacks, with fitted growth
 exponents and flags for bad growth; `bench/perf/scale.py`, settings `scale.<key>=` among
-the overrides, `scale.quick=true` for a run of seconds). Default:
+the overrides, `scale.quick=true` for a run of seconds), `lme` (an offline LongMemEval
+run of the 16-question subset: wall, CPU, peak memory, beside a `lme.baseline=<checkout>`
+with its records compared; `bench/perf/lme.py`). Default:
 components, summarise, engine, run, startup. Machines are noisy:
 compare ratios measured in one run.
 """
@@ -127,6 +129,7 @@ WITH_OVERRIDES = {
     "ray": "bench.perf.ray_scale:ray_figures",
     "server": "bench.perf.busy:figures",
     "scale": "bench.perf.scale:figures",
+    "lme": "bench.perf.lme:figures",
 }
 """Groups that take the overrides after `--`, named lazily (`module:function`)."""
 WITHOUT_OVERRIDES = {
@@ -158,7 +161,8 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.names import unknown
 
-            groups = [*DEFAULT, "ingest", "niah", "offline_f1", "ray", "scale", "server", "suite"]
+            groups = [*DEFAULT, "ingest", "lme", "niah", "offline_f1", "ray", "scale", "server"]
+            groups.append("suite")
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 

@@ -187,20 +187,20 @@ def figures(overrides: list[str]) -> dict[str, Any]:
     slots = int(_number(settings, "stub.slots", SLOTS, int, "a whole number, >= 1") or 1)
     baseline = settings.get("stub.baseline")
     if baseline:
-        _check_checkout(Path(baseline))  # before minutes of measuring, not after
+        check_checkout(Path(baseline))  # before minutes of measuring, not after
     out = measure(rest, latency_s, slots)
     if baseline:
         out["baseline"] = measure_checkout(Path(baseline), rest, latency_s, slots)
     return out
 
 
-def _check_checkout(checkout: Path) -> None:
-    """ConfigError unless `checkout` is the root of an armbench checkout."""
+def check_checkout(checkout: Path, setting: str = "stub.baseline") -> None:
+    """ConfigError (naming `setting`) unless `checkout` is the root of an armbench checkout."""
     from bench.errors import ConfigError
 
     if not (checkout / "bench" / "run" / "pipeline.py").is_file():
         raise ConfigError(
-            f"stub.baseline={checkout}: not an armbench checkout (no bench/run/pipeline.py); "
+            f"{setting}={checkout}: not an armbench checkout (no bench/run/pipeline.py); "
             "give the root folder of one"
         )
 
@@ -248,7 +248,7 @@ def measure_checkout(
     """`measure` run on another checkout's code, in a child process."""
     from bench.errors import ConfigError
 
-    _check_checkout(checkout)
+    check_checkout(checkout)
     settings = [f"stub.latency={latency_s}", f"stub.slots={slots}"]
     env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
     proc = subprocess.run(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from bench.errors import RunStopped
 from bench.providers.ratelimit import Limiter
 from bench.providers.retry import RetryPolicy, call_with_retry
 
@@ -71,6 +72,9 @@ class Deployment:
     _slots: threading.BoundedSemaphore = field(init=False, repr=False)
     """The semaphore actually used: `slots`, or an own one of size `concurrency`."""
 
+    _closed: threading.Event = field(init=False, repr=False, default_factory=threading.Event)
+    """Set by `close`: every later attempt raises RunStopped (a cooperative stop)."""
+
     def __post_init__(self) -> None:
         self._slots = self.slots or threading.BoundedSemaphore(max(1, self.concurrency))
 
@@ -87,6 +91,8 @@ class Deployment:
 
         def attempt() -> T:
             with self._slots:
+                if self._closed.is_set():  # the run stopped while this call waited
+                    raise RunStopped(f"{role} at {self.base_url}: the run's providers closed")
                 reservation = self.limiter.acquire(estimated_tokens)
                 counter.n += 1
                 actual: int | None = None
@@ -105,5 +111,6 @@ class Deployment:
         )
 
     def close(self) -> None:
-        """Close the HTTP client's connection pool."""
+        """Refuse every later attempt (RunStopped), then close the HTTP connection pool."""
+        self._closed.set()
         self.client.close()

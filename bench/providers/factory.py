@@ -234,11 +234,12 @@ class ProviderSet:
     def _embedder(self, cfg: EmbedderConfig, role: str = "embedder") -> Embedder:
         _check_kind(cfg.kind, EMBED_KINDS, "provider.embedder.kind")
         if cfg.kind == "wordllama":
+            from bench.providers.embed_memo import MemoEmbedder
             from bench.providers.offline_embed import WordLlamaEmbedder
 
             shared = getattr(self, "embedder", None)  # the proxy reuses the loaded model
             inner = shared.inner if isinstance(shared, AccountedEmbedder) else None
-            inner = inner or WordLlamaEmbedder(dim=cfg.dim)
+            inner = inner or MemoEmbedder(WordLlamaEmbedder(dim=cfg.dim))  # each text once
             return AccountedEmbedder(inner, role=role, accountant=self._accountant)
         from bench.providers.openai_embed import OpenAIEmbedder
 

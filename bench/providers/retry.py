@@ -194,7 +194,9 @@ def _failure_of(retry_state: tenacity.RetryCallState) -> Failure | None:
     if outcome is None or not outcome.failed:
         return None
     exc = outcome.exception()
-    return classify(exc) if exc is not None else None
+    if not isinstance(exc, Exception):  # an interrupt or RunStopped: never retried
+        return None
+    return classify(exc)
 
 
 def call_with_retry(

@@ -110,3 +110,23 @@ class RunOutcome(Counts):
         for arm, per_conv in ext_health.table_from_json(unit.health).items():
             self.health.setdefault(arm, {}).update(per_conv)  # this session's over earlier
         ret_health.merge(self.retrieval, ret_health.table_from_json(unit.retrieval))
+
+    def for_unit(self, unit_id: str) -> RunOutcome:
+        """A fresh tally for one unit run beside others, seeded with this run's health of it.
+
+        The unit fills it as `run_conversation` fills a serial run's outcome;
+        `merge_unit` then lays it back, so the result is the serial run's.
+        """
+        return RunOutcome(
+            run_dir=self.run_dir,
+            health={a: {unit_id: t[unit_id]} for a, t in self.health.items() if unit_id in t},
+            retrieval={a: {unit_id: t[unit_id]} for a, t in self.retrieval.items() if unit_id in t},
+        )
+
+    def merge_unit(self, unit: RunOutcome) -> None:
+        """Add a `for_unit` tally's counts; its health entries replace this run's."""
+        self.add(unit)
+        for arm, per_conv in unit.health.items():
+            self.health.setdefault(arm, {}).update(per_conv)
+        for arm, per_unit in unit.retrieval.items():
+            self.retrieval.setdefault(arm, {}).update(per_unit)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +20,17 @@ from bench.loaders import dataset_stats, load_dataset
 from bench.remote.stage import remote_run
 from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
+from bench.run.answer_step import AnswerStep
 from bench.run.arm_setup import open_arms
 from bench.run.context_fit import fit_context
 from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.ingest import arm_ingester
+from bench.run.lanes import Lanes, unit_lanes
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
 from bench.run.scale.executor import UnitPlan, plan_units
-from bench.run.scale.units import parse_shard, units_of
+from bench.run.scale.units import Unit, parse_shard, units_of
 from bench.run.settings import ArmSpec, arm_specs
 from bench.runmeta import read_run_meta
 from bench.scoring import health as ext_health
@@ -99,7 +102,6 @@ def _run_in_process(
     """Every unit in this process: one set of providers and arms for the whole run."""
     from bench.providers.factory import build_providers
 
-    phase = cfg.phase
     providers = build_providers(cfg.provider, run_dir.path)
     outcome = RunOutcome(run_dir=run_dir.path)
     try:
@@ -108,36 +110,85 @@ def _run_in_process(
         run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
         run_json.save()
         try:
-            ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
-            arms: dict[str, Arm] = (
-                {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
-                if phase == "evaluate"
-                else open_arms(
-                    specs, cfg, providers, step.tokens, run_dir.path, shared_stores=shared_stores
+            open_set = partial(
+                open_arms, specs, cfg, providers, step.tokens, run_dir.path,
+                shared_stores=shared_stores,
+            )  # fmt: skip
+            lanes = unit_lanes(cfg, len(plan.units))
+            if lanes > 1:  # units side by side, each lane with its own arms (bench.run.lanes)
+                each = partial(_unit, step, cfg, run_dir, plan)
+                _run_in_lanes(plan, Lanes(lanes, open_set, each), outcome, run_json)
+            else:
+                ids = {s.name: phases.predict_identity(cfg, s.name, dataset.sha256) for s in specs}
+                arms: dict[str, Arm] = (
+                    {s.name: phases.StoredArm(s.name, run_dir.path, ids[s.name]) for s in specs}
+                    if cfg.phase == "evaluate"
+                    else open_set()
                 )
-            )
-            try:
-                for unit in plan.units:
-                    conversation = unit.conversation
-                    if phase == "predict":
-                        outcome.questions += len(conversation.questions)
-                        outcome.written += phases.predict_conversation(
-                            conversation, arms, cfg, run_dir.path, ids,
-                            arm_ingester(cfg, outcome),
-                        )  # fmt: skip
-                    else:
-                        run_conversation(
-                            conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick
-                        )
-                    run_json.save()  # costs survive a crash in a later conversation
-            finally:
-                for arm in arms.values():
-                    arm.close()
+                _run_serially(plan, arms, ids, step, cfg, run_dir, outcome, run_json)
         finally:
             run_json.save()
     finally:
         providers.close()
     return outcome
+
+
+def _run_serially(
+    plan: UnitPlan,
+    arms: dict[str, Arm],
+    ids: dict[str, str],
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    outcome: RunOutcome,
+    run_json: RunJson,
+) -> None:
+    """Every unit in turn on one set of arms (closed afterwards); run.json saved after each."""
+    try:
+        for unit in plan.units:
+            conversation = unit.conversation
+            if cfg.phase == "predict":
+                outcome.questions += len(conversation.questions)
+                outcome.written += phases.predict_conversation(
+                    conversation, arms, cfg, run_dir.path, ids, arm_ingester(cfg, outcome)
+                )
+            else:
+                run_conversation(conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick)
+            run_json.save()  # costs survive a crash in a later conversation
+    finally:
+        for arm in arms.values():
+            arm.close()
+
+
+def _run_in_lanes(
+    plan: UnitPlan,
+    lanes: Lanes[tuple[Unit, RunOutcome], RunOutcome],
+    outcome: RunOutcome,
+    run_json: RunJson,
+) -> None:
+    """Every unit in `lanes`; each unit's tally merged in unit order, run.json saved after."""
+    units = [(unit, outcome.for_unit(unit.conversation.conversation_id)) for unit in plan.units]
+    log.info("%d units side by side in %d lanes", len(units), lanes.lanes)
+    try:
+        for done in lanes.results(units, start=lambda item: item[0].longest_first()):
+            outcome.merge_unit(done)
+            run_json.save()  # costs survive a crash in a later conversation
+    finally:
+        lanes.close()
+
+
+def _unit(
+    step: AnswerStep,
+    cfg: RunConfig,
+    run_dir: RunDirectory,
+    plan: UnitPlan,
+    item: tuple[Unit, RunOutcome],
+    arms: dict[str, Arm],
+) -> RunOutcome:
+    """One unit in a lane: `run_conversation` into the unit's own tally (returned)."""
+    unit, tally = item
+    run_conversation(unit.conversation, arms, step, cfg, run_dir, tally, plan.tracker.tick)
+    return tally
 
 
 def _finished_already(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -> bool:

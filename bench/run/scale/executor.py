@@ -103,7 +103,7 @@ def run_in_processes(tasks: list[UnitTask], workers: int, tracker: Tracker) -> l
     drain = threading.Thread(target=_drain, args=(queue, tracker), daemon=True)
     drain.start()
     per_worker = [replace(t, cfg=split_quota(t.cfg, workers)) for t in tasks]
-    order = sorted(per_worker, key=lambda t: (-_turns(t.unit), t.unit.position))
+    order = sorted(per_worker, key=lambda t: t.unit.longest_first())
     results = []
     try:
         pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(queue,))
@@ -155,10 +155,6 @@ def _result_or_error(future: Future[UnitResult], task: UnitTask, tracker: Tracke
         failed = fail_unit(task, message)
         tracker.tick(failed.questions, failed.errors, 0)
         return failed
-
-
-def _turns(unit: Unit) -> int:
-    return sum(len(s.turns) for s in unit.conversation.sessions)
 
 
 _QUEUE: Any = None

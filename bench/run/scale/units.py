@@ -40,6 +40,19 @@ class Unit:
         return self.conversation.conversation_id
 
     @property
+    def turns(self) -> int:
+        """Turns in the conversation (how long ingesting it takes, roughly)."""
+        return sum(len(s.turns) for s in self.conversation.sessions)
+
+    def longest_first(self) -> tuple[int, int]:
+        """Sort key: the longest units first, ties by position.
+
+        The pool's tail is then the short units, so every worker or lane stays busy
+        until near the end.
+        """
+        return (-self.turns, self.position)
+
+    @property
     def questions(self) -> int:
         """Questions this unit answers (progress totals)."""
         return len(self.conversation.questions)
