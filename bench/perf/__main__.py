@@ -161,8 +161,7 @@ def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
         else:
             from bench.names import unknown
 
-            groups = [*DEFAULT, "ingest", "lme", "niah", "offline_f1", "ray", "scale", "server"]
-            groups.append("suite")
+            groups = [*DEFAULT, *sorted(set(WITH_OVERRIDES) | {"ingest", "niah", "suite"})]
             raise unknown("perf group", name, groups, "bench.perf")
     return out
 
