@@ -307,9 +307,8 @@ class _Shape(Generic[_T]):
     def build(self, data: dict[str, Any]) -> _T:
         """`cls(**data)` over the keys `cls` has (unknown keys dropped; types checked).
 
-        The keywords are the class's own field-name strings, not the parser's copies: a
-        keyword that *is* a parameter's name matches by identity, while a copy is compared
-        character by character with every parameter (the summariser's reading, issue 28).
+        Keywords are the class's own name strings: one that *is* a parameter's name matches
+        by identity, a parser's copy is compared with every parameter by value (issue 28).
         """
         if (problem := self.types.problem(data)) is not None:
             raise TypeError(problem)  # "category is 'x', not int"

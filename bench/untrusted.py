@@ -54,7 +54,6 @@ MAX_DATASET_BYTES: Final = 4 * 1024**3
 DEFAULT_FIX: Final = "pass the file as it was written (or as upstream publishes it)"
 
 
-
 class UntrustedJSONError(BenchError, ValueError):
     """Untrusted JSON that cannot be used: `<what> <where>: <fix>` on one line."""
 
