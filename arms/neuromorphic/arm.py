@@ -42,7 +42,7 @@ from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 
 ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation",
-    "decay", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "extractors",
+    "decay", "dry_extract", "engine", "exchange", "extract_llm", "extract_rules", "extraction", "extractors",
     "fusion", "grounding", "hotstore", "hydration", "invalidation", "keyword_index", "ltp",
     "pruning", "records", "render", "retrieval", "rollback", "spreading", "state",
     "store_check", "vectors", "workingset",

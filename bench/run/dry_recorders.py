@@ -127,8 +127,11 @@ class RecorderContext:
     """What the recorders share: the tokenizer and a read-only view of the cache."""
 
     tokens: TokenCounter
+    """The run's tokenizer: counts the prompt tokens each request would send."""
     cache: ResponseCache | None
+    """The run's response cache, read only; None when the run has none."""
     remote: bool = True
+    """Whether the provider is a remote one (its requests are counted); False offline."""
 
     answerer: Any = None
     """The offline answerer standing in for the remote one (made on first use)."""
