@@ -8,6 +8,9 @@ never a traceback. Exit 1 stays reserved for "finished with arm results in error
 from __future__ import annotations
 
 import errno
+import os
+import sys
+from collections.abc import Callable
 
 _FIXES = {
     errno.EACCES: "make it writable, or pass another out=<dir>",
@@ -26,3 +29,25 @@ def os_error_line(exc: OSError) -> str:
     fix = _FIXES.get(exc.errno or 0, "check the path and its permissions, then re-run")
     what = exc.strerror or type(exc).__name__
     return f"error: {what.lower()} {where}: {fix}".replace("  ", " ")
+
+
+PIPE_CLOSED = 141
+"""Exit status when the reader closed the pipe (`| head`): 128 + SIGPIPE, as a shell reports
+a command that SIGPIPE ended."""
+
+
+def exit_status(main: Callable[[], int]) -> int:
+    """`main()`'s status; a reader that closed stdout early ends the command quietly.
+
+    Python raises BrokenPipeError where C tools die of SIGPIPE. As its docs advise (signal,
+    "Note on SIGPIPE"), stdout then points at devnull, so the interpreter's last flush
+    does not raise a second time at exit.
+    """
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return PIPE_CLOSED
+    return status

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from bench.arm.live_state import STATE_FILE, NamespaceLedger
+from bench.cli_errors import exit_status
 from bench.errors import BenchError
 from bench.names import load_symbol
 
@@ -55,4 +56,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -36,6 +36,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bench.cli_errors import exit_status
 from bench.names import load_symbol
 from bench.paths import PROJECT_ROOT
 
@@ -201,4 +202,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -23,6 +23,7 @@ import sys
 import threading
 from pathlib import Path
 
+from bench.cli_errors import exit_status
 from bench.config import ProviderConfig
 from bench.errors import BenchError
 from bench.files import write_json_atomic
@@ -99,4 +100,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -8,7 +8,8 @@ would only rescan the records already read (issue 28: 4% of the command's instru
 import gc
 import sys
 
+from bench.cli_errors import exit_status
 from bench.summarise.cli import main
 
 gc.disable()
-sys.exit(main())
+sys.exit(exit_status(main))

@@ -2,6 +2,7 @@
 
 import sys
 
+from bench.cli_errors import exit_status
 from bench.verify.check import main
 
-sys.exit(main())
+sys.exit(exit_status(main))
