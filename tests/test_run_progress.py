@@ -83,11 +83,13 @@ def test_neuromorphic_reports_each_exchange_and_a_resumed_start(tmp_path: Path) 
     assert {r[3] for r in reports} == {total}
     assert reports[-1][4] == stats["facts"] > 0
     resumed: list[Report] = []
-    crashed = _arm(tmp_path / "crashed", [])
+    stopped: list[Report] = []
+    crashed = _arm(tmp_path / "crashed", stopped)
     crashed.extractor = _Exploding(at_call=11)
     with pytest.raises(RuntimeError):
         crashed.ingest(conv)
     crashed.close()
+    assert stopped[-1][2:4] == (10, 10)  # a failed ingestion ends its entry
     again = _arm(tmp_path / "crashed", resumed)
     again.ingest(conv)
     again.close()
@@ -146,3 +148,27 @@ def test_added_overrides_join_the_users_run_of_overrides(args, expected) -> None
     from bench.run.settings import with_overrides
 
     assert with_overrides(args, ["x=1"]) == expected
+
+
+def test_units_side_by_side_report_their_ingestion(tmp_path: Path, monkeypatch) -> None:
+    """With an LLM extractor the units ingest in lanes; each lane's arm reports to the run."""
+    from bench.run.pipeline import run_benchmark
+    from tests.fault_server import FaultServer
+    from tests.test_lanes import _cfg
+
+    heard: list[tuple[str, str, int, int, str]] = []
+    real = Tracker.ingesting
+
+    def spy(self: Tracker, arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        heard.append((arm, unit, done, total, threading.current_thread().name))
+        real(self, arm, unit, done, total, facts)
+
+    monkeypatch.setattr(Tracker, "ingesting", spy)
+    with FaultServer() as server:
+        cfg = _cfg(["dataset=smoke", f"out={tmp_path}", "progress=false", "provider=llamacpp",
+                    "arms=[neuromorphic]", f"provider.answerer.base_url={server.base_url}",
+                    "provider.extractor.concurrency=2", "provider.cache.mode=off"])  # fmt: skip
+        assert run_benchmark(cfg).errors == 0
+    finished = {(arm, unit) for arm, unit, done, total, _ in heard if done == total}
+    assert finished == {("neuromorphic", "smoke-1"), ("neuromorphic", "smoke-2")}
+    assert {name.split("_")[0] for *_, name in heard} == {"unit-lane"}

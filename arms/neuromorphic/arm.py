@@ -135,14 +135,17 @@ class NeuromorphicArm:
         todo = exchanges(conversation)
         resumed_from = engine.turn
         report = self.services.progress or _silent
+        done = engine.turn
         try:
-            report(self.name, cid, engine.turn, len(todo), engine.counters["facts"])
+            report(self.name, cid, done, len(todo), engine.counters["facts"])
             for exchange in todo[engine.turn :]:
                 if engine.process_exchange(exchange)["flushed"]:
                     checkpoint.save({**engine.stats(), "exchanges_total": len(todo)})
-                report(self.name, cid, engine.turn, len(todo), engine.counters["facts"])
+                done = engine.turn
+                report(self.name, cid, done, len(todo), engine.counters["facts"])
             engine.flush()
         except BaseException:
+            report(self.name, cid, done, done, engine.counters["facts"])  # stopped early
             self._engines.pop(cid, None)
             engine.abort()
             raise

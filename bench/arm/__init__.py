@@ -43,7 +43,8 @@ class ArmServices:
     progress: IngestProgress | None = None
     """Where an arm that ingests exchange by exchange reports its progress (the run's bar
     and heartbeat, bench.run.scale.tracker): once where it starts (a resumed store past 0)
-    and after each exchange; thread-safe. None where nobody listens."""
+    and after each exchange, and once with `done == total` if it stops early (its count so
+    far as both); thread-safe. None where nobody listens."""
 
 
 class Arm(Protocol):
