@@ -172,3 +172,41 @@ def test_units_side_by_side_report_their_ingestion(tmp_path: Path, monkeypatch) 
     finished = {(arm, unit) for arm, unit, done, total, _ in heard if done == total}
     assert finished == {("neuromorphic", "smoke-1"), ("neuromorphic", "smoke-2")}
     assert {name.split("_")[0] for *_, name in heard} == {"unit-lane"}
+
+
+class _Heard(Tracker):
+    """A tracker keeping every ingestion report it is given."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__(total, show=False, heartbeat_s=0, workers=2)
+        self.heard: list[tuple[str, str, int, int]] = []
+
+    def ingesting(self, arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        self.heard.append((arm, unit, done, total))
+        super().ingesting(arm, unit, done, total, facts)
+
+
+@pytest.mark.slow
+def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> None:
+    from bench.config import ProviderConfig, RunConfig
+    from bench.loaders import load_dataset
+    from bench.run.answer_prompt import load_answer_prompt
+    from bench.run.scale.executor import run_in_processes
+    from bench.run.scale.unit_task import UnitTask
+    from bench.run.scale.units import units_of
+    from tests.test_scale import load_dataset_cfg
+
+    cfg = RunConfig(
+        dataset=load_dataset_cfg(), provider=ProviderConfig(), arms=["neuromorphic"],
+        arm_options={"neuromorphic": {"kind": "neuromorphic"}}, out=str(tmp_path),
+        progress=False,
+    )  # fmt: skip
+    units = units_of(load_dataset(cfg.dataset).conversations)
+    prompt = load_answer_prompt(cfg.answer.prompt)
+    tasks = [UnitTask(cfg, prompt, unit, str(tmp_path), {}) for unit in units]
+    tracker = _Heard(sum(u.questions for u in units))
+    run_in_processes(tasks, 2, tracker)
+    tracker.close()
+    finished = {(arm, unit) for arm, unit, done, total in tracker.heard if done == total}
+    assert finished == {("neuromorphic", u.unit_id) for u in units}
+    assert "ingesting" not in tracker.heartbeat()  # every unit left the table
