@@ -18,7 +18,7 @@ from bench.run.scale.tracker import Tracker
 from bench.tokens import TokenCounter
 from tests.e2e_support import run_cli
 from tests.test_engine_support import HashEmbedder
-from tests.test_neuromorphic_arm import _conversation, _Exploding
+from tests.test_neuromorphic_arm import Exploding, sample_conversation
 
 Report = tuple[str, str, int, int, int]
 
@@ -72,7 +72,7 @@ def _arm(store: Path, reports: list[Report]) -> NeuromorphicArm:
 
 
 def test_neuromorphic_reports_each_exchange_and_a_resumed_start(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     reports: list[Report] = []
     arm = _arm(tmp_path / "clean", reports)
     stats = arm.ingest(conv)
@@ -85,7 +85,7 @@ def test_neuromorphic_reports_each_exchange_and_a_resumed_start(tmp_path: Path) 
     resumed: list[Report] = []
     stopped: list[Report] = []
     crashed = _arm(tmp_path / "crashed", stopped)
-    crashed.extractor = _Exploding(at_call=11)
+    crashed.extractor = Exploding(at_call=11)
     with pytest.raises(RuntimeError):
         crashed.ingest(conv)
     crashed.close()
@@ -154,7 +154,7 @@ def test_units_side_by_side_report_their_ingestion(tmp_path: Path, monkeypatch) 
     """With an LLM extractor the units ingest in lanes; each lane's arm reports to the run."""
     from bench.run.pipeline import run_benchmark
     from tests.fault_server import FaultServer
-    from tests.test_lanes import _cfg
+    from tests.test_lanes import compose_cfg
 
     heard: list[tuple[str, str, int, int, str]] = []
     real = Tracker.ingesting
@@ -165,9 +165,10 @@ def test_units_side_by_side_report_their_ingestion(tmp_path: Path, monkeypatch) 
 
     monkeypatch.setattr(Tracker, "ingesting", spy)
     with FaultServer() as server:
-        cfg = _cfg(["dataset=smoke", f"out={tmp_path}", "progress=false", "provider=llamacpp",
-                    "arms=[neuromorphic]", f"provider.answerer.base_url={server.base_url}",
-                    "provider.extractor.concurrency=2", "provider.cache.mode=off"])  # fmt: skip
+        overrides = ["dataset=smoke", f"out={tmp_path}", "progress=false", "provider=llamacpp",
+                     "arms=[neuromorphic]", f"provider.answerer.base_url={server.base_url}",
+                     "provider.extractor.concurrency=2", "provider.cache.mode=off"]  # fmt: skip
+        cfg = compose_cfg(overrides)
         assert run_benchmark(cfg).errors == 0
     finished = {(arm, unit) for arm, unit, done, total, _ in heard if done == total}
     assert finished == {("neuromorphic", "smoke-1"), ("neuromorphic", "smoke-2")}
