@@ -134,24 +134,24 @@ def test_a_call_after_the_providers_closed_stops_its_thread_and_is_never_retried
     assert client.closed and client.requests == 1 and counter.n == 1
 
 
-def _cfg(overrides: list[str]) -> Any:
+def compose_cfg(overrides: list[str]) -> Any:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return load_run_config(compose(config_name="config", overrides=overrides))
 
 
 def test_lanes_follow_the_extractor_concurrency_and_stay_serial_offline() -> None:
     llm = ["provider=llamacpp", "provider.answerer.concurrency=4"]
-    assert unit_lanes(_cfg(llm), 2) == 2  # at most one lane a unit
-    assert unit_lanes(_cfg(llm), 10) == 4
-    assert unit_lanes(_cfg([*llm, "provider.extractor.concurrency=1"]), 10) == 1
-    assert unit_lanes(_cfg([*llm, "phase=predict"]), 10) == 1
-    assert unit_lanes(_cfg([]), 10) == 1  # offline extractor: CPU under the GIL
+    assert unit_lanes(compose_cfg(llm), 2) == 2  # at most one lane a unit
+    assert unit_lanes(compose_cfg(llm), 10) == 4
+    assert unit_lanes(compose_cfg([*llm, "provider.extractor.concurrency=1"]), 10) == 1
+    assert unit_lanes(compose_cfg([*llm, "phase=predict"]), 10) == 1
+    assert unit_lanes(compose_cfg([]), 10) == 1  # offline extractor: CPU under the GIL
 
 
 def _run(base_url: str, out: Path, concurrency: int) -> None:
     from bench.run.pipeline import run_benchmark
 
-    cfg = _cfg(
+    cfg = compose_cfg(
         [
             "dataset=smoke",
             f"out={out}",

@@ -310,7 +310,7 @@ def test_a_hanging_or_dying_mcp_stdio_server_gives_error_results_and_is_stopped(
     errors = [r["arms"]["mcp"]["error"] for r in load_records(out).values()]
     # the first search is the post-ingestion store probe (retrieval health): its failure is
     # logged, the breaker opens, and every question's search fails at once
-    assert first in (out / "__main__.log").read_text()
+    assert first in (out / "run.log").read_text()
     assert len(errors) == 16 and all("circuit breaker is open" in e for e in errors)
     pid = int(pidfile.read_text())
     deadline = time.monotonic() + 10

@@ -60,7 +60,7 @@ def test_yaml_composes_into_the_typed_config() -> None:
     assert OmegaConf.to_object(merged) == NeuromorphicConfig(lambda_active=0.005)
 
 
-def _conversation() -> Conversation:
+def sample_conversation() -> Conversation:
     days = ["1:56 pm on 8 May, 2023", "10:00 am on 20 May, 2023", "3:00 pm on 2 June, 2023"]
     sessions = []
     for n, day in enumerate(days):
@@ -90,7 +90,7 @@ def _answers(arm: NeuromorphicArm, conv: Conversation) -> list[str]:
 
 
 def test_ingest_and_retrieve_give_a_facts_context(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     arm = _arm(tmp_path)
     stats = arm.ingest(conv)
     assert stats["exchanges"] == stats["exchanges_total"] == 16 and stats["facts"] > 20
@@ -110,14 +110,14 @@ def test_ingest_and_retrieve_give_a_facts_context(tmp_path: Path) -> None:
 
 
 def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     first = _arm(tmp_path)
     first.ingest(conv)
     expected = _answers(first, conv)
     built = _snapshot(first, "conv-x")
     first.close()
     second = _arm(tmp_path)
-    second.extractor = _Exploding(at_call=1)  # any extraction would fail the test
+    second.extractor = Exploding(at_call=1)  # any extraction would fail the test
     stats = second.ingest(conv)
     # A complete store is opened read-only: the hot set replayed from the archive.
     assert stats["reopened"] and stats["resumed_from"] == 16 and stats["store"] == "archive"
@@ -131,7 +131,7 @@ def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
         assert writer.state.ws.snapshot() == built["ws"]
 
 
-class _Exploding(RuleExtractor):
+class Exploding(RuleExtractor):
     """The rule extractor, failing on its n-th call (same model and version)."""
 
     def __init__(self, at_call: int) -> None:
@@ -156,11 +156,11 @@ def _snapshot(arm: NeuromorphicArm, cid: str) -> dict[str, Any]:
 def test_resume_after_an_interrupted_ingestion_equals_an_uninterrupted_one(
     tmp_path: Path,
 ) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     clean = _arm(tmp_path / "clean")
     clean.ingest(conv)
     crashed = _arm(tmp_path / "crashed")
-    crashed.extractor = _Exploding(at_call=11)
+    crashed.extractor = Exploding(at_call=11)
     with pytest.raises(RuntimeError, match="extractor crashed"):
         crashed.ingest(conv)
     crashed.close()
@@ -174,7 +174,7 @@ def test_resume_after_an_interrupted_ingestion_equals_an_uninterrupted_one(
 
 
 def test_retrieve_does_not_mutate_unless_configured(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     arm = _arm(tmp_path)
     arm.ingest(conv)
     before = _snapshot(arm, "conv-x")
@@ -191,7 +191,7 @@ def test_retrieve_does_not_mutate_unless_configured(tmp_path: Path) -> None:
 
 def test_rank_sources_is_retrieve_ranking_without_rendering(tmp_path: Path) -> None:
     """Suites rank through `rank_sources`: the same ids as `retrieve`, the store untouched."""
-    conv = _conversation()
+    conv = sample_conversation()
     arm = _arm(tmp_path)
     arm.ingest(conv)
     before = _snapshot(arm, "conv-x")
@@ -212,7 +212,7 @@ def test_fingerprint_names_params_models_and_code(tmp_path: Path) -> None:
 
 
 def test_a_store_built_under_other_params_is_rebuilt(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     first = _arm(tmp_path)
     first.ingest(conv)
     first.close()
@@ -239,7 +239,7 @@ def test_known_facts_reach_the_extractor(tmp_path: Path) -> None:
 
     arm = _arm(tmp_path, NeuromorphicConfig(extractor_context_k=3))
     arm.extractor = Spy()
-    arm.ingest(_conversation())
+    arm.ingest(sample_conversation())
     assert seen[0] == [] and all(len(k) <= 3 for k in seen) and any(seen[1:])
     arm.close()
 
@@ -285,7 +285,7 @@ def test_module_file_is_where_import_would_load_the_module_from() -> None:
 
 
 def test_query_reinforcement_never_leaks_into_a_later_run(tmp_path: Path) -> None:
-    conv = _conversation()
+    conv = sample_conversation()
     eager = NeuromorphicConfig(flush_every=4, reinforce_on_query=True)
     first = _arm(tmp_path, eager)
     first.ingest(conv)
@@ -294,7 +294,7 @@ def test_query_reinforcement_never_leaks_into_a_later_run(tmp_path: Path) -> Non
     assert _snapshot(first, "conv-x") != ingested  # LTP at question time, persisted
     first.close()
     second = _arm(tmp_path, eager)
-    second.extractor = _Exploding(at_call=1)  # reused, not re-ingested
+    second.extractor = Exploding(at_call=1)  # reused, not re-ingested
     stats = second.ingest(conv)
     assert stats["reopened"] and _snapshot(second, "conv-x") == ingested
     assert _answers(second, conv) == contexts

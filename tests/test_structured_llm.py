@@ -59,7 +59,7 @@ def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
         )
         extraction = [r for r in server.requests if "update_memory" in r.tools or r.schema]
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "ignored tools" in (tmp_path / "run" / "__main__.log").read_text()
+    assert "ignored tools" in (tmp_path / "run" / "run.log").read_text()
     # one tool request was answered in prose; from then on only schema requests
     assert [bool(r.tools) for r in extraction][:2] == [True, False]
     assert sum(bool(r.tools) for r in extraction) == 1
@@ -198,9 +198,7 @@ def test_truncate_to_fit_lowers_the_budget_visibly(tmp_path: Path) -> None:
         server.serve_context("vllm", 1024)
         proc = run_cli(*overrides(server.base_url, tmp_path / "run", *extra), env=ENV)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert (
-        "context budget lowered from 120000 to" in (tmp_path / "run" / "__main__.log").read_text()
-    )
+    assert "context budget lowered from 120000 to" in (tmp_path / "run" / "run.log").read_text()
     config = run_json(tmp_path / "run")["config"]
     assert config["provider"]["context_tokens"] == 1024
     assert config["answer"]["max_context_tokens"] < 1024

@@ -55,6 +55,10 @@ MAX_OPEN = 8
 """Engines kept open at once (LongMemEval has one store per question)."""
 
 
+def _silent(arm: str, unit: str, done: int, total: int, facts: int) -> None:
+    """No one listens to the ingestion progress."""
+
+
 def hashed_modules() -> tuple[str, ...]:
     """Every module whose source is part of the code hash, by dotted name."""
     return tuple(f"arms.neuromorphic.{m}" for m in ENGINE_MODULES) + SHARED_MODULES
@@ -130,12 +134,18 @@ class NeuromorphicArm:
         self._drop_query_reinforcement(engine, saved)
         todo = exchanges(conversation)
         resumed_from = engine.turn
+        report = self.services.progress or _silent
+        done = engine.turn
         try:
+            report(self.name, cid, done, len(todo), engine.counters["facts"])
             for exchange in todo[engine.turn :]:
                 if engine.process_exchange(exchange)["flushed"]:
                     checkpoint.save({**engine.stats(), "exchanges_total": len(todo)})
+                done = engine.turn
+                report(self.name, cid, done, len(todo), engine.counters["facts"])
             engine.flush()
         except BaseException:
+            report(self.name, cid, done, done, engine.counters["facts"])  # stopped early
             self._engines.pop(cid, None)
             engine.abort()
             raise

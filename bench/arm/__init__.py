@@ -11,6 +11,9 @@ from bench.providers.base import ChatProvider, Embedder
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Question
 
+IngestProgress = Callable[[str, str, int, int, int], None]
+"""`(arm, unit id, exchanges done, exchanges total, facts so far)`: an arm's ingestion progress."""
+
 
 @dataclass(frozen=True)
 class ArmServices:
@@ -37,6 +40,11 @@ class ArmServices:
     `retrieve`; bench/providers/proxy.py), started on the first call: point a library's
     own LLM and embedder at it and its calls are cached, rate limited and counted per
     arm and phase like the run's own. None where the run offers none."""
+    progress: IngestProgress | None = None
+    """Where an arm that ingests exchange by exchange reports its progress (the run's bar
+    and heartbeat, bench.run.scale.tracker): once where it starts (a resumed store past 0)
+    and after each exchange, and once with `done == total` if it stops early (its count so
+    far as both); thread-safe. None where nobody listens."""
 
 
 class Arm(Protocol):

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.arm import Arm, ArmServices
+from bench.arm import Arm, ArmServices, IngestProgress
 from bench.arm.registry import arm_kind
 from bench.config import RunConfig
 from bench.hashing import stable_hash
@@ -24,6 +24,7 @@ def open_arms(
     run_dir: Path,
     store_root: Path | None = None,
     shared_stores: Path | None = None,
+    progress: IngestProgress | None = None,
 ) -> dict[str, Arm]:
     """Construct every requested arm with its services (lazily importing each kind).
 
@@ -31,7 +32,8 @@ def open_arms(
     run-wide state stays in `run_dir`), or with `shared_stores` to
     `<shared_stores>/<arm>-<hash of the arm's fingerprint>`: the fingerprint leaves
     retrieval knobs out, so sweep jobs differing only in those share one store, and
-    jobs differing in what ingestion builds never overwrite each other's.
+    jobs differing in what ingestion builds never overwrite each other's. `progress`
+    hears each arm's ingestion progress (`ArmServices.progress`).
     """
     arms: dict[str, Arm] = {}
     for spec in specs:
@@ -44,6 +46,7 @@ def open_arms(
             max_context_tokens=cfg.answer.max_context_tokens,
             extract_mode=cfg.provider.extractor.extract_mode,
             llm_proxy=getattr(providers, "proxy_url", None),
+            progress=progress,
         )
         cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
         arm = cls(spec.name, spec.options, services)

@@ -34,6 +34,7 @@ from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.files import write_json_atomic
 from bench.paths import contained
+from bench.run.outcome import Tick, no_tick
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 from bench.untrusted import expect_object, read_json, refuse
 
@@ -147,11 +148,13 @@ def predict_conversation(
     identities: dict[str, str],
     ingest: Callable[[dict[str, Arm], Conversation], dict[str, str]],
     keep_text: bool = True,
+    tick: Tick = no_tick,
 ) -> int:
     """Ingest and retrieve for every question lacking a current prediction; how many written.
 
     `keep_text=False` stores the ranking without the rendered texts (a suite scored
-    without an answerer needs only the ranked source ids).
+    without an answerer needs only the ranked source ids). `tick` counts the questions
+    found predicted at once, then each prediction written with its arms in error.
     """
     todo = []
     for question in conversation.questions:
@@ -160,6 +163,7 @@ def predict_conversation(
                    or "error" in stored.get(n, {})]  # fmt: skip
         if missing:
             todo.append((question, stored, missing))
+    tick(0, 0, len(conversation.questions) - len(todo))
     needed = {n for _, _, missing in todo for n in missing}
     failed = ingest({n: a for n, a in arms.items() if n in needed}, conversation) if todo else {}
     for question, stored, missing in todo:
@@ -180,6 +184,7 @@ def predict_conversation(
             stored[name] = entry
         path = prediction_path(run_dir, question)
         write_json_atomic(path, {"question_id": question.question_id, "arms": stored})
+        tick(1, sum("error" in stored[name] for name in missing), 0)
     return len(todo)
 
 

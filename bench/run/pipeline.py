@@ -112,7 +112,7 @@ def _run_in_process(
         try:
             open_set = partial(
                 open_arms, specs, cfg, providers, step.tokens, run_dir.path,
-                shared_stores=shared_stores,
+                shared_stores=shared_stores, progress=plan.tracker.ingesting,
             )  # fmt: skip
             lanes = unit_lanes(cfg, len(plan.units))
             if lanes > 1:  # units side by side, each lane with its own arms (bench.run.lanes)
@@ -150,8 +150,9 @@ def _run_serially(
             if cfg.phase == "predict":
                 outcome.questions += len(conversation.questions)
                 outcome.written += phases.predict_conversation(
-                    conversation, arms, cfg, run_dir.path, ids, arm_ingester(cfg, outcome)
-                )
+                    conversation, arms, cfg, run_dir.path, ids, arm_ingester(cfg, outcome),
+                    tick=plan.tracker.tick,
+                )  # fmt: skip
             else:
                 run_conversation(conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick)
             run_json.save()  # costs survive a crash in a later conversation

@@ -52,14 +52,18 @@ def check_group_overrides(overrides: list[str]) -> None:
                 raise unknown(key, value, known, f"{key}={value}")
 
 
-def launch(hydra_entry: Callable[..., None], entry_file: str) -> None:
+def launch(hydra_entry: Callable[..., None], entry_file: str, job: str | None = None) -> None:
     """Check config-group choices in sys.argv (one-line error, exit 2), then run the job.
+
+    `job` renames Hydra's job, and so its log file `<out>/<job>.log` (default: the
+    config's `hydra.job.name`, `run`), for an entry point sharing `conf/config.yaml`.
 
     A plain run composes its config once (`bench.run.hydra_job`); a multirun or a `--`
     flag goes to Hydra's own entry point, `hydra_entry` (a `hydra.main` function).
     """
     try:
         args = with_plugins(sys.argv[1:])
+        args = with_overrides(args, [f"hydra.job.name={job}"]) if job else args
         check_group_overrides(args)
         if is_plain_run(args):
             run_job_once(entry_file, "config", hydra_entry, args, adjust=job_dir_overrides)
@@ -71,12 +75,22 @@ def launch(hydra_entry: Callable[..., None], entry_file: str) -> None:
     hydra_entry()
 
 
+def with_overrides(args: list[str], overrides: list[str]) -> list[str]:
+    """`args` with `overrides` just before the first override in it (else last).
+
+    Hydra's argument parser takes the overrides as one run of positionals: ones added
+    before a leading flag (`-m a=1`) or after a trailing one (`a=1 -m`) are refused.
+    """
+    at = next((i for i, a in enumerate(args) if "=" in a and not a.startswith("-")), len(args))
+    return [*args[:at], *overrides, *args[at:]]
+
+
 def with_plugins(args: list[str]) -> list[str]:
     """The plug-in arms' overrides (bench/arm/plugins.py) before the user's `args`."""
     from bench.arm.plugins import plugin_arms, plugin_overrides
     from bench.arm.registry import ARM_KINDS
 
-    return [*plugin_overrides(plugin_arms(set(ARM_KINDS))), *args]
+    return with_overrides(args, plugin_overrides(plugin_arms(set(ARM_KINDS))))
 
 
 def job_dir_overrides(composed: DictConfig) -> list[str]:

@@ -175,4 +175,4 @@ def _fmt(value: float | None) -> str:
 
 def main() -> None:
     """Validate config-group choices, then hand over to Hydra."""
-    launch(_hydra_main, __file__)
+    launch(_hydra_main, __file__, job="screen")  # its log: <out>/screen.log, not the run's

@@ -167,14 +167,21 @@ def _init(queue: Any) -> None:
 
 
 def _child_run(task: UnitTask) -> UnitResult:
-    """Run one unit in a child process, sending its ticks to the parent."""
+    """Run one unit in a child process, sending its ticks and ingestion progress to the parent."""
 
     def tick(done: int, errors: int, resumed: int) -> None:
         _QUEUE.put((done, errors, resumed))
 
-    return run_unit(task, tick)
+    def ingesting(arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        _QUEUE.put((arm, unit, done, total, facts))
+
+    return run_unit(task, tick, progress=ingesting)
 
 
 def _drain(queue: Any, tracker: Tracker) -> None:
+    """Hand the children's messages to the tracker: 3 counts a tick, 5 values ingestion."""
     while (item := queue.get()) is not None:
-        tracker.tick(*item)
+        if len(item) == 5:
+            tracker.ingesting(*item)
+        else:
+            tracker.tick(*item)

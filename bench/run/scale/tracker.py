@@ -7,6 +7,15 @@ tasks through an actor: the tracker always sees the whole run (the cluster's tot
 
 ETA = (total - done) / rate, rate = questions finished this session / seconds elapsed;
 questions found finished do not count towards the rate.
+
+Ingestion (no question is finished while a unit is being ingested, often for minutes
+with an LLM extractor) is reported by the arms per exchange (`ingesting`, wired to
+`ArmServices.progress` in this process and from `workers=N` children through their tick
+queue; not from Ray tasks): the bar's postfix and the heartbeat name the units under
+way with their exchanges and facts, and an ingestion ETA (bench.run.scale.ingesting).
+
+While the bar is shown, console log lines are written through tqdm
+(`logging_redirect_tqdm`), above the bar instead of through it; the log file is untouched.
 """
 
 from __future__ import annotations
@@ -14,10 +23,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
 
+from bench.run.scale.ingesting import IngestTable
+
 log = logging.getLogger("bench.run")
+REFRESH_S = 0.5
+"""Least seconds between two redraws of the bar for ingestion progress alone."""
 
 
 class Tracker:
@@ -36,6 +50,13 @@ class Tracker:
         self._bar: Any = tqdm(
             total=total, desc="questions", unit="q", disable=not show, dynamic_ncols=True
         )
+        self._ingest = IngestTable()
+        self._drawn = 0.0
+        self._console = ExitStack()
+        if show:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            self._console.enter_context(logging_redirect_tqdm())
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         if heartbeat_s > 0:
@@ -57,8 +78,20 @@ class Tracker:
             self.errors += errors
             self._bar.update(self.done - before)
 
+    def ingesting(self, arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        """An arm's ingestion of a unit: `done` of `total` exchanges, `facts` stored so far.
+
+        The signature of `bench.arm.ArmServices.progress`; safe from any thread.
+        """
+        with self._lock:
+            self._ingest.update(arm, unit, done, total, facts)
+            now = time.monotonic()
+            if now - self._drawn >= REFRESH_S or done >= total:
+                self._drawn = now
+                self._bar.set_postfix_str(self._ingest.postfix())
+
     def heartbeat(self) -> str:
-        """One line: done/total, errors, rate, ETA and workers."""
+        """One line: done/total, errors, rate, ETA and workers; then ingestion under way."""
         with self._lock:
             elapsed = max(time.monotonic() - self._started, 1e-9)
             fresh = self.done - self._resumed
@@ -66,10 +99,11 @@ class Tracker:
             left = max(self.total - self.done, 0)
             eta = str(timedelta(seconds=round(left / rate))) if rate > 0 else "unknown"
             share = 100.0 * self.done / self.total if self.total else 100.0
+            ingesting = self._ingest.line()
             return (
                 f"heartbeat: {self.done}/{self.total} questions ({share:.0f}%), "
                 f"{self.errors} arm results in error, {rate * 60:.1f} q/min, ETA {eta}, "
-                f"{self._workers} worker(s)"
+                f"{self._workers} worker(s)" + (f"; {ingesting}" if ingesting else "")
             )
 
     def _heartbeat_loop(self, every_s: float) -> None:
@@ -83,3 +117,4 @@ class Tracker:
             self._beat.join(timeout=5)
             log.info(self.heartbeat())
         self._bar.close()
+        self._console.close()

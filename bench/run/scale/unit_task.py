@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.arm import IngestProgress
 from bench.config import RunConfig
 from bench.providers.ratelimit import LimiterFactory
 from bench.records import OK, ArmResult, write_record
@@ -42,11 +43,15 @@ class UnitTask:
 
 
 def run_unit(
-    task: UnitTask, tick: Tick = no_tick, limiters: LimiterFactory | None = None
+    task: UnitTask,
+    tick: Tick = no_tick,
+    limiters: LimiterFactory | None = None,
+    progress: IngestProgress | None = None,
 ) -> UnitResult:
     """Ingest and answer one unit; arm failures are `error` results, as in a serial run.
 
-    `limiters` makes the deployments' rate limiters (default: in this process).
+    `limiters` makes the deployments' rate limiters (default: in this process);
+    `progress` hears the arms' ingestion progress (`ArmServices.progress`).
     """
     from bench.providers.factory import build_providers
     from bench.remote.stage import local_run_dir, remote_run
@@ -74,7 +79,8 @@ def run_unit(
     providers = build_providers(cfg.provider, run_dir.path, limiters)
     try:
         step = answer_step(cfg, task.prompt, providers)
-        arms = open_arms(arm_specs(cfg), cfg, providers, step.tokens, run_dir.path)
+        specs = arm_specs(cfg)
+        arms = open_arms(specs, cfg, providers, step.tokens, run_dir.path, progress=progress)
         try:
             run_conversation(task.unit.conversation, arms, step, cfg, run_dir, outcome, tick=tick)
         finally:
