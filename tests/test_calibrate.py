@@ -182,3 +182,45 @@ def test_a_run_shows_its_judges_calibration_or_says_it_has_none(tmp_path: Path) 
         path.write_text(json.dumps(record))
     md = render_markdown(summarise_run(run))
     assert "judge llm has no calibration in calibration.json" in md
+
+
+def _judged_run(tmp_path: Path, cells: list[dict]) -> Path:
+    """The committed smoke run re-labelled as judged by LLM judge `llm`, with a calibration."""
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "results" / "smoke-offline-v0.3.0", run)
+    meta = json.loads((run / "run.json").read_text())
+    meta["judges"] = [{"judge_id": "llm", "model": "m", "prompt_hash": "ab" * 32}]
+    (run / "run.json").write_text(json.dumps(meta))
+    for path in (run / "questions").glob("*.json"):
+        record = json.loads(path.read_text())
+        for arm in record["arms"].values():
+            arm["outcome"] = "judge:llm"
+        path.write_text(json.dumps(record))
+    judges = [{"name": "llm", "model": "m", "prompt_hash": "ab" * 32}]
+    calibration = {"format": "armbench-calibration/1", "judges": judges, "cells": cells}
+    (run / "calibration.json").write_text(json.dumps(calibration))
+    return run
+
+
+def _wrong_cell(accepted: int, n: int) -> dict:
+    low, high = wilson_interval(accepted, n)
+    cell = {"judge": "llm", "set": "vague", "truth": "wrong", "group": "all", "n": n}
+    return cell | {"accepted": accepted, "no_verdict": 0, "rate": accepted / n, "ci": [low, high]}
+
+
+def test_a_calibration_that_finds_the_judge_lenient_flags_it(tmp_path: Path) -> None:
+    """20 of 50 known-wrong answers accepted (Wilson low end 28%): flagged, first lines say so."""
+    summary = summarise_run(_judged_run(tmp_path, [_wrong_cell(20, 50)]))
+    (flag,) = summary.flags.judges["llm"]
+    assert flag.kind == "lenient (calibration)"
+    assert "accepts 40% [28, 54] of known-wrong answers (vague, n=50" in flag.detail
+    assert summary_to_json(summary)["flags"]["judges"]["llm"][0]["kind"] == flag.kind
+    assert any("lenient" in line for line in summary.flags.headline())
+
+
+def test_a_judge_within_the_bound_or_without_calibration_is_not_flagged(tmp_path: Path) -> None:
+    """5 of 50 accepted (low end 4%) is not lenient; neither is a judge with no calibration."""
+    assert (
+        "llm" not in summarise_run(_judged_run(tmp_path / "a", [_wrong_cell(5, 50)])).flags.judges
+    )
+    assert "llm" not in summarise_run(_judged_run(tmp_path / "b", [])).flags.judges

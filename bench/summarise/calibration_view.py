@@ -23,6 +23,10 @@ from bench.untrusted import read_json
 CALIBRATION_FILE = "calibration.json"
 FORMAT = "armbench-calibration/1"
 ALL = "all"
+LENIENT_LOWER_BOUND = 0.2
+"""A run's judge is flagged lenient when a calibration set of known-wrong answers shows it
+accepting them with the 95% interval's lower end at or above this share: at least one wrong
+answer in five passes, beyond sampling noise (issue 32)."""
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
@@ -106,6 +110,34 @@ def calibration_cells(run_dir: Path, meta: RunMeta | None, outcome: str) -> dict
     if matched is not None and data is not None:
         cells = [c for c in data.get("cells", []) if c.get("judge") == matched.get("name")]
     return {"judge": name, "cells": cells}
+
+
+def lenient_judges(run_dir: Path, meta: RunMeta | None, outcome: str) -> dict[str, str]:
+    """`{judge: why}` when the run's judge's calibration finds it lenient, else `{}`.
+
+    Lenient: on some set of known-wrong answers (all groups), the false-accept rate's 95%
+    interval starts at `LENIENT_LOWER_BOUND` or above. The reason names the worst set.
+    """
+    found = calibration_cells(run_dir, meta, outcome)
+    worst: tuple[float, str] | None = None
+    for cell in found["cells"] or []:
+        ci, rate = cell.get("ci"), cell.get("rate")
+        if cell.get("truth") != "wrong" or cell.get("group") != ALL:
+            continue
+        if not (isinstance(ci, list) and len(ci) == 2 and isinstance(rate, int | float)):
+            continue
+        low, high = ci
+        if (
+            isinstance(low, int | float)
+            and low >= LENIENT_LOWER_BOUND
+            and (worst is None or rate > worst[0])
+        ):
+            why = (
+                f"accepts {100 * rate:.0f}% [{100 * low:.0f}, {100 * high:.0f}] of known-wrong "
+                f"answers ({cell.get('set')}, n={cell.get('n')}; {CALIBRATION_FILE})"
+            )
+            worst = (float(rate), why)
+    return {found["judge"]: worst[1]} if worst else {}
 
 
 def _match(

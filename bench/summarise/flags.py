@@ -10,7 +10,8 @@ so each shows the same marks:
   ungrounded facts);
 - judge `self-judging` and `degenerate` (rules in bench.summarise.judge_checks);
 - judge `lenient (calibration)`: the hook for a calibration set's acceptance rate of
-  wrong answers — `compute_flags(..., lenient={judge_id: reason})`; nothing computes it yet.
+  wrong answers — `compute_flags(..., lenient={judge_id: reason})`, from the run's
+  `calibration.json` (`calibration_view.lenient_judges`).
 """
 
 from __future__ import annotations
@@ -181,8 +182,8 @@ def compute_flags(
 ) -> RunFlags:
     """The run's flags from run.json and its records.
 
-    `lenient` is the calibration hook: judge id -> a one-line reason (e.g. "accepts 41%
-    of known-wrong answers") for judges a calibration set found lenient; None today.
+    `lenient`: judge id -> a one-line reason (e.g. "accepts 41% of known-wrong answers")
+    for judges a calibration set found lenient (`calibration_view.lenient_judges`).
     """
     meta = meta or RunMeta()
     judges: dict[str, list[Flag]] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench.runmeta import RunMeta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
+from bench.summarise.calibration_view import lenient_judges
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
@@ -206,7 +207,9 @@ def _add_views(
     rows = [*summary.pairs, *(summary.baseline or [])]
     summary.equivalence = equivalence_rows(rows, margin, ("scored",))
     summary.cost = cost_view({n: scan.arms[n].costs for n in names}, run.meta)
-    summary.flags = compute_flags(run.meta, run.records)
+    summary.flags = compute_flags(
+        run.meta, run.records, lenient=lenient_judges(run.run_dir, run.meta, summary.outcome)
+    )
 
 
 def _add_baseline(
