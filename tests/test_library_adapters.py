@@ -21,6 +21,7 @@ from arms.library.graphiti import GraphitiArm, GraphitiConfig, load_graphiti
 from arms.library.mem0 import Mem0Config, load_memory_class
 from bench.arm import ArmServices
 from bench.arm.plugins import PluginArm
+from bench.arm.registry import arm_kind
 from bench.errors import ConfigError
 from tests.e2e_support import ROOT, last_line, run_cli
 from tests.plugin_install import install_plugin
@@ -115,3 +116,16 @@ def test_graphiti_run_without_the_extra_is_one_line_and_exit_2(tmp_path: Path) -
     line = run_without_extra("graphiti", "arms.library.graphiti:GraphitiArm", tmp_path)
     assert line.startswith("error: arm graphiti: cannot import Graphiti with Kuzu (")
     assert line.endswith("install the extra: pip install 'armbench[graphiti]'")
+
+
+def test_cognee_is_refused_in_one_line_with_the_reason(tmp_path: Path) -> None:
+    """Cognee was tried and cannot start offline: the run says so instead of "unknown"."""
+    done = run_cli("dataset=smoke", "arms=[rag,cognee]", f"out={tmp_path / 'run'}")
+    assert done.returncode == 2
+    assert last_line(done.stderr) == (
+        "error: arms=['rag', 'cognee']: cognee is not an arm: Cognee downloads tiktoken's "
+        "cl100k_base encoding at start-up, so it cannot run offline (docs/libraries.md); "
+        "benchmark Graphiti (arms=[graphiti]) or Mem0 (arms=[mem0]) instead"
+    )
+    with pytest.raises(ConfigError, match=r"^arm_options\.x\.kind: cognee is not an arm: "):
+        arm_kind("cognee", "arm_options.x.kind")
