@@ -8,8 +8,10 @@ stub reads the schema after `SCHEMA_MARK` and answers with an instance of it:
   message itself as a second entity;
 * edge extraction (`ExtractedEdges`): one fact per message, speaker -> message,
   `"<speaker> said: <text>"`;
-* any other schema (deduplication, summaries, timestamps): the smallest valid instance
-  (empty lists, empty strings, zeros, nulls), which keeps every node and edge as new.
+* entity deduplication (`NodeResolutions`): an entity is a duplicate of an existing
+  one with the same name, new otherwise;
+* any other schema (fact deduplication, summaries, timestamps): the smallest valid
+  instance (empty lists, empty strings, zeros, nulls), which keeps every fact as new.
 
 A reply depends only on the prompt, so the run's response cache serves repeats.
 """
@@ -50,6 +52,25 @@ def speaker_and_text(prompt: str) -> tuple[str, str] | None:
     return speaker.strip(), text.strip()
 
 
+def tagged_list(prompt: str, tag: str) -> list[dict[str, Any]]:
+    """The JSON list between `<tag>` and `</tag>` in a prompt ([] when absent)."""
+    found = re.search(f"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
+    listed = json.loads(found.group(1)) if found else []
+    return [item for item in listed if isinstance(item, dict)]
+
+
+def resolutions(prompt: str) -> dict[str, Any]:
+    """Each new entity resolved to the existing one of the same name, else to -1."""
+    existing = {
+        str(e.get("name")): e.get("candidate_id") for e in tagged_list(prompt, "EXISTING ENTITIES")
+    }
+    new = tagged_list(prompt, "ENTITIES")
+    return {"entity_resolutions": [
+        {"id": e.get("id", i), "name": e.get("name", ""),
+         "duplicate_candidate_id": existing.get(str(e.get("name")), -1)}
+        for i, e in enumerate(new)]}  # fmt: skip
+
+
 def graphiti_chat_fn(messages: list[dict[str, Any]]) -> str:
     """Graphiti's reply to one chat request (see the module docstring)."""
     prompt = str(messages[-1].get("content", "")) if messages else ""
@@ -66,4 +87,6 @@ def graphiti_chat_fn(messages: list[dict[str, Any]]) -> str:
                 "relation_type": "SAID", "fact": f"{said[0]} said: {said[1]}",
                 "valid_at": None, "invalid_at": None, "episode_indices": [0]}  # fmt: skip
         return json.dumps({"edges": [edge]})
+    if title == "NodeResolutions":
+        return json.dumps(resolutions(prompt))
     return json.dumps(smallest(schema, schema.get("$defs", {})))

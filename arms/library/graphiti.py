@@ -36,6 +36,7 @@ again from the first turn: nothing is written twice.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import warnings
 from collections.abc import Coroutine
@@ -92,6 +93,7 @@ def load_graphiti() -> Any:
             f"arm graphiti: cannot import Graphiti with Kuzu ({exc}); install the extra: "
             "pip install 'armbench[graphiti]'"
         ) from None
+    logging.getLogger("graphiti_core").setLevel(logging.WARNING)  # an INFO line per episode
     return graphiti_core
 
 
