@@ -12,9 +12,10 @@ its own file.
 
 Ingestion adds each turn as one message episode: name = the turn's `dia_id`, body =
 `Speaker: text`, reference time = the session date (midnight UTC; 1970-01-01 when the
-stamp has no date); episode names map the facts each search returns back to the
-turns they came from. Retrieval is Graphiti's
-default hybrid search (BM25 + cosine over facts, reciprocal-rank fusion), `k` facts.
+stamp has no date) plus the turn's index in seconds, so turns keep their order. Episode
+names map the facts each search returns back to the turns they came from. Retrieval is
+Graphiti's default hybrid search (BM25 + cosine over facts, reciprocal-rank fusion),
+`k` facts.
 
 Graphiti's chat model and embedder are OpenAI-compatible clients pointed at the run's
 accounting proxy (`/arm/<arm>/ingest/v1` while ingesting, `/arm/<arm>/retrieve/v1`
@@ -41,7 +42,7 @@ import os
 import warnings
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
@@ -97,10 +98,15 @@ def load_graphiti() -> Any:
     return graphiti_core
 
 
-def reference_time(conversation: Conversation, turn: Turn) -> datetime:
-    """The session date of `turn` at midnight UTC (EPOCH when the stamp has no date)."""
+def reference_time(conversation: Conversation, turn: Turn, position: int) -> datetime:
+    """The session date of `turn` at midnight UTC (EPOCH without a date) + `position` s.
+
+    `position` is the turn's index in the conversation: turns of one session keep their
+    order in time, which is how Graphiti picks the previous messages it shows its LLM.
+    """
     day = session_date(conversation.session(turn.session).date_time)
-    return datetime.combine(day, time(), tzinfo=UTC) if day else EPOCH
+    start = datetime.combine(day, time(), tzinfo=UTC) if day else EPOCH
+    return start + timedelta(seconds=position)
 
 
 def group_id(conversation_id: str) -> str:
@@ -187,12 +193,12 @@ class GraphitiArm:
             provider = client.driver.provider
             for query in get_fulltext_indices(provider):  # the Kuzu driver creates none
                 self._run(client.driver.execute_query(query))
-            for turn in turns:
+            for position, turn in enumerate(turns):
                 self._run(client.add_episode(
                     name=turn.dia_id, episode_body=turn.render(),
                     source_description=f"conversation {conversation.conversation_id} "
                     f"session {turn.session}",
-                    reference_time=reference_time(conversation, turn),
+                    reference_time=reference_time(conversation, turn, position),
                     source=EpisodeType.message, group_id=group,
                     custom_extraction_instructions=self.config.custom_extraction_instructions,
                 ))  # fmt: skip
