@@ -86,9 +86,11 @@ def load_graphiti() -> Any:
     """The `graphiti_core` package, imported with telemetry off; one-line errors otherwise."""
     os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
     try:
-        import graphiti_core
-        import kuzu  # noqa: F401  (the embedded graph store)
-        from graphiti_core.driver import kuzu_driver  # noqa: F401
+        with warnings.catch_warnings():  # pydantic's deprecation notices on its models
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import graphiti_core
+            import kuzu  # noqa: F401  (the embedded graph store)
+            from graphiti_core.driver import kuzu_driver  # noqa: F401
     except ImportError as exc:
         raise ConfigError(
             f"arm graphiti: cannot import Graphiti with Kuzu ({exc}); install the extra: "
