@@ -9,20 +9,32 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 import sys
 import tomllib
+from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
-from arms.library.graphiti import GraphitiArm, GraphitiConfig, load_graphiti
+from arms.library.graphiti import (
+    EPOCH,
+    GraphitiArm,
+    GraphitiConfig,
+    fact_item,
+    group_id,
+    load_graphiti,
+    reference_time,
+)
 from arms.library.mem0 import Mem0Config, load_memory_class
 from bench.arm import ArmServices
 from bench.arm.plugins import PluginArm
 from bench.arm.registry import arm_kind
 from bench.errors import ConfigError
+from bench.types import Conversation, Session, Turn
 from tests.e2e_support import ROOT, last_line, run_cli
 from tests.plugin_install import install_plugin
 
@@ -129,3 +141,32 @@ def test_cognee_is_refused_in_one_line_with_the_reason(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"^arm_options\.x\.kind: cognee is not an arm: "):
         arm_kind("cognee", "arm_options.x.kind")
+
+
+def test_graphiti_group_ids_use_its_alphabet_and_stay_apart() -> None:
+    ids = ["conv-26", "conv.26", "conv:26", "../x", ""]
+    groups = [group_id(i) for i in ids]
+    assert groups[0] == "conv-26"
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+", g) for g in groups)  # validate_group_id's rule
+    assert len(set(groups)) == len(ids)
+
+
+def test_graphiti_reference_times_keep_turn_order_and_fall_back_to_the_epoch() -> None:
+    turns = (Turn("A", "hi", "D1:1", 1), Turn("B", "yo", "D1:2", 1))
+    dated = Session(1, "1:56 pm on 8 May, 2023", turns)
+    undated = Session(2, "someday", (Turn("A", "x", "D2:1", 2),))
+    conv = Conversation("c", ("A", "B"), (dated, undated))
+    first, second = (reference_time(conv, t, i) for i, t in enumerate(turns))
+    assert first == datetime(2023, 5, 8, tzinfo=UTC) and second - first == timedelta(seconds=1)
+    assert reference_time(conv, undated.turns[0], 2) == EPOCH + timedelta(seconds=2)
+
+
+def test_graphiti_facts_map_to_their_turns_by_episode() -> None:
+    edge = SimpleNamespace(fact="A said: hi", valid_at=datetime(2023, 5, 8, tzinfo=UTC),
+                           episodes=["u2", "gone", "u1"])  # fmt: skip
+    item = fact_item(edge, 1, {"u1": "D1:1", "u2": "D1:2"})
+    assert item.text == "[2023-05-08] A said: hi"
+    assert item.source_ids == ("D1:1", "D1:2")  # sorted; an unknown episode is dropped
+    assert item.score == 0.5 and item.kind == "fact"  # reciprocal rank of the second fact
+    bare = fact_item(SimpleNamespace(fact="f", valid_at=None, episodes=None), 0, {})
+    assert (bare.text, bare.source_ids, bare.score) == ("f", (), 1.0)
