@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.errors import ConfigError
 from bench.names import unknown
 
 
@@ -40,6 +41,20 @@ ARM_KINDS: dict[str, ArmKind] = {
 }
 
 
+NOT_BUILT: dict[str, str] = {
+    "cognee": "Cognee downloads tiktoken's cl100k_base encoding at start-up, so it cannot "
+    "run offline (docs/libraries.md); benchmark Graphiti (arms=[graphiti]) or Mem0 "
+    "(arms=[mem0]) instead",
+}
+"""Memory libraries tried and not built as arms, and why: named in the unknown-arm error."""
+
+
+def not_built(name: str, setting: str) -> None:
+    """Refuse an arm name that is a library tried and not built, with the reason, in one line."""
+    if name in NOT_BUILT:
+        raise ConfigError(f"{setting}: {name} is not an arm: {NOT_BUILT[name]}")
+
+
 def arm_kind(kind: str, setting: str) -> ArmKind:
     """The implementation entry for an arm kind (built in, else a plug-in), or did-you-mean."""
     if kind in ARM_KINDS:
@@ -48,5 +63,6 @@ def arm_kind(kind: str, setting: str) -> ArmKind:
 
     plugins = plugin_arms(set(ARM_KINDS))
     if kind not in plugins:
+        not_built(kind, setting)
         raise unknown("arm kind", kind, [*ARM_KINDS, *plugins], setting)
     return ArmKind(plugins[kind].implementation, plugins[kind].config)

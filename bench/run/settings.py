@@ -14,7 +14,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from bench.arm.registry import arm_kind
+from bench.arm.registry import arm_kind, not_built
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.names import load_symbol, unknown
@@ -141,6 +141,7 @@ def arm_specs(run: RunConfig) -> list[ArmSpec]:
         raise ConfigError(f"arms={run.arms}: an arm is named twice")
     for name in run.arms:
         if name not in run.arm_options:
+            not_built(name, f"arms={run.arms}")
             raise unknown("arm", name, known, f"arms={run.arms}")
         options = dict(run.arm_options[name])
         kind = str(options.get("kind", name))
