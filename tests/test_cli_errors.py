@@ -92,6 +92,7 @@ def test_a_record_of_the_wrong_shape_is_one_line(
     _assert_one_line(run_cli(*SMOKE_RUN, f"out={run}"), record.name, "move it away")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", ['{"schema_version": 1, "ident', "[]", '{"dataset": "x"}'])
 def test_a_damaged_run_json_is_checked_against_the_records(
     base_run: Path, tmp_path: Path, content: str

@@ -117,6 +117,7 @@ def served_by_role(server: FaultServer) -> dict[str, tuple[int, int]]:
     return counts
 
 
+@pytest.mark.slow
 def test_offline_dry_run_says_there_is_nothing_to_send(tmp_path: Path):
     out = tmp_path / "run"
     proc = run_cli("dataset=smoke", f"out={out}", "progress=false", "dry_run=true")
@@ -125,6 +126,7 @@ def test_offline_dry_run_says_there_is_nothing_to_send(tmp_path: Path):
     assert not (out / "questions").exists() and not (out / "run.json").exists()
 
 
+@pytest.mark.slow
 def test_dry_run_needs_no_key_loads_no_model_and_names_unknown_prices(tmp_path: Path):
     """`provider=openai judge=llm` (a 1536-dimension embedder, no WordLlama weights of that
     size) with no key set: the estimate is printed and written; unpriced roles make the

@@ -39,6 +39,7 @@ def _record(**arms: ArmResult) -> QuestionRecord:
     )
 
 
+@pytest.mark.slow
 def test_report_writes_a_self_contained_explorer(tmp_path: Path) -> None:
     run_dir = make_run(tmp_path)
     assert report.main([str(run_dir)]) == 0

@@ -186,6 +186,7 @@ def test_a_token_too_short_to_mask_is_refused_in_one_line(
         http_arm(service, tmp_path, token_env="ARMBENCH_HOSTILE_TOKEN")
 
 
+@pytest.mark.slow
 def test_an_echoed_token_reaches_no_record_log_or_file(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with HostileService() as service:

@@ -59,6 +59,7 @@ def _execute(run_dir: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> A
     return nb
 
 
+@pytest.mark.slow
 def test_notebook_runs_on_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir = make_run(tmp_path)
     before = snapshot(run_dir)
@@ -127,6 +128,7 @@ def test_notebook_finds_the_first_run_under_results(
     assert namespace["find_run"]() == results / "smoke-offline"
 
 
+@pytest.mark.slow
 def test_relative_armbench_run_is_read_from_the_repo_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

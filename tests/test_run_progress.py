@@ -120,6 +120,7 @@ def _last_heartbeat(log: Path) -> str:
     return lines[-1].split("heartbeat: ", 1)[1]
 
 
+@pytest.mark.slow
 def test_predict_and_evaluate_count_questions_in_run_log(tmp_path: Path) -> None:
     """The log is `<out>/run.log`, the file the S3 mirror never pulls over."""
     out = tmp_path / "run"
