@@ -54,8 +54,11 @@ def run_json(run_dir: Path) -> dict[str, Any]:
 def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.ignore_tools()
+        # one lane: units side by side would each send their first exchange with tools
+        # before either learns the server ignores them (one switch per lane, `bench.run.lanes`)
+        lanes = "provider.extractor.concurrency=1"
         proc = run_cli(
-            *overrides(server.base_url, tmp_path / "run", "arms=[neuromorphic]"), env=ENV
+            *overrides(server.base_url, tmp_path / "run", "arms=[neuromorphic]", lanes), env=ENV
         )
         extraction = [r for r in server.requests if "update_memory" in r.tools or r.schema]
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -71,6 +74,23 @@ def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
     assert total["facts"] > 0
     summary = run_cli(str(tmp_path / "run"), module="bench.summarise")
     assert "via json_schema (tools ignored 1×)" in summary.stdout
+
+
+@pytest.mark.slow
+def test_each_lane_switches_to_the_schema_once(tmp_path: Path) -> None:
+    """Two conversations side by side: each lane's extractor learns once, then only schemas."""
+    with FaultServer() as server:
+        server.ignore_tools()
+        lanes = "provider.extractor.concurrency=2"
+        proc = run_cli(
+            *overrides(server.base_url, tmp_path / "run", "arms=[neuromorphic]", lanes), env=ENV
+        )
+        extraction = [r for r in server.requests if "update_memory" in r.tools or r.schema]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    health = run_json(tmp_path / "run")["extraction_health"]["neuromorphic"]
+    ignored = sum(row.get("tools_ignored", 0) for row in health.values())
+    assert 1 <= ignored <= 2 and sum(bool(r.tools) for r in extraction) == ignored
+    assert sum(row.get("failed", 0) for row in health.values()) == 0
 
 
 @pytest.mark.slow
