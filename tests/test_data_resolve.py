@@ -20,7 +20,7 @@ import yaml
 
 from bench.config import DatasetConfig
 from bench.errors import ConfigError, DatasetError
-from bench.loaders import load_dataset, resolve_data_file, sha256_file
+from bench.loaders import load_dataset, resolve, resolve_data_file, sha256_file
 from bench.loaders.resolve import PROJECT_ROOT, cache_dir
 
 FIXTURES = PROJECT_ROOT / "datasets" / "fixtures"
@@ -255,3 +255,18 @@ def test_locomo_yaml_matches_readme() -> None:
     assert cfg.sha256 and cfg.sha256 in readme
     assert cfg.url and cfg.url in readme
     assert cfg.filename == "locomo10.json"
+
+
+def test_the_shared_copy_beside_the_checkout_is_used_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No $BENCH_DATA_DIR, an empty cache, no download source: `../shared/data/` serves it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shutil.copy(SMOKE, shared / "smoke.json")
+    monkeypatch.setattr(resolve, "SHARED_DATA", shared)
+    assert resolve_data_file(_cfg()) == shared / "smoke.json"
+    with pytest.raises(DatasetError, match="SHA-256 mismatch"):
+        resolve_data_file(_cfg(sha256=WRONG_SHA))  # a differing copy is never used
+    with pytest.raises(DatasetError, match="no download source"):
+        resolve_data_file(_cfg(sha256=None))  # unchecked: the shared copy is not trusted

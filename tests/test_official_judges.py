@@ -325,6 +325,7 @@ def test_a_judge_file_is_fetched_once_into_the_cache(
     import http.server
     import threading
 
+    from bench.loaders import resolve
     from bench.scoring.official import registry
 
     served = tmp_path / "served"
@@ -337,7 +338,7 @@ def test_a_judge_file_is_fetched_once_into_the_cache(
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/mem0-llm_judge.py"
     monkeypatch.delenv("BENCH_DATA_DIR")
-    monkeypatch.setattr(registry, "SHARED_JUDGES", tmp_path / "no-shared")
+    monkeypatch.setattr(resolve, "SHARED_DATA", tmp_path / "no-shared")
     monkeypatch.setattr(registry.JudgeFile, "url", property(lambda self: url))
     for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
         monkeypatch.delenv(var, raising=False)

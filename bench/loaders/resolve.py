@@ -26,6 +26,10 @@ from bench.errors import DatasetError
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+"""The offline copies beside the checkout (`../shared/data/`): a canonical file is taken
+from there, checksum checked, when neither `$BENCH_DATA_DIR` nor the cache has it, before
+any download (machines without internet)."""
 """The checkout's root (`bench/loaders/resolve.py` → two folders up), not the cwd."""
 
 _CHUNK = 1 << 20
@@ -60,6 +64,8 @@ def resolve_data_file(cfg: DatasetConfig) -> Path:
     data_dir = os.environ.get("BENCH_DATA_DIR")
     candidates = [Path(data_dir) / cfg.filename] if data_dir else []
     candidates.append(cache_dir() / cfg.filename)
+    if cfg.sha256:  # the offline copy beside the checkout, checked like any other
+        candidates.append(SHARED_DATA / cfg.filename)
     for candidate in candidates:
         if candidate.is_file():
             _verify(candidate, cfg, origin=f"found as {cfg.filename}")
@@ -164,4 +170,6 @@ def _stream(url: str, out: BinaryIO, label: str) -> None:
         ) from exc
 
 
-__all__ = ["PROJECT_ROOT", "cache_dir", "download_url", "resolve_data_file", "sha256_file"]
+__all__ = [
+    "PROJECT_ROOT", "SHARED_DATA", "cache_dir", "download_url", "resolve_data_file", "sha256_file",
+]  # fmt: skip

@@ -10,16 +10,13 @@ SHA-256: a file that differs is an error naming it, never used.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.config import DatasetConfig
 from bench.errors import DatasetError
-from bench.loaders.resolve import PROJECT_ROOT, cache_dir, resolve_data_file, sha256_file
+from bench.loaders.resolve import resolve_data_file
 
-SHARED_JUDGES = PROJECT_ROOT.parent / "shared" / "data" / "judges"
-"""The offline copies beside the checkout (`../shared/data/judges/`)."""
 SUBDIR = "judges"
 """Folder of judge files inside `$BENCH_DATA_DIR` and the cache."""
 
@@ -129,20 +126,14 @@ def judge_file(name: str) -> JudgeFile:
 
 
 def resolve_judge_file(entry: JudgeFile) -> Path:
-    """The local copy of `entry`, checksummed (found, shared, or downloaded into the cache)."""
+    """The local copy of `entry`, checksummed (found, shared, or downloaded into the cache).
+
+    The dataset files' rule (`bench.loaders.resolve.resolve_data_file`) with `judges/<name>`
+    as the file name, so the shared copy is `../shared/data/judges/<name>`.
+    """
     cfg = DatasetConfig(
         name=entry.name, filename=f"{SUBDIR}/{entry.name}", url=entry.url, sha256=entry.sha256
     )
-    cached = cache_dir() / cfg.filename
-    shared = SHARED_JUDGES / entry.name
-    if not os.environ.get("BENCH_DATA_DIR") and not cached.is_file() and shared.is_file():
-        actual = sha256_file(shared)
-        if actual != entry.sha256:
-            raise DatasetError(
-                f"{shared}: SHA-256 mismatch: expected {entry.sha256}, got {actual}; "
-                f"replace it with {entry.url}"
-            )
-        return shared
     return resolve_data_file(cfg)
 
 
