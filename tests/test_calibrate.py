@@ -172,6 +172,13 @@ def test_a_run_shows_its_judges_calibration_or_says_it_has_none(tmp_path: Path) 
     shown = summary_to_json(summary)["calibration"]
     assert shown["judge"] == "f1>=0.5" and len(shown["cells"]) > 10
     assert "this judge accepted 50% [9, 91] of smoke_eval_results wrong answers on temporal" in md
+    _relabel_as_llm_judged(run)
+    md = render_markdown(summarise_run(run))
+    assert "judge llm has no calibration in calibration.json" in md
+
+
+def _relabel_as_llm_judged(run: Path) -> None:
+    """Make `run`'s outcomes those of LLM judge `llm` (model `m`), as run.json records it."""
     meta = json.loads((run / "run.json").read_text())
     meta["judges"] = [{"judge_id": "llm", "model": "m", "prompt_hash": "ab" * 32}]
     (run / "run.json").write_text(json.dumps(meta))
@@ -180,22 +187,13 @@ def test_a_run_shows_its_judges_calibration_or_says_it_has_none(tmp_path: Path) 
         for arm in record["arms"].values():
             arm["outcome"] = "judge:llm"
         path.write_text(json.dumps(record))
-    md = render_markdown(summarise_run(run))
-    assert "judge llm has no calibration in calibration.json" in md
 
 
 def _judged_run(tmp_path: Path, cells: list[dict]) -> Path:
     """The committed smoke run re-labelled as judged by LLM judge `llm`, with a calibration."""
     run = tmp_path / "run"
     shutil.copytree(ROOT / "results" / "smoke-offline-v0.3.0", run)
-    meta = json.loads((run / "run.json").read_text())
-    meta["judges"] = [{"judge_id": "llm", "model": "m", "prompt_hash": "ab" * 32}]
-    (run / "run.json").write_text(json.dumps(meta))
-    for path in (run / "questions").glob("*.json"):
-        record = json.loads(path.read_text())
-        for arm in record["arms"].values():
-            arm["outcome"] = "judge:llm"
-        path.write_text(json.dumps(record))
+    _relabel_as_llm_judged(run)
     judges = [{"name": "llm", "model": "m", "prompt_hash": "ab" * 32}]
     calibration = {"format": "armbench-calibration/1", "judges": judges, "cells": cells}
     (run / "calibration.json").write_text(json.dumps(calibration))

@@ -50,18 +50,22 @@ def run_json(run_dir: Path) -> dict[str, Any]:
     return json.loads((run_dir / "run.json").read_text())  # type: ignore[no-any-return]
 
 
-@pytest.mark.slow
-def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
+def _run_on_a_server_ignoring_tools(tmp_path: Path, lanes: int) -> list[Any]:
+    """The neuromorphic smoke run (exit 0) on a server that ignores tools; its extraction calls."""
     with FaultServer() as server:
         server.ignore_tools()
-        # one lane: units side by side would each send their first exchange with tools
-        # before either learns the server ignores them (one switch per lane, `bench.run.lanes`)
-        lanes = "provider.extractor.concurrency=1"
-        proc = run_cli(
-            *overrides(server.base_url, tmp_path / "run", "arms=[neuromorphic]", lanes), env=ENV
-        )
+        extra = ("arms=[neuromorphic]", f"provider.extractor.concurrency={lanes}")
+        proc = run_cli(*overrides(server.base_url, tmp_path / "run", *extra), env=ENV)
         extraction = [r for r in server.requests if "update_memory" in r.tools or r.schema]
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return extraction
+
+
+@pytest.mark.slow
+def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
+    # one lane: units side by side would each send their first exchange with tools
+    # before either learns the server ignores them (one switch per lane, `bench.run.lanes`)
+    extraction = _run_on_a_server_ignoring_tools(tmp_path, lanes=1)
     assert "ignored tools" in (tmp_path / "run" / "run.log").read_text()
     # one tool request was answered in prose; from then on only schema requests
     assert [bool(r.tools) for r in extraction][:2] == [True, False]
@@ -79,14 +83,7 @@ def test_ignored_tools_switch_the_run_to_the_schema(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_each_lane_switches_to_the_schema_once(tmp_path: Path) -> None:
     """Two conversations side by side: each lane's extractor learns once, then only schemas."""
-    with FaultServer() as server:
-        server.ignore_tools()
-        lanes = "provider.extractor.concurrency=2"
-        proc = run_cli(
-            *overrides(server.base_url, tmp_path / "run", "arms=[neuromorphic]", lanes), env=ENV
-        )
-        extraction = [r for r in server.requests if "update_memory" in r.tools or r.schema]
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    extraction = _run_on_a_server_ignoring_tools(tmp_path, lanes=2)
     health = run_json(tmp_path / "run")["extraction_health"]["neuromorphic"]
     ignored = sum(row.get("tools_ignored", 0) for row in health.values())
     assert 1 <= ignored <= 2 and sum(bool(r.tools) for r in extraction) == ignored

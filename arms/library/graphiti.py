@@ -47,6 +47,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arms.library.proxy_client import MODEL, PROXY_KEY, served_model
 from bench import __version__
 from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
@@ -59,10 +60,6 @@ from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 DISTRIBUTION = "graphiti-core"
 """The PyPI distribution of Graphiti (its version goes into the fingerprint)."""
-MODEL = "armbench-proxy"
-"""Model name Graphiti sends; the proxy answers with the run's configured model."""
-PROXY_KEY = "armbench-proxy"
-"""API key Graphiti's clients send to the proxy (a placeholder: the proxy needs none)."""
 COUNTS = {"episodes": "Episodic", "entities": "Entity", "facts": "RelatesToNode_"}
 """What the store probe counts per group: Kuzu table of each (facts are edge nodes)."""
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -251,15 +248,8 @@ class GraphitiArm:
 
     def _served_model(self) -> str:
         """The chat model the proxy serves this arm (its `/models` answer)."""
-        import openai
-
         assert self.services.llm_proxy is not None  # checked in __init__
-        url = self.services.llm_proxy(self.name, "ingest")
-        client = openai.OpenAI(base_url=url, api_key=PROXY_KEY, max_retries=0)
-        try:
-            return str(client.models.list().data[0].id)
-        finally:
-            client.close()
+        return served_model(self.services.llm_proxy(self.name, "ingest"))
 
     def _open(self, folder: Path, phase: str, group: str) -> Any:
         """A `Graphiti` on `folder/graph.kuzu`, its LLM and embedder on the proxy for `phase`."""

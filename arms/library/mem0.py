@@ -36,6 +36,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from arms.library.proxy_client import MODEL, PROXY_KEY, served_model
 from bench import __version__
 from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
@@ -47,10 +48,6 @@ from bench.types import Context, ContextItem, Conversation, Question, Turn
 
 DISTRIBUTION = "mem0ai"
 """The PyPI distribution of Mem0 OSS (its version goes into the fingerprint)."""
-MODEL = "armbench-proxy"
-"""Model name Mem0 sends; the proxy answers with the run's configured model instead."""
-PROXY_KEY = "armbench-proxy"
-"""API key Mem0's clients send to the proxy (a placeholder: the proxy needs none)."""
 COLLECTION = "mem0"
 """Qdrant collection name inside each conversation's folder."""
 COUNT_LIMIT = 1_000_000
@@ -222,15 +219,8 @@ class Mem0Arm:
 
     def _served_model(self) -> str:
         """The chat model the proxy serves this arm (its `/models` answer)."""
-        import openai
-
         assert self.services.llm_proxy is not None  # checked in __init__
-        url = self.services.llm_proxy(self.name, "ingest")
-        client = openai.OpenAI(base_url=url, api_key=PROXY_KEY, max_retries=0)
-        try:
-            return str(client.models.list().data[0].id)
-        finally:
-            client.close()
+        return served_model(self.services.llm_proxy(self.name, "ingest"))
 
     def _open(self, folder: Path, phase: str) -> Any:
         """A Mem0 `Memory` on `folder`, its LLM and embedder on the proxy for `phase`."""
