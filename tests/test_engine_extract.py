@@ -9,9 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from arms.neuromorphic.cut_reply import closed_items
 from arms.neuromorphic.exchange import Exchange, exchanges
 from arms.neuromorphic.extract_llm import (
     CAP_BASE_TOKENS,
+    FACT_MAX_CHARS,
     MAX_ITEMS,
     TOOL_NAME,
     UPDATE_MEMORY_TOOL,
@@ -231,7 +233,8 @@ def test_the_extraction_schema_is_bounded() -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"items": [fact] * (MAX_ITEMS + 1)}, schema)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"items": [fact | {"fact_content": "x" * 301}]}, schema)
+        long_fact = fact | {"fact_content": "x" * (FACT_MAX_CHARS + 1)}
+        jsonschema.validate({"items": [long_fact]}, schema)
 
 
 def test_without_schema_support_ignored_tools_stay_an_error() -> None:
@@ -248,6 +251,68 @@ def test_a_schema_reply_cut_at_the_cap_is_a_truncated_error() -> None:
     out = extractor.extract(Exchange(1, MAY_8, (Turn("Ann", "hi", "D1:1", 1),)), [])
     assert [e.kind for e in out.errors] == ["truncated"] and out.mode == "json_schema"
     assert extractor.version.endswith("+json_schema")
+
+
+CUT_AFTER_TWO = """{
+  "items": [
+    {
+      "entity_name": "Ann / home",
+      "fact_content": "Ann lives in Berlin.",
+      "memory_type": "CoreAnchor",
+      "overrides_entity": null,
+      "related_entities": [
+        "Ann",
+        "Ann"
+      ],
+      "valid_at": null
+    },
+    {
+      "entity_name": "Ann / work",
+      "fact_content": "Ann works at a bakery.",
+      "memory_type": "ActiveContext",
+      "overrides_entity": "related_entities",
+      "related_entities": [],
+      "valid_at": "8 May 2023"
+    },
+    {
+      "entity_name": "Ann",
+      "fact_content": "Ann lives in"""
+
+
+def test_a_cut_reply_keeps_the_items_that_closed_and_reports_the_cut() -> None:
+    """The shape of a tiny model's reply at the cap (llama.cpp grammar, pretty-printed)."""
+    cut = ChatResult(text=CUT_AFTER_TWO, model="m", finish_reason="length")
+    extractor = LLMExtractor(SchemaChat([cut]), mode="json_schema")
+    out = extractor.extract(Exchange(1, MAY_8, (Turn("Ann", "hi", "D1:1", 1),)), [])
+    assert [f.entity_name for f in out.facts] == ["Ann / home", "Ann / work"]
+    assert out.facts[1].valid_date == "8 May 2023" and out.facts[0].source_ids == ("D1:1",)
+    assert [e.kind for e in out.errors] == ["truncated"]
+    assert "kept the 2 complete items" in out.errors[0].message
+    assert out.errors[0].raw == CUT_AFTER_TWO
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (CUT_AFTER_TWO, 2),
+        ('{"items": [', 0),
+        ('{"items": [1, {"entity_name": "a"}', 0),  # a non-object stops the reading
+        ('{"facts": [{"a": 1}, {"b"', 0),  # another shape: nothing is guessed
+        ('{"items": [{"a": 1} {"b": 2}', 1),  # no comma: stop after the first
+        ('{"items": [' + "[" * 5000, 0),  # deep nesting: the decoder's limit, no traceback
+        ('{"items": [{"n": 1' + "0" * 400 + "}, {", 0),  # the untrusted reader's bound on digits
+    ],
+)
+def test_closed_items_reads_only_whole_objects(text: str, kept: int) -> None:
+    assert len(closed_items(text)) == kept
+
+
+def test_a_cut_reply_with_no_closed_item_keeps_nothing() -> None:
+    cut = ChatResult(text='{"items": [{"entity_name": "Ann', model="m", finish_reason="length")
+    ex = Exchange(1, MAY_8, (Turn("Ann", "hi", "D1:1", 1),))
+    out = LLMExtractor(SchemaChat([cut]), mode="json_schema").extract(ex, [])
+    assert out.facts == ()
+    assert [e.message for e in out.errors] == [f"reply hit the {completion_cap(ex)}-token cap"]
 
 
 def test_unknown_or_unsupported_modes_are_config_errors() -> None:

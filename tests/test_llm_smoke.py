@@ -9,6 +9,8 @@ import importlib.util
 import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from bench.dev.llm_smoke import (
     SmokeError,
     bench_command,
     default_threads,
+    exchanges_with_facts,
     main,
     parse_metrics,
     prepare_out,
@@ -96,7 +99,19 @@ def test_run_stats_count_answers_verdicts_and_extraction(tmp_path: Path):
     # offline answers report usage too: all but the cut-off one are within the cap
     assert (stats.answers, stats.errors, stats.within_cap, stats.judged) == (64, 0, 63, 1)
     assert (stats.exchanges, stats.extraction_failed, stats.facts) == (42, 0, 56)
-    assert stats.http_requests == 0
+    assert stats.http_requests == 0 and stats.exchanges_with_facts == 0  # no stores kept
+
+
+def test_exchanges_with_facts_counts_distinct_turns_per_store(tmp_path: Path):
+    for arm, turns in (("neuromorphic", [1, 1, 3]), ("tuned", [2])):
+        folder = tmp_path / "stores" / arm / "conv-1"
+        folder.mkdir(parents=True)
+        with closing(sqlite3.connect(folder / "archive.sqlite")) as db:
+            db.execute("CREATE TABLE facts (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL)")
+            db.executemany("INSERT INTO facts (turn) VALUES (?)", [(t,) for t in turns])
+            db.commit()
+    (tmp_path / "stores" / "rag" / "conv-1").mkdir(parents=True)  # no archive: not extracting
+    assert exchanges_with_facts(tmp_path / "stores") == 3
 
 
 def test_model_is_a_gguf_file_or_the_one_gguf_of_a_package(

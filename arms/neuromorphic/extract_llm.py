@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from arms.neuromorphic.cut_reply import closed_items
 from arms.neuromorphic.dry_extract import is_dry_run, rule_arguments
 from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
@@ -29,18 +30,22 @@ from bench.untrusted import UntrustedJSONError, parse_json
 
 log = logging.getLogger("arms.neuromorphic")
 
-PROMPT_VERSION = "neuromorphic-extract-v2"
 TOOL_NAME = "update_memory"
-MAX_ITEMS = 8
+MAX_ITEMS = 4
 """Facts one exchange may yield: a small model cannot repeat one fact without end."""
-NAME_MAX_CHARS = 80
+NAME_MAX_CHARS = 60
 """Bound on an entity name (`Person / topic`)."""
-FACT_MAX_CHARS = 300
+FACT_MAX_CHARS = 200
 """Bound on a fact's sentence."""
-MAX_RELATED = 5
+MAX_RELATED = 3
 """Related entity names one fact may list."""
-DATE_MAX_CHARS = 40
-"""Bound on `valid_at` (a date such as `17 March 2031`)."""
+DATE_MAX_CHARS = 24
+"""Bound on `valid_at` (a date such as `17 September 2031`)."""
+PROMPT_VERSION = (
+    f"neuromorphic-extract-v3-b{MAX_ITEMS}.{MAX_RELATED}.{NAME_MAX_CHARS}.{FACT_MAX_CHARS}"
+    f".{DATE_MAX_CHARS}"
+)
+"""The prompt's version with the schema's bounds in it: other bounds, other requests."""
 _NAME = {"type": "string", "maxLength": NAME_MAX_CHARS}
 _ITEM = {
     "type": "object",
@@ -70,9 +75,9 @@ UPDATE_MEMORY_TOOL: dict[str, Any] = {
         },
     },
 }
-SYSTEM_PROMPT = """You maintain the long-term memory of a conversation. Read the new exchange \
+SYSTEM_PROMPT = f"""You maintain the long-term memory of a conversation. Read the new exchange \
 and call the tool update_memory exactly once with every fact worth remembering (an empty \
-list if there is none). For each item:
+list if there is none; at most {MAX_ITEMS} items, each fact once). For each item:
 - entity_name: what the fact is about, prefixed with the person it belongs to \
 (e.g. "Ilse / bicycle"). Reuse the exact entity_name of a known fact when the new \
 fact updates it.
@@ -82,14 +87,14 @@ absolute date into the sentence (e.g. "Ilse sold her old bicycle on 17 March 203
 - memory_type: CoreAnchor (identity, lasting traits, relationships), ActiveContext \
 (events, plans, ongoing activities) or EphemeralState (passing moods, momentary states).
 - overrides_entity: the entity_name of a known fact this one makes out of date, if any.
-- related_entities: entity names of other facts this one is connected to.
+- related_entities: up to {MAX_RELATED} entity names of other facts this one is connected to.
 - valid_at: the date the fact became true when the exchange says so (e.g. "17 March 2031").
 Images appear as [shares a photo: caption]; treat the caption as what was shown."""
 SCHEMA_SYSTEM_PROMPT = SYSTEM_PROMPT.replace(
     "call the tool update_memory exactly once with every fact worth remembering (an empty \
-list if there is none)",
+list if there is none",
     'reply with one JSON object {"items": [...]} holding every fact worth remembering (an \
-empty list if there is none)',
+empty list if there is none',
 )
 SCHEMA_PROMPT_VERSION = f"{PROMPT_VERSION}-json_schema"
 EXTRACT_MODES = ("tools", "json_schema")
@@ -201,11 +206,20 @@ class LLMExtractor:
             return _failed(exc, "json_schema")
         if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
             result = replace(result, text=json.dumps(rule_arguments(exchange)))
-        found, bad = parse_arguments(strip_end_tokens(result.text), exchange.dia_ids())
+        text = strip_end_tokens(result.text)
+        found, bad = parse_arguments(text, exchange.dia_ids())
         if result.finish_reason == "length" and bad:
-            cap = options.max_tokens
-            bad = [ExtractionError("truncated", f"reply hit the {cap}-token cap", result.text)]
+            found, bad = _cut_reply(text, exchange, options.max_tokens)
         return Extraction(tuple(found), tuple(bad), result.usage, mode="json_schema")
+
+
+def _cut_reply(
+    text: str, exchange: Exchange, cap: int | None
+) -> tuple[list[FactDraft], list[ExtractionError]]:
+    """The items that closed before the cap, plus one `truncated` error that says so."""
+    found, bad = parse_arguments({"items": closed_items(text)}, exchange.dia_ids())
+    kept = f"; kept the {len(found)} complete items before the cut" if found else ""
+    return found, [ExtractionError("truncated", f"reply hit the {cap}-token cap{kept}", text), *bad]
 
 
 def _failed(exc: ProviderError, mode: str) -> Extraction:

@@ -17,7 +17,8 @@ class ExtractionError:
 
     kind: str
     """Error class: `call_failed`, `no_tool_call`, `bad_json`, `bad_arguments`, `bad_item`
-    or `truncated` (a schema reply cut off at the completion cap)."""
+    or `truncated` (a schema reply cut off at the completion cap; the items that closed
+    before the cut are kept as facts, `arms.neuromorphic.cut_reply`)."""
     message: str
     """One-line description of what was wrong."""
     raw: str

@@ -19,13 +19,14 @@ import json
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
@@ -110,6 +111,9 @@ class RunStats:
     """Of those, the ones that failed."""
     facts: int
     """Facts stored."""
+    exchanges_with_facts: int
+    """Exchanges at least one stored fact came from (distinct turns in each store's
+    archive), over every arm and conversation."""
     http_requests: int
     """HTTP requests in `run.json`'s accounting (it adds up every invocation on the folder)."""
 
@@ -265,7 +269,8 @@ def run_bench(cmd: list[str], log: Path) -> tuple[int, str, float]:
 def run_stats(out: Path, max_tokens: int, judge_id: str = "llm") -> RunStats:
     """Count answers, verdicts and extraction health of a finished run."""
     meta: dict[str, Any] = json.loads((out / "run.json").read_text())
-    stats = RunStats(0, 0, 0, 0, 0, 0, 0, int(meta["accounting"]["total"]["http_requests"]))
+    requests = int(meta["accounting"]["total"]["http_requests"])
+    stats = RunStats(0, 0, 0, 0, 0, 0, 0, exchanges_with_facts(out / "stores"), requests)
     for path in sorted((out / "questions").glob("*.json")):
         for result in json.loads(path.read_text())["arms"].values():
             stats.errors += int(result["status"] == "error")
@@ -282,6 +287,15 @@ def run_stats(out: Path, max_tokens: int, judge_id: str = "llm") -> RunStats:
             stats.extraction_failed += int(health["failed"])
             stats.facts += int(health["facts"])
     return stats
+
+
+def exchanges_with_facts(stores: Path) -> int:
+    """Distinct turns with a stored fact, summed over the extracting arms' archives."""
+    count = 0
+    for archive in sorted(stores.glob("*/*/archive.sqlite")):
+        with closing(sqlite3.connect(f"{archive.as_uri()}?mode=ro", uri=True)) as db:
+            count += db.execute("SELECT COUNT(DISTINCT turn) FROM facts").fetchone()[0]
+    return count
 
 
 def run_flags(run_dir: Path) -> list[str]:
