@@ -22,14 +22,12 @@ from bench.dev.llm_smoke import (
     SmokeError,
     bench_command,
     default_threads,
-    exchanges_with_facts,
     main,
     parse_metrics,
     prepare_out,
     resolve_model,
-    run_flags,
-    run_stats,
 )
+from bench.dev.smoke_stats import exchanges_with_facts, run_flags, run_stats
 from tests.e2e_support import ROOT
 
 METRICS = """# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
