@@ -41,11 +41,11 @@ from bench.paths import contained, safe_name
 from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
 
 ENGINE_MODULES = (
-    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "decay",
-    "dry_extract", "engine", "exchange", "extract_llm", "extract_rules", "extraction",
-    "extractors", "fusion", "grounding", "hotstore", "hydration", "invalidation",
-    "keyword_index", "ltp", "pruning", "records", "render", "retrieval", "rollback",
-    "spreading", "state", "store_check", "vectors", "workingset",
+    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "cut_reply",
+    "decay", "dry_extract", "engine", "exchange", "extract_llm", "extract_rules",
+    "extraction", "extractors", "fusion", "grounding", "hotstore", "hydration",
+    "invalidation", "keyword_index", "ltp", "pruning", "records", "render", "retrieval",
+    "rollback", "spreading", "state", "store_check", "vectors", "workingset",
 )  # fmt: skip
 SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
                   "bench.wordllama_files")  # fmt: skip

@@ -40,7 +40,7 @@ FACT_MAX_CHARS = 200
 MAX_RELATED = 3
 """Related entity names one fact may list."""
 DATE_MAX_CHARS = 24
-"""Bound on `valid_at` (a date such as `17 September 2031`)."""
+"""Bound on `valid_at` (a date such as `17 March 2031`)."""
 PROMPT_VERSION = (
     f"neuromorphic-extract-v3-b{MAX_ITEMS}.{MAX_RELATED}.{NAME_MAX_CHARS}.{FACT_MAX_CHARS}"
     f".{DATE_MAX_CHARS}"
