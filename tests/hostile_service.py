@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import sys
 import threading
 import time
 from collections import deque
@@ -49,6 +50,15 @@ class Mode:
     search_body: bytes | None = None
 
 
+class _Server(ThreadingHTTPServer):
+    """Quiet when a client hangs up: the tests' clients give up on purpose (deadlines, the
+    circuit breaker), which resets the connection the handler is reading from."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            super().handle_error(request, client_address)
+
+
 class HostileService:
     """The service in a background thread on 127.0.0.1 (random port)."""
 
@@ -58,7 +68,7 @@ class HostileService:
         self.log: list[tuple[str, str, str]] = []
         self.stop = threading.Event()
         self.lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.service = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
