@@ -152,12 +152,15 @@ def test_markers_map_merged_and_split_items_back_to_units() -> None:
     [
         (["arms=[http]", "arm_options.http.base_url=http://127.0.0.1:1"],
          "error: GET http://127.0.0.1:1/health: cannot reach the service"),
-        (["arms=[http]", "arm_options.http.token_env=ARMBENCH_WRONG_TOKEN"],
-         "HTTP 401 unauthorised"),
-        (["arms=[http]", "arm_options.http.results_path=hits"],
-         "no field 'hits' in the response; fix arm_options.http.results_path"),
-        (["arms=[mcp]", "arm_options.mcp.search_tool=recall"],
-         "/mcp: no tool 'recall' (server has: capture, create_project"),
+        # each of the others starts a reference server and a run (4-5 s): `make test-slow`
+        pytest.param(["arms=[http]", "arm_options.http.token_env=ARMBENCH_WRONG_TOKEN"],
+                     "HTTP 401 unauthorised", marks=pytest.mark.slow),
+        pytest.param(["arms=[http]", "arm_options.http.results_path=hits"],
+                     "no field 'hits' in the response; fix arm_options.http.results_path",
+                     marks=pytest.mark.slow),
+        pytest.param(["arms=[mcp]", "arm_options.mcp.search_tool=recall"],
+                     "/mcp: no tool 'recall' (server has: capture, create_project",
+                     marks=pytest.mark.slow),
     ],
 )  # fmt: skip
 def test_bad_endpoints_end_in_one_line_and_exit_2(

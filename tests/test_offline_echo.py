@@ -71,7 +71,7 @@ def test_the_scan_catches_the_known_echo() -> None:
     assert not echoed_words(answer(question, ctx), question, ctx)
 
 
-@pytest.mark.parametrize("dataset", ["smoke", "supersession"])
+@pytest.mark.parametrize("dataset", ["smoke", pytest.param("supersession", marks=pytest.mark.slow)])
 def test_no_offline_answer_echoes_instructions(dataset: str, tmp_path: Path) -> None:
     """Every arm's every offline answer on the fixture is free of instruction text."""
     out = tmp_path / dataset
