@@ -127,16 +127,14 @@ def lenient_judges(run_dir: Path, meta: RunMeta | None, outcome: str) -> dict[st
         if not (isinstance(ci, list) and len(ci) == 2 and isinstance(rate, int | float)):
             continue
         low, high = ci
-        if (
-            isinstance(low, int | float)
-            and low >= LENIENT_LOWER_BOUND
-            and (worst is None or rate > worst[0])
-        ):
-            why = (
-                f"accepts {100 * rate:.0f}% [{100 * low:.0f}, {100 * high:.0f}] of known-wrong "
-                f"answers ({cell.get('set')}, n={cell.get('n')}; {CALIBRATION_FILE})"
-            )
-            worst = (float(rate), why)
+        lenient = isinstance(low, int | float) and low >= LENIENT_LOWER_BOUND
+        if not lenient or (worst is not None and rate <= worst[0]):
+            continue
+        why = (
+            f"accepts {100 * rate:.0f}% [{100 * low:.0f}, {100 * high:.0f}] of known-wrong "
+            f"answers ({cell.get('set')}, n={cell.get('n')}; {CALIBRATION_FILE})"
+        )
+        worst = (float(rate), why)
     return {found["judge"]: worst[1]} if worst else {}
 
 

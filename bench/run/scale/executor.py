@@ -170,18 +170,19 @@ def _child_run(task: UnitTask) -> UnitResult:
     """Run one unit in a child process, sending its ticks and ingestion progress to the parent."""
 
     def tick(done: int, errors: int, resumed: int) -> None:
-        _QUEUE.put((done, errors, resumed))
+        _QUEUE.put(("tick", (done, errors, resumed)))
 
     def ingesting(arm: str, unit: str, done: int, total: int, facts: int) -> None:
-        _QUEUE.put((arm, unit, done, total, facts))
+        _QUEUE.put(("ingesting", (arm, unit, done, total, facts)))
 
     return run_unit(task, tick, progress=ingesting)
 
 
 def _drain(queue: Any, tracker: Tracker) -> None:
-    """Hand the children's messages to the tracker: 3 counts a tick, 5 values ingestion."""
+    """Hand the children's `(method, arguments)` messages to the tracker until None."""
     while (item := queue.get()) is not None:
-        if len(item) == 5:
-            tracker.ingesting(*item)
+        method, arguments = item
+        if method == "ingesting":
+            tracker.ingesting(*arguments)
         else:
-            tracker.tick(*item)
+            tracker.tick(*arguments)
