@@ -22,11 +22,10 @@ from typing import BinaryIO
 
 from bench.config import DatasetConfig
 from bench.errors import DatasetError
+from bench.paths import PROJECT_ROOT
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-"""The checkout's root (`bench/loaders/resolve.py` → two folders up), not the cwd."""
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 """The offline copies beside the checkout (`../shared/data/`): a canonical file is taken
 from there, checksum checked, when neither `$BENCH_DATA_DIR` nor the cache has it, before
