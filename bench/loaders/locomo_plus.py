@@ -41,7 +41,7 @@ from bench.loaders.check import FileChecker
 from bench.loaders.locomo import load_locomo
 from bench.loaders.resolve import PROJECT_ROOT, resolve_data_file
 from bench.loaders.semantics import check_questions
-from bench.types import Conversation, Dataset, Question, Session, Turn
+from bench.types import HOST_SEPARATOR, Conversation, Dataset, Question, Session, Turn
 
 RELATION_TYPES = ("causal", "goal", "state", "value")
 """The relation types upstream's items use; `category` is the 1-based place here."""
@@ -133,7 +133,7 @@ def _stitch(check: FileChecker, item: Any, i: int, host: Conversation, where: st
         for n, (_, _, turns, stamp) in enumerate(events, start=1)
     )
     item_id = f"plus-{i:03d}"
-    conv_id = f"{item_id}@{host.conversation_id}"
+    conv_id = f"{item_id}{HOST_SEPARATOR}{host.conversation_id}"
     question = Question(
         question_id=f"{item_id}:{relation}",
         conversation_id=conv_id,
