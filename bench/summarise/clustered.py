@@ -24,19 +24,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bench.records import QuestionRecord
 from bench.summarise.stats import percentile
+from bench.types import HOST_SEPARATOR, host_conversation
 
 SEED = 37
 """Default seed of the cluster bootstrap (`random.Random(SEED)`): reruns are identical."""
 REPLICATES = 2000
 """Default number B of cluster bootstrap replicates."""
-GENERALISES = {
-    "question": "per-question p (exact McNemar) treats the questions as the sample: it "
-    "generalises to these questions, asked again of the same conversations",
-    "cluster": "clustered p (exact sign-flip over {key}s, K = {k}) treats the {key}s as the "
-    "sample: it generalises to {key}s like these, and cannot go below 2/2^{k} = {p_min}",
-}
-"""The sentence saying what each p-value generalises to (the summary prints both)."""
+
+
+CLUSTER_KEY = "conversation_id"
+"""The cluster key of a run whose conversations are their own stores (LoCoMo, BEAM,
+LongMemEval: there each question is its own haystack, a cluster of one)."""
+HOST_KEY = "host conversation of conversation_id"
+"""The cluster key of stitched haystacks (LoCoMo-Plus, `bench.types.host_conversation`)."""
+
+
+def clusters_of(records: list[QuestionRecord]) -> tuple[tuple[str, ...], tuple[int, ...], str]:
+    """(cluster names, position -> cluster index, cluster key) of a run's records."""
+    ids = [r.conversation_id for r in records]
+    stitched = any(HOST_SEPARATOR in i for i in ids)
+    keys = [host_conversation(i) for i in ids] if stitched else ids
+    names = tuple(sorted(set(keys)))
+    number = {name: i for i, name in enumerate(names)}
+    return names, tuple(number[k] for k in keys), HOST_KEY if stitched else CLUSTER_KEY
 
 
 @dataclass(frozen=True)
@@ -240,6 +252,17 @@ def clustered_paired(
         discordant += bool(a_right) != bool(b_right)
     tallies = [ClusterTally(n, a, b) for n, a, b in (by_cluster[c] for c in sorted(by_cluster))]
     return clustered_test(tallies, discordant, seed=seed, replicates=replicates)
+
+
+def generalises(k: int) -> tuple[str, str]:
+    """The two sentences saying what each p-value generalises to (K clusters in the run)."""
+    return (
+        "Per-question p (exact McNemar) takes the questions as the sample: it generalises "
+        "to these questions, asked again of these same conversations.",
+        f"Clustered p (exact sign-flip over conversations, K = {k}) takes the conversations "
+        "as the sample: it generalises to conversations like these, and cannot go below "
+        f"2/2^{k} = {min_p(k):.2g}.",
+    )
 
 
 def clustered_json(t: ClusteredTest | None) -> dict[str, object] | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
+from bench.summarise.clustered import ClusteredTest
 from bench.summarise.flags import RunFlags
 from bench.summarise.stats import Rate, cohen_kappa
 
@@ -131,6 +132,8 @@ class PairedTest:
     """Minimum detectable effect (accuracy difference) for the discordant count observed."""
     p_holm: float | None = None
     """Holm-adjusted p within the family of comparisons printed."""
+    clustered: ClusteredTest | None = None
+    """The same comparison with clusters (conversations) as the sample; None when unknown."""
 
     @property
     def underpowered(self) -> bool:
@@ -261,6 +264,10 @@ class Summary:
     `judge_migration`); empty when none applies."""
     flags: RunFlags = field(default_factory=RunFlags)
     """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
+    cluster_key: str = "conversation_id"
+    """What a cluster of the clustered tests is (bench.summarise.clustered.clusters_of)."""
+    clusters: int = 0
+    """K: the clusters (units owning a store) among the run's questions."""
 
     @property
     def sets_identical(self) -> bool:

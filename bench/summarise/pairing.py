@@ -7,10 +7,20 @@ arms answered; Holm adjusts every distinct test of one table as a family.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.records import QuestionRecord
 from bench.scoring.rules import SCORED_CATEGORIES
+from bench.summarise.clustered import (
+    CLUSTER_KEY,
+    REPLICATES,
+    ClusteredTest,
+    ClusterTally,
+    clustered_test,
+    clusters_of,
+)
 from bench.summarise.load import LoadedRun
 from bench.summarise.model import SETS, PairedTest, PairRow
 from bench.summarise.stats import holm, mcnemar_exact_p, min_detectable_effect
@@ -41,10 +51,18 @@ def moved(
     return frozenset(position[q] for q in ids if q in position)
 
 
-def paired(a: Outcomes, b: Outcomes, questions: Questions) -> PairedTest:
+def paired(
+    a: Outcomes,
+    b: Outcomes,
+    questions: Questions,
+    clusters: Sequence[int] | None = None,
+    interval: bool = False,
+) -> PairedTest:
     """Pair two arms' outcomes over `questions` (both must count): exact McNemar.
 
     Each cell counts the questions in both sets, e.g. a right and b wrong = |A⁺ ∩ B⁻|.
+    With `clusters` (record position -> cluster index) the clustered test rides along
+    (`clustered_of`); `interval` adds its bootstrap interval (pooled rows only: cost).
     """
     (a_right, a_wrong), (b_right, b_wrong) = a, b
     a_right, a_wrong = a_right & questions, a_wrong & questions
@@ -52,7 +70,24 @@ def paired(a: Outcomes, b: Outcomes, questions: Questions) -> PairedTest:
     b_only, neither = len(a_wrong & b_right), len(a_wrong & b_wrong)
     n = a_only + b_only + both + neither
     mde = min_detectable_effect(a_only + b_only, n)
-    return PairedTest(n, a_only, b_only, both, neither, mcnemar_exact_p(a_only, b_only), mde)
+    test = PairedTest(n, a_only, b_only, both, neither, mcnemar_exact_p(a_only, b_only), mde)
+    if clusters is not None:
+        both_sides = (a_right | a_wrong) & (b_right | b_wrong)
+        a_side, b_side = a_right & both_sides, b_right & both_sides
+        test.clustered = clustered_of(clusters, both_sides, a_side, b_side, interval)
+    return test
+
+
+def clustered_of(
+    clusters: Sequence[int], questions: Questions, a_right: Questions, b_right: Questions,
+    interval: bool,
+) -> ClusteredTest:  # fmt: skip
+    """The clustered test of paired `questions`: per cluster, n and each side's right answers."""
+    where = clusters.__getitem__
+    n, a, b = (Counter(map(where, q)) for q in (questions, a_right, b_right))
+    tallies = [ClusterTally(n[c], a[c], b[c]) for c in sorted(n)]
+    discordant = len(a_right ^ b_right)
+    return clustered_test(tallies, discordant, replicates=REPLICATES if interval else None)
 
 
 def pair_rows(
@@ -63,19 +98,23 @@ def pair_rows(
     layout: Layout,
 ) -> list[PairRow]:
     """One row per set; group tests are shared between sets so Holm counts each once."""
-    groups = {g: paired(a, b, qs) for g, qs in layout.group_questions.items()}
-    pooled_all = paired(a, b, layout.set_questions["all"])
+    cl = layout.clusters
+    groups = {g: paired(a, b, qs, cl) for g, qs in layout.group_questions.items()}
+    pooled_all = paired(a, b, layout.set_questions["all"], cl, interval=True)
     rows = []
     for name in SETS:
         pooled = pooled_all if name == "all" or not layout.locomo_style else None
-        pooled = pooled or paired(a, b, layout.set_questions[name])
+        pooled = pooled or paired(a, b, layout.set_questions[name], cl, interval=True)
         shown = {g: groups[g] for g in layout.set_groups[name]}
         rows.append(PairRow(a_name, b_name, name, pooled, shown))
     return rows
 
 
 def apply_holm(rows: list[PairRow]) -> None:
-    """Holm-adjust every distinct test in `rows` as one family (pooled and per group)."""
+    """Holm-adjust every distinct test in `rows` as one family (pooled and per group).
+
+    The clustered p-values of the same tests form a second family, adjusted alike.
+    """
     tests: dict[int, PairedTest] = {}
     for row in rows:
         for test in (row.pooled, *row.groups.values()):
@@ -83,6 +122,9 @@ def apply_holm(rows: list[PairRow]) -> None:
     family = list(tests.values())
     for test, adjusted in zip(family, holm([t.p for t in family]), strict=True):
         test.p_holm = adjusted
+    clustered = [t.clustered for t in family if t.clustered is not None]
+    for c, adjusted in zip(clustered, holm([c.p for c in clustered]), strict=True):
+        c.p_holm = adjusted
 
 
 @dataclass(frozen=True)
@@ -99,6 +141,12 @@ class Layout:
     """Set name -> its group keys, in display order."""
     group_of: dict[str, str]
     """Question id -> its group key."""
+    clusters: tuple[int, ...] = ()
+    """Record position -> its cluster's index in `cluster_names` (`cluster_key`)."""
+    cluster_names: tuple[str, ...] = ()
+    """The clusters, sorted: the units that own a store (bench/summarise/clustered.py)."""
+    cluster_key: str = CLUSTER_KEY
+    """What a cluster is, read from the records: `conversation_id`, or its host."""
 
     def qids(self, name: str) -> frozenset[str]:
         """The question ids of set `name`."""
@@ -123,7 +171,8 @@ def layout_of(run: LoadedRun, locomo_style: bool) -> Layout:
     sets = {
         name: frozenset().union(*(groups[k] for k in keys)) for name, keys in set_groups.items()
     }
-    return Layout(locomo_style, sets, groups, set_groups, group_of)
+    names, index, key = clusters_of(run.records)
+    return Layout(locomo_style, sets, groups, set_groups, group_of, index, names, key)
 
 
 AUDIT_CLEAN = "scored, key unchanged by the audit"

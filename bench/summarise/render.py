@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.runmeta import RunMeta
+from bench.summarise import clustered_view as cv
 from bench.summarise.errata import errata_json, render_errata
 from bench.summarise.judge_header import judges_text
 from bench.summarise.model import (
@@ -36,10 +37,6 @@ def _ci(rate: Rate) -> str:
 
 def _num(value: float | None, digits: int = 1) -> str:
     return _DASH if value is None else f"{value:.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    return _DASH if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
 def _rate(rate: Rate | None) -> str:
@@ -137,14 +134,14 @@ def power_note(t: PairedTest) -> str:
 def _test_cells(t: PairedTest) -> list[str]:
     note = power_note(t)
     mde = _DASH if t.mde is None else f"{100 * t.mde:.1f} pts"
-    return [str(t.n), str(t.a_only), str(t.b_only), _p(t.p), _p(t.p_holm), mde, note]
+    return [str(t.n), str(t.a_only), str(t.b_only), *cv.p_cells(t), mde, note]
 
 
 def _pair_table(s: Summary, rows: list[PairRow], baseline: bool) -> str:
     """Pooled rows for each set, then each group once (groups are the same tests in both sets)."""
     head = s.flags.mark_first(["arm", "set / group"] if baseline else ["A", "B", "set / group"])
     sides = ["lost", "gained"] if baseline else ["A only", "B only"]
-    header = [*head, "n", *sides, "p (exact)", "p (Holm)", "MDE", ""]
+    header = [*head, "n", *sides, *cv.P_HEADER, "MDE", ""]
     lines = []
     by_pair: dict[tuple[str, str], list[PairRow]] = {}
     for row in rows:
@@ -199,11 +196,12 @@ def _sections(s: Summary) -> list[str]:
         out += ["", "## Wrong answers: retrieval miss vs reader miss", "", misses]
     if s.pairs:
         out += ["", "## Paired comparisons (exact McNemar; paired on question_id)", ""]
-        out += [_pair_table(s, s.pairs, baseline=False)]
+        out += [_pair_table(s, s.pairs, baseline=False), *cv.render_clustered(s, s.pairs, False)]
     if s.baseline is not None:
         how = f"each arm vs {s.baseline_arm}" if s.baseline_arm else "same arm"
         out += ["", f"## Against baseline {s.baseline_dir} ({how}, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
+        out += cv.render_clustered(s, s.baseline, baseline=True)
     out += _added_sections(s)
     out += s.judge_views
     if s.errata is not None:
@@ -333,6 +331,7 @@ def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
         "p_holm": t.p_holm,
         "mde": t.mde,
         "underpowered": t.underpowered,
+        "clustered": cv.pair_json(t),
     }
 
 
@@ -362,6 +361,7 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
         "notes": list(s.notes),
         "small_n": s.n_questions["scored"] < SMALL_N,
         "misses": s.misses,
+        "clustering": cv.clustering_json(s),
     }
     if s.errata is not None:
         out["errata"] = errata_json(s.errata)

@@ -187,6 +187,8 @@ def _tables(
         kappas=kappa_rows(run.records, threshold, locomo_style) if scan.judged else [],
         notes=notes,
         f1_threshold=threshold,
+        cluster_key=layout.cluster_key,
+        clusters=len(layout.cluster_names),
     )
 
 
@@ -277,9 +279,8 @@ def _baseline_rows(
         )
         rows.extend(pair_rows(base_name, name, before, outcomes[name], layout))
         if clean is not None:
-            rows.append(
-                PairRow(base_name, name, AUDIT_CLEAN, paired(before, outcomes[name], clean), {})
-            )
+            audit = paired(before, outcomes[name], clean, layout.clusters, interval=True)
+            rows.append(PairRow(base_name, name, AUDIT_CLEAN, audit, {}))
     if single:  # a published arm covers some groups only (LoCoMo 1-4)
         for row in rows:
             row.groups = {g: t for g, t in row.groups.items() if t.n}
