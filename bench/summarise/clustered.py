@@ -188,17 +188,20 @@ def bootstrap_interval(
 
     Each replicate draws K clusters with replacement (`bootstrap_draws`) and computes
     d* = Σ_{drawn} D_c / Σ_{drawn} n_c; the interval is the 2.5th and 97.5th percentiles
-    of the B values (linear interpolation, numpy's default). None when K < 2.
+    of the B values (linear interpolation, numpy's default). None when K < 2. Clusters
+    without a paired question are left out.
     """
+    tallies = [t for t in tallies if t.n]
     k = len(tallies)
     if k < 2 or replicates < 1:
         return None
-    diffs = [t.b - t.a for t in tallies]
-    sizes = [t.n for t in tallies]
-    values = []
-    for draw in bootstrap_draws(seed, k, replicates):
-        total = sum(map(sizes.__getitem__, draw))
-        values.append(sum(map(diffs.__getitem__, draw)) / total if total else 0.0)
+    # One sum per replicate: each cluster packs n_c and D_c + n_c (both in 0..2n, so
+    # below 2^shift) into one integer, n_c·2^shift + (D_c + n_c); sums unpack exactly.
+    shift = (2 * sum(t.n for t in tallies) + 1).bit_length()
+    mask = (1 << shift) - 1
+    get = [t.n << shift | (t.b - t.a + t.n) for t in tallies].__getitem__
+    sums = [sum(map(get, draw)) for draw in bootstrap_draws(seed, k, replicates)]
+    values = [((s & mask) - (s >> shift)) / (s >> shift) for s in sums]
     lo, hi = percentile(values, 2.5), percentile(values, 97.5)
     return None if lo is None or hi is None else (lo, hi)
 
