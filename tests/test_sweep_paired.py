@@ -89,6 +89,38 @@ def test_compare_pairs_on_shared_ids_and_marks_disjoint_jobs() -> None:
     assert "not paired" in sweep.render(rows)
 
 
+def test_run_jobs_with_clusters_get_the_clustered_test() -> None:
+    """`bench.run` rows carry each question's conversation: the clustered test rides along."""
+    import random
+
+    from bench.summarise.clustered import clustered_paired
+    from bench.summarise.stats import holm
+
+    rng = random.Random(4)
+    qids = [f"conv-{c}:{q}" for c in range(8) for q in range(15)]
+    clusters = {q: q.split(":")[0] for q in qids}
+    jobs = [
+        SweepRow(j, i, "run", {"correct": {"x": {q: rng.random() < p for q in qids}}}, {}, clusters)
+        for i, (j, p) in enumerate([("base", 0.4), ("up", 0.6), ("same", 0.4)])
+    ]
+    got = {c.job: c for c in compare(jobs)}
+    base = jobs[0].outcomes["correct"]["x"]
+    for name in ("up", "same"):
+        mine = jobs[[r.job for r in jobs].index(name)].outcomes["correct"]["x"]
+        expected = clustered_paired([(clusters[q], base[q], mine[q]) for q in sorted(qids)])
+        test = got[name].clustered
+        assert test is not None and test.k == 8
+        assert (test.p, test.ci95, test.deff) == (expected.p, expected.ci95, expected.deff)
+    ps = [got[n].clustered.p for n in ("up", "same")]  # type: ignore[union-attr]
+    assert [got[n].clustered.p_holm for n in ("up", "same")] == holm(ps)  # type: ignore[union-attr]
+    assert got["base"].clustered is None
+    table = sweep.render(jobs)
+    assert "conversations like these" in table and "| 8 | " in table
+    # rows written before clusters (or screen/suite rows) have no clustered test
+    old = [SweepRow(r.job, r.num, r.tool, r.outcomes) for r in jobs]
+    assert all(c.clustered is None for c in compare(old))
+
+
 def test_cli_without_rows_is_one_error_line(tmp_path: Path) -> None:
     assert sweep.main([str(tmp_path)]) == 2
 

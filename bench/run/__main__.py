@@ -76,7 +76,8 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             from bench.run.sweep import in_multirun, record_sweep_job, run_outcomes
 
             if in_multirun():  # reads every record: only a -m sweep job has a table to feed
-                record_sweep_job("run", run_outcomes(outcome.run_dir))
+                outcomes, clusters = run_outcomes(outcome.run_dir)
+                record_sweep_job("run", outcomes, clusters=clusters)
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
             from bench.verify.check import manifest_current, write_manifest

@@ -52,15 +52,23 @@ def in_multirun() -> bool:
     return _multirun_job() is not None
 
 
-def record_sweep_job(tool: str, outcomes: Outcomes, extra: dict[str, Any] | None = None) -> None:
-    """In a multirun, store this job's outcomes and re-render the paired sweep table."""
+def record_sweep_job(
+    tool: str,
+    outcomes: Outcomes,
+    extra: dict[str, Any] | None = None,
+    clusters: dict[str, str] | None = None,
+) -> None:
+    """In a multirun, store this job's outcomes and re-render the paired sweep table.
+
+    `clusters`: question id -> cluster (the unit owning a store), for the clustered test.
+    """
     job = _multirun_job()
     if job is None:
         return
     from bench.summarise.sweep import SWEEP_ROWS, SWEEP_TABLE, SweepRow, read_rows, render
 
     sweep_dir, job_dir, num = job  # imported here: a plain run never needs the table
-    row = SweepRow(job_dir.name, num, tool, outcomes, extra or {})
+    row = SweepRow(job_dir.name, num, tool, outcomes, extra or {}, clusters or {})
     rows_dir = sweep_dir / SWEEP_ROWS
     write_json_atomic(
         contained(rows_dir / f"{safe_name(job_dir.name)}.json", rows_dir), asdict(row)
@@ -68,14 +76,22 @@ def record_sweep_job(tool: str, outcomes: Outcomes, extra: dict[str, Any] | None
     write_text_atomic(sweep_dir / SWEEP_TABLE, render(read_rows(sweep_dir)))
 
 
-def run_outcomes(run_dir: Path) -> Outcomes:
-    """`correct` per arm and question of a `bench.run` job (results with an outcome)."""
+def run_outcomes(run_dir: Path) -> tuple[Outcomes, dict[str, str]]:
+    """`correct` per arm and question of a `bench.run` job, and each question's cluster.
+
+    Outcomes: results with one; clusters: `bench.summarise.clustered.cluster_ids`.
+    """
+    from bench.summarise.clustered import cluster_ids
+
     by_arm: dict[str, dict[str, bool]] = {}
+    conversations: dict[str, str] = {}
     for record in iter_records(run_dir):
+        conversations[record.question_id] = record.conversation_id
         for arm, result in record.arms.items():
             if result.status == OK and result.correct is not None:
                 by_arm.setdefault(arm, {})[record.question_id] = bool(result.correct)
-    return {"correct": by_arm}
+    clusters, _ = cluster_ids(list(conversations.values()))
+    return {"correct": by_arm}, dict(zip(conversations, clusters, strict=True))
 
 
 def screen_outcomes(results: dict[str, dict[str, Any]]) -> Outcomes:

@@ -41,14 +41,24 @@ HOST_KEY = "host conversation of conversation_id"
 """The cluster key of stitched haystacks (LoCoMo-Plus, `bench.types.host_conversation`)."""
 
 
+def cluster_ids(conversation_ids: Sequence[str]) -> tuple[list[str], str]:
+    """Each question's cluster, from its conversation id, and the cluster key of the run.
+
+    A run with stitched haystacks (`<item>@<host>`) clusters on the host conversation
+    (`HOST_KEY`), any other on the conversation id itself (`CLUSTER_KEY`).
+    """
+    stitched = any(HOST_SEPARATOR in i for i in conversation_ids)
+    if not stitched:
+        return list(conversation_ids), CLUSTER_KEY
+    return [host_conversation(i) for i in conversation_ids], HOST_KEY
+
+
 def clusters_of(records: list[QuestionRecord]) -> tuple[tuple[str, ...], tuple[int, ...], str]:
     """(cluster names, position -> cluster index, cluster key) of a run's records."""
-    ids = [r.conversation_id for r in records]
-    stitched = any(HOST_SEPARATOR in i for i in ids)
-    keys = [host_conversation(i) for i in ids] if stitched else ids
+    keys, key = cluster_ids([r.conversation_id for r in records])
     names = tuple(sorted(set(keys)))
     number = {name: i for i, name in enumerate(names)}
-    return names, tuple(number[k] for k in keys), HOST_KEY if stitched else CLUSTER_KEY
+    return names, tuple(number[k] for k in keys), key
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.files import write_text_atomic
+from bench.summarise.clustered import ClusteredTest, clustered_paired
 from bench.summarise.stats import holm, mcnemar_exact_p
 from bench.untrusted import read_json_object
 
@@ -54,6 +55,8 @@ class SweepRow:
     """metric -> arm -> question id -> outcome."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Tool-specific headline values (a suite's recall per cutoff)."""
+    clusters: dict[str, str] = field(default_factory=dict)
+    """Question id -> cluster (the unit owning a store; `bench.run` jobs); empty: unknown."""
 
 
 @dataclass
@@ -82,6 +85,8 @@ class Comparison:
     """Exact McNemar p (None when not paired)."""
     p_holm: float | None = None
     """Holm-adjusted over every comparison of the table."""
+    clustered: ClusteredTest | None = None
+    """The clustered test (job − baseline; clusters as the sample); None when unknown."""
 
 
 def read_rows(sweep_dir: Path) -> list[SweepRow]:
@@ -96,6 +101,7 @@ def read_rows(sweep_dir: Path) -> list[SweepRow]:
                 tool=str(data.get("tool", "")),
                 outcomes=data.get("outcomes") or {},
                 extra=data.get("extra") or {},
+                clusters=data.get("clusters") or {},
             )
         )
     return sorted(rows, key=lambda r: (r.num, r.job))
@@ -116,6 +122,9 @@ def compare(rows: list[SweepRow], baseline: str | None = None) -> list[Compariso
     tested = [c for c in out if c.p is not None and c.job != c.baseline]
     for comparison, adjusted in zip(tested, holm([c.p or 1.0 for c in tested]), strict=True):
         comparison.p_holm = adjusted
+    clustered = [c.clustered for c in tested if c.clustered is not None]
+    for test, adjusted in zip(clustered, holm([t.p for t in clustered]), strict=True):
+        test.p_holm = adjusted
     return out
 
 
@@ -130,7 +139,12 @@ def _pair(
     rate = sum(mine[q] for q in shared) / n if n else None
     base_rate = sum(base_outcomes[q] for q in shared) / n if n else None
     p = mcnemar_exact_p(job_only, base_only) if n and row.job != base.job else None
-    return Comparison(metric, arm, row.job, base.job, n, rate, base_rate, job_only, base_only, p)
+    made = Comparison(metric, arm, row.job, base.job, n, rate, base_rate, job_only, base_only, p)
+    clusters = row.clusters or base.clusters
+    if p is not None and all(q in clusters for q in shared):
+        pairs = [(clusters[q], base_outcomes[q], mine[q]) for q in shared]
+        made.clustered = clustered_paired(pairs)
+    return made
 
 
 def render(rows: list[SweepRow], baseline: str | None = None) -> str:
@@ -142,15 +156,19 @@ def render(rows: list[SweepRow], baseline: str | None = None) -> str:
     comparisons = compare(rows, baseline)
     lines.append(
         "Each job against the baseline job (first in sweep order unless `--baseline`), same "
-        "arm, paired on question id: exact McNemar p, Holm-adjusted over the whole table."
+        "arm, paired on question id: exact McNemar p, Holm-adjusted over the whole table; "
+        "clustered p: exact sign-flip over conversations (K of them; `bench.run` jobs), "
+        "its bootstrap 95% CI of job − baseline, Holm-adjusted as a second family. "
+        "The per-question p generalises to these questions, the clustered p to "
+        "conversations like these (it cannot go below 2/2^K)."
     )
     for metric in dict.fromkeys(c.metric for c in comparisons):
         lines += ["", f"## {metric}", ""]
         lines.append(
             "| job | arm | n paired | rate | baseline rate | job only | baseline only "
-            "| p | p (Holm) |"
+            "| p | p (Holm) | K | p (clustered) | p (cl. Holm) | 95% CI (clustered) |"
         )
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for c in (c for c in comparisons if c.metric == metric):
             lines.append(_line(c))
     return "\n".join(lines) + "\n"
@@ -158,13 +176,21 @@ def render(rows: list[SweepRow], baseline: str | None = None) -> str:
 
 def _line(c: Comparison) -> str:
     if c.job == c.baseline:
-        return f"| {c.job} | {c.arm} | {c.n} | {_pct(c.rate)} | (baseline) | | | | |"
+        return f"| {c.job} | {c.arm} | {c.n} | {_pct(c.rate)} | (baseline) | | | | | | | | |"
     if not c.n:
-        return f"| {c.job} | {c.arm} | 0 | not paired: no question in common | | | | | |"
+        return f"| {c.job} | {c.arm} | 0 | not paired: no question in common | | | | | | | | | |"
     return (
         f"| {c.job} | {c.arm} | {c.n} | {_pct(c.rate)} | {_pct(c.base_rate)} | {c.job_only} | "
-        f"{c.base_only} | {_p(c.p)} | {_p(c.p_holm)} |"
+        f"{c.base_only} | {_p(c.p)} | {_p(c.p_holm)} | {_clustered_cells(c.clustered)} |"
     )
+
+
+def _clustered_cells(t: ClusteredTest | None) -> str:
+    """K, clustered p, its Holm adjustment and the bootstrap interval (points), or blanks."""
+    if t is None:
+        return " | | | "
+    ci = "" if t.ci95 is None else f"[{100 * t.ci95[0]:+.1f}, {100 * t.ci95[1]:+.1f}]"
+    return f"{t.k} | {_p(t.p)} | {_p(t.p_holm)} | {ci}"
 
 
 def _recall_table(rows: list[SweepRow]) -> list[str]:
