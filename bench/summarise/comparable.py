@@ -8,7 +8,13 @@ Shape (per arm, inside `{"format": "armbench-comparable/1", "submissions": [...]
      "accuracy": {"overall": 67.1, "overall_all": 60.2, "n": 1540,
                   "by_question_type": {"multi-hop": 55.3, ...}},
      "evaluations": [{"question_id", "category", "question_type", "question", "gold",
-                      "answer", "status", "correct", "f1"}, ...]}
+                      "answer", "status", "correct", "f1", "cluster"}, ...]}
+
+and beside `submissions`, `"clustering"` (the cluster key, K, the bootstrap's seed and B)
+and `"paired"`: every pair of arms on the scored set, per question (`p`, `p_holm`) and
+clustered (`clustered`: the `--json` object, bench/summarise/clustered.py), so that a
+leaderboard can show both. `cluster` is the question's cluster (the unit that owns a
+store: its conversation, or a stitched haystack's host).
 
 Accuracies are percentages of the results that count (errors excluded); `overall` is
 the scored set (LoCoMo categories 1–4, every question elsewhere). `flags` carries the
@@ -24,6 +30,8 @@ from typing import Any
 from bench.records import QuestionRecord
 from bench.runmeta import RunMeta
 from bench.scoring.rules import Outcome
+from bench.summarise.clustered import cluster_ids
+from bench.summarise.clustered_view import clustering_json, pair_json
 from bench.summarise.model import Summary
 
 FORMAT = "armbench-comparable/1"
@@ -51,7 +59,7 @@ def _flags(summary: Summary, arm: str) -> dict[str, Any]:
     return {"degraded": bool(arm_flags or judge_flags), "arm": arm_flags, "judge": judge_flags}
 
 
-def _evaluation(record: QuestionRecord, arm: str, qtype: str) -> dict[str, Any]:
+def _evaluation(record: QuestionRecord, arm: str, qtype: str, cluster: str) -> dict[str, Any]:
     res = record.arms.get(arm)
     return {
         "question_id": record.question_id,
@@ -63,10 +71,13 @@ def _evaluation(record: QuestionRecord, arm: str, qtype: str) -> dict[str, Any]:
         "status": "missing" if res is None else res.status,
         "correct": None if res is None else res.correct,
         "f1": None if res is None else res.scores.get("f1"),
+        "cluster": cluster,
     }
 
 
-def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[str, Any]:
+def _entry(
+    summary: Summary, records: list[QuestionRecord], arm: str, clusters: list[str]
+) -> dict[str, Any]:
     meta = summary.meta or RunMeta()
     provider = meta.provider
     stats = summary.arms[arm]
@@ -101,10 +112,23 @@ def _entry(summary: Summary, records: list[QuestionRecord], arm: str) -> dict[st
                 labels[k]: _percent(g.accuracy.value) for k, g in stats.groups.items()
             },
         },
-        "evaluations": [_evaluation(r, arm, qtype(r)) for r in records],
+        "evaluations": [
+            _evaluation(r, arm, qtype(r), c) for r, c in zip(records, clusters, strict=True)
+        ],
     }
 
 
 def comparable_export(summary: Summary, records: list[QuestionRecord]) -> dict[str, Any]:
     """Every arm of the run in the leaderboard shape described in the module docstring."""
-    return {"format": FORMAT, "submissions": [_entry(summary, records, a) for a in summary.arms]}
+    clusters, _ = cluster_ids([r.conversation_id for r in records])
+    return {
+        "format": FORMAT,
+        "submissions": [_entry(summary, records, a, clusters) for a in summary.arms],
+        "clustering": clustering_json(summary),
+        "paired": [
+            {"a": r.a, "b": r.b, "set": r.set, "n": r.pooled.n, "p": r.pooled.p}
+            | {"p_holm": r.pooled.p_holm, "clustered": pair_json(r.pooled)}
+            for r in summary.pairs
+            if r.set == "scored"
+        ],
+    }
