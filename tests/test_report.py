@@ -186,6 +186,11 @@ def test_pairs_show_holm_beside_raw_p(offline_report: tuple[Path, str]) -> None:
     row = next(r for r in summary.pairs if (r.a, r.b) == ("raw", "rag") and r.set == "scored")
     assert row.pooled.p_holm is not None
     assert f"p = {row.pooled.p:.3g}, Holm {row.pooled.p_holm:.3g}" in _figure(text, "fig-pairs")
+    clustered = row.pooled.clustered
+    assert clustered is not None and clustered.p_holm is not None
+    shown = f"clustered p = {clustered.p:.3g}, Holm {clustered.p_holm:.3g} (K = {clustered.k})"
+    assert shown in _figure(text, "fig-pairs")
+    assert "generalises to conversations like these" in text
 
 
 def test_zero_discordant_pairs_is_said_so(offline_report: tuple[Path, str]) -> None:

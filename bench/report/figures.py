@@ -144,7 +144,8 @@ def pairs_figure(summary: Summary) -> go.Figure | None:
     )
     fig.update_traces(orientation="h")
     fig.update_layout(
-        title="Paired discordance (exact McNemar p; Holm-adjusted)" + summary.flags.judge_mark(),
+        title="Paired discordance (exact McNemar p per question; exact sign-flip p over "
+        "conversations; Holm-adjusted)" + summary.flags.judge_mark(),
         xaxis_title="questions",
         yaxis={"autorange": "reversed", "automargin": True},
         # the legend sits a share of a tall plot above it: a taller top margin keeps it

@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from bench.report.explorer import EXPLORER_NAME
+from bench.summarise.clustered import generalises
 from bench.summarise.model import SETS, PairedTest, PairRow, Summary
 from bench.summarise.render import group_name, power_note
 from bench.summarise.stats import Rate
@@ -77,18 +78,39 @@ def pair_rows(summary: Summary) -> list[PairRow]:
 
 
 def p_text(t: PairedTest) -> str:
-    """`p = raw, Holm = adjusted`, or `no discordant pairs` when the split is 0/0."""
+    """`p = raw, Holm adjusted; clustered p = …, Holm … (K = …)`, or `no discordant pairs`.
+
+    The per-question p generalises to these questions, the clustered p (exact sign-flip
+    over conversations, bench/summarise/clustered.py) to conversations like these.
+    """
     if t.a_only + t.b_only == 0:
         return "no discordant pairs"
     holm = "–" if t.p_holm is None else f"{t.p_holm:.3g}"
-    return f"p = {t.p:.3g}, Holm {holm}"
+    text = f"p = {t.p:.3g}, Holm {holm}"
+    c = t.clustered
+    if c is None:
+        return text
+    c_holm = "–" if c.p_holm is None else f"{c.p_holm:.3g}"
+    return f"{text}; clustered p = {c.p:.3g}, Holm {c_holm} (K = {c.k})"
+
+
+def _clustered_cells(t: PairedTest) -> str:
+    """Clustered p, its Holm p, the cluster bootstrap 95% CI of B − A and the design effect."""
+    c = t.clustered
+    if c is None:
+        return "<td>–</td>" * 4
+    holm = "–" if c.p_holm is None else f"{c.p_holm:.3g}"
+    ci = "–" if c.ci95 is None else f"[{100 * c.ci95[0]:+.1f}, {100 * c.ci95[1]:+.1f}] pts"
+    deff = "–" if c.deff is None else f"{c.deff:.2f}"
+    return f"<td>{c.p:.3g} (K = {c.k})</td><td>{holm}</td><td>{ci}</td><td>{deff}</td>"
 
 
 def pairs_table(summary: Summary) -> str:
     """Every arm pair, pooled: n, both/neither, a_only/b_only, exact and Holm p, MDE."""
     head = (
         "<tr><th>A vs B</th><th>set</th><th>n</th><th>both</th><th>neither</th>"
-        "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>MDE</th></tr>"
+        "<th>A only</th><th>B only</th><th>McNemar p</th><th>Holm p</th><th>clustered p</th>"
+        "<th>clustered Holm p</th><th>B − A 95% CI (clusters)</th><th>deff</th><th>MDE</th></tr>"
     )
     body = []
     for row in pair_rows(summary):
@@ -99,11 +121,14 @@ def pairs_table(summary: Summary) -> str:
         body.append(
             f"<tr><td>{html.escape(summary.flags.pair_name(row.a, row.b))}</td><td>{row.set}</td>"
             f"<td>{t.n}</td><td>{t.both}</td><td>{t.neither}</td><td>{t.a_only}</td>"
-            f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td><td>{mde}{flag}</td></tr>"
+            f"<td>{t.b_only}</td><td>{t.p:.3g}</td><td>{holm}</td>{_clustered_cells(t)}"
+            f"<td>{mde}{flag}</td></tr>"
         )
     if not body:
         return ""
-    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>"
+    question, cluster = generalises(summary.clusters)
+    note = f"<p>Clustered by {html.escape(summary.cluster_key)}. {question} {cluster}</p>"
+    return "<h2>Paired comparisons</h2><table>" + head + "".join(body) + "</table>" + note
 
 
 def _share(value: float | None) -> str:
