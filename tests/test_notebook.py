@@ -67,6 +67,7 @@ def test_notebook_runs_on_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     stdout = _streams(nb, "stdout")
     assert f"run: {run_dir}" in stdout
     assert "McNemar p matches the summariser" in stdout
+    assert "GEE fitted beside the clustered test" in stdout and "clustered p = " in stdout
     assert "figures drawn: accuracy, categories, pairs, tokens, efficiency, latency" in stdout
     plots = [
         out["data"]["application/vnd.plotly.v1+json"]
