@@ -1,6 +1,6 @@
 """Clustered paired inference: questions that share a store are not independent draws.
 
-Standard library only (methodology §6.2). Every arm builds one store per *cluster*, the
+Standard library only (methodology §6.8). Every arm builds one store per *cluster*, the
 unit that owns a store: a LoCoMo or BEAM conversation, the LoCoMo conversation a
 LoCoMo-Plus haystack is stitched into (`bench.types.host_conversation`), a LongMemEval
 question (its own haystack). The per-question tests (`stats.mcnemar_exact_p`) treat the
