@@ -19,7 +19,10 @@ is paired with it **on question id** over the questions both have an outcome for
 b = right only in the job, c = right only in the baseline, exact two-sided McNemar
 p = min(1, 2·Σ_{i≤min(b,c)} C(b+c, i) / 2^(b+c)) (`stats.mcnemar_exact_p`), and Holm's
 adjustment over every comparison in the table. Jobs with no question in common are
-listed as not paired.
+listed as not paired. A `bench.run` job's row also maps each question id to its cluster
+(`clusters`: the unit that owns a store, bench/summarise/clustered.py); where both jobs'
+questions have one, the clustered test rides along (`clustered_paired`: exact sign-flip
+p over clusters, Holm over the table as a second family, cluster bootstrap 95% CI).
 """
 
 from __future__ import annotations
