@@ -105,3 +105,37 @@ def test_reruns_are_byte_identical_and_say_what_each_p_means(
     assert "generalises to these questions" in outputs[2]
     assert "generalises to conversations like these" in outputs[2]
     assert "cannot go below 2/2^6 = 0.031" in outputs[2]
+
+
+def test_baseline_rows_and_the_comparable_export_carry_the_clustered_test(
+    tmp_path: Path,
+) -> None:
+    from bench.summarise.comparable import comparable_export
+    from bench.summarise.load import load_run
+    from bench.summarise.summary import summarise_records
+
+    run, records = locomo_run(tmp_path / "now")
+    base_records = []
+    for r in records:  # the baseline: arm b right everywhere arm a is
+        flipped = record(r.question_id, r.category, {"b": arm(r.arms["a"].correct, 1.0)})
+        base_records.append(flipped)
+    base = write_run(tmp_path / "base", base_records)
+    s = summarise_records(load_run(run), baseline=load_run(base))
+    assert s.baseline is not None
+    row = next(r for r in s.baseline if r.set == "scored")
+    pairs = [
+        (r.conversation_id, bool(r.arms["a"].correct), bool(r.arms["b"].correct)) for r in records
+    ]
+    expected = clustered_paired(pairs)
+    assert row.pooled.clustered is not None
+    assert (row.pooled.clustered.p, row.pooled.clustered.ci95) == (expected.p, expected.ci95)
+    baseline_json = summary_to_json(s)["baseline"][0]
+    assert baseline_json["clustered"]["k"] == 6
+    export = comparable_export(s, load_run(run).records)
+    assert export["clustering"]["key"] == "conversation_id"
+    assert {e["cluster"] for e in export["submissions"][0]["evaluations"]} == {
+        f"conv-{c}" for c in range(6)
+    }
+    assert export["paired"][0]["clustered"]["p"] == next(
+        r.pooled.clustered.p for r in s.pairs if r.set == "scored" and r.pooled.clustered
+    )
