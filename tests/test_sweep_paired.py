@@ -144,3 +144,15 @@ def test_sweep_and_repeats_views_import_only_the_standard_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_row_with_malformed_clusters_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / sweep.SWEEP_ROWS
+    folder.mkdir()
+    row = {"job": "j", "num": 0, "tool": "run", "outcomes": {}, "clusters": ["conv-1"]}
+    (folder / "j.json").write_text(json.dumps(row))
+    assert sweep.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "clusters" in err

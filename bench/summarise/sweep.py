@@ -104,10 +104,21 @@ def read_rows(sweep_dir: Path) -> list[SweepRow]:
                 tool=str(data.get("tool", "")),
                 outcomes=data.get("outcomes") or {},
                 extra=data.get("extra") or {},
-                clusters=data.get("clusters") or {},
+                clusters=_clusters(data.get("clusters")),
             )
         )
     return sorted(rows, key=lambda r: (r.num, r.job))
+
+
+def _clusters(value: object) -> dict[str, str]:
+    """A row's `clusters` (question id -> cluster); ValueError unless strings to strings."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError("clusters is not an object of question id -> cluster name")
+    return value
 
 
 def compare(rows: list[SweepRow], baseline: str | None = None) -> list[Comparison]:
