@@ -289,7 +289,17 @@ class HttpBackend:
         if self.cfg.list_path is None:
             return None
         where = f"{self.cfg.listing.method} {self.where}{self.cfg.listing.path}"
-        return listed_names(self.call(self.cfg.listing, {}), self.cfg, where, self.name)
+        try:
+            reply = self.call(self.cfg.listing, {})
+        except ServiceRefused as exc:
+            if exc.status not in (*GONE, 405):
+                raise
+            raise ContractError(
+                f"{where}: HTTP {exc.status}: no namespace listing; fix arm_options."
+                f"{self.name}.listing, or set list_path=null (a new namespace is then "
+                "checked to be empty)"
+            ) from None
+        return listed_names(reply, self.cfg, where, self.name)
 
     def delete(self, namespace: str) -> None:
         """Delete a namespace (already gone counts as deleted)."""

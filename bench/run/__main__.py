@@ -128,11 +128,9 @@ def _retrieval_degraded(table: ret_health.RetrievalTable) -> list[str]:
         print(f"WARNING: {line}", file=sys.stderr)
     if degraded:
         print(
-            f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) (over "
-            f"{MAX_FAILED_SHARE:.0%} of queries failed or empty, a probable hidden cap on "
-            "results, or a probe that found nothing stored): those arms answered from "
-            "contexts the service cut or never filled; see retrieval_health in run.json "
-            "(a limit the service documents: set arm_options.<arm>.k to it)",
+            f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) "
+            f"({'; '.join(ret_health.causes(table))}): those arms answered from contexts "
+            "that are missing, cut or unfilled; see retrieval_health in run.json",
             file=sys.stderr,
         )
     return degraded
