@@ -79,10 +79,9 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
                 record_sweep_job("run", run_outcomes(outcome.run_dir))
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
-            from bench.verify.check import manifest_current, write_manifest
+            from bench.verify.check import refresh_manifest
 
-            if outcome.written or not manifest_current(outcome.run_dir):
-                write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
+            refresh_manifest(outcome.run_dir, bool(outcome.written))  # last: hashes SUMMARY.md
         if (remote := remote_run(run_cfg)) is not None:
             remote.push_top()  # SUMMARY.md, MANIFEST.json, report.html
     except BenchError as exc:
