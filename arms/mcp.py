@@ -205,9 +205,10 @@ class McpBackend:
                    c.capture_args if c.write_path == "capture" else c.remember_args}  # fmt: skip
         for tool, args in mapping.items():
             if tool not in tools:
+                none = " (or list_path=null: no listing)" if tool == c.list_tool else ""
                 raise ContractError(f"{self.where}: no tool '{tool}' (server has: "
-                                    f"{', '.join(sorted(tools)) or 'none'}); "
-                                    f"fix the *_tool names in arm_options.{self.name}")  # fmt: skip
+                                    f"{', '.join(sorted(tools)) or 'none'}); fix the *_tool "
+                                    f"names in arm_options.{self.name}{none}")  # fmt: skip
             known = set((tools[tool].input_schema or {}).get("properties", {}))
             extra = sorted(set(args) - known)
             if extra:
