@@ -344,8 +344,9 @@ class LiveMemoryArm:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
             if self.options.cleanup and self.backend.breaker.is_open:
-                log.warning("arm %s: service not answering; its namespaces stay listed in "
-                            "state.json for the next run or bench.cleanup", self.name)  # fmt: skip
+                log.warning("arm %s: its circuit breaker is open (a service not answering, or a "
+                            "foreign namespace); its namespaces stay listed in state.json for "
+                            "the next run or bench.cleanup", self.name)  # fmt: skip
             elif self.options.cleanup:  # only what this process created
                 mine = this_process()
                 delete_recorded(self.name, self.backend, self.ledger, self.options,
