@@ -38,8 +38,8 @@ MIN_CAP_QUERIES = 5
 TIMEOUT_WORDS = ("timeout", "timed out")
 """A failed retrieval whose `Type: message` holds one of these (any case) timed out."""
 CAUSES = (
-    ("failed", "over {share} of queries failed (a timeout, a dead or hung service, a reply "
-     "from another namespace)"),
+    ("failed", "over {share} of queries failed (each record says why: a timeout, a hung "
+     "service, a reply from another namespace, a missing prediction)"),
     ("empty", "over {share} of contexts empty"),
     ("cap", "a probable hidden cap on results (a limit the service documents: set "
      "arm_options.<arm>.k to it)"),
