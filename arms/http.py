@@ -24,6 +24,7 @@ import tenacity
 
 from arms.live import LiveMemoryArm, LiveOptions, reconnect_and_delete
 from arms.live_calls import CallTimeout, CircuitBreaker, ServerWait
+from arms.live_owner import listed_names
 from arms.live_replies import ContractError, at, fill
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
@@ -76,6 +77,9 @@ class HttpConfig(LiveOptions):
     """Creates a namespace; `{name}` is filled, the id is read at `create_id_path`."""
     delete: RequestSpec = _req("DELETE", "/v1/projects/{namespace}")
     """Deletes the namespace `{namespace}` (cleanup)."""
+    listing: RequestSpec = _req("GET", "/v1/projects")
+    """Lists every namespace (id and name, read at `list_path`): a new namespace and one
+    about to be deleted are checked against it (arms/live_owner.py)."""
     capture: RequestSpec = _req(
         "POST", "/v1/projects/{namespace}/capture",
         {"messages": "{messages}", "date_time": "{date_time}", "session": "{session}"},
@@ -280,6 +284,23 @@ class HttpBackend:
         where = f"{self.cfg.create.method} {self.where}{self.cfg.create.path}"
         return at(reply, self.cfg.create_id_path, where, f"arm_options.{self.name}.create_id_path")
 
+    def names(self) -> dict[str, str] | None:
+        """Every namespace the service lists, id -> name; None without `list_path`."""
+        if self.cfg.list_path is None:
+            return None
+        where = f"{self.cfg.listing.method} {self.where}{self.cfg.listing.path}"
+        try:
+            reply = self.call(self.cfg.listing, {})
+        except ServiceRefused as exc:
+            if exc.status not in (*GONE, 405):
+                raise
+            raise ContractError(
+                f"{where}: HTTP {exc.status}: no namespace listing; fix arm_options."
+                f"{self.name}.listing, or set list_path=null (a new namespace is then "
+                "checked to be empty)"
+            ) from None
+        return listed_names(reply, self.cfg, where, self.name)
+
     def delete(self, namespace: str) -> None:
         """Delete a namespace (already gone counts as deleted)."""
         try:
@@ -351,6 +372,6 @@ class HttpArm(LiveMemoryArm):
         return replace(context, service_answer=answer)
 
 
-def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:
-    """bench.cleanup's hook: reconnect with the recorded options, delete what is listed."""
-    return reconnect_and_delete(name, options, ledger, HttpConfig, HttpBackend)
+def delete_leftovers(name: str, options: HttpConfig, ledger: NamespaceLedger) -> int:
+    """bench.cleanup's hook: connect with the command's options, delete what is listed."""
+    return reconnect_and_delete(name, options, ledger, HttpBackend)

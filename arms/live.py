@@ -2,10 +2,13 @@
 
 A live arm stores a conversation in its own namespace of a running memory service and
 retrieves from it. Each turn is written with the marker `[bench:<unit tag>/<dia_id>]`
-(`unit_marker`), in metadata (default) or appended to the text, so every returned item
-maps back to the turns it came from — however the service ids, merges or splits
-memories — and to the unit (conversation) whose namespace holds it: an item tagged for
-another unit is a retrieval-health error, not a score. Items whose markers name no
+(`unit_marker`: the tag hashes the run's nonce and the unit), in metadata (default) or
+appended to the text, so every returned item maps back to the turns it came from —
+however the service ids, merges or splits memories — and to the namespace that holds
+it: in a namespace the arm created, an item whose marker is not this unit's of this run
+(another unit's, another run's, or untagged) is a retrieval-health error naming the
+marker, not a score. Each namespace is checked to be new before the first write and to
+be this run's before a delete (arms/live_owner.py). Items whose markers name no
 turn of this unit keep no source ids (counted in `meta`).
 
 Response shapes are read with dotted JSON paths (`results`, `metadata.bench`,
@@ -23,6 +26,7 @@ from typing import Any, Protocol
 
 from arms.live_calls import CallLog, CircuitBreaker
 from arms.live_markers import MARKER, split_marker, unit_marker, unit_tag
+from arms.live_owner import check_new, delete_recorded
 from arms.live_replies import ContractError, CrossNamespaceError, at, markers_of
 from arms.neuromorphic.exchange import Exchange, exchanges
 from bench.arm import ArmServices
@@ -32,11 +36,13 @@ from bench.arm.live_state import (
     NamespaceError,
     NamespaceLedger,
     checked_namespace,
+    endpoint_hash,
+    namespace_name,
     owner_gone,
     this_process,
 )
 from bench.arm.probe import StoreProbe
-from bench.errors import BenchError
+from bench.errors import BenchError, ConfigError
 from bench.providers.secrets import redact
 from bench.types import Context, ContextItem, Conversation, Question, Turn
 
@@ -77,6 +83,13 @@ class LiveOptions:
     """Where the service's rendered context is; None renders the items as lines."""
     create_id_path: str = "id"
     """Dotted path to the new namespace's id in a create reply."""
+    list_path: str | None = "projects"
+    """Dotted path to the list of namespaces in a listing reply; None when the service
+    has no listing (a new namespace must then be empty, arms/live_owner.py)."""
+    list_id_path: str = "id"
+    """Dotted path to a namespace's id, within one entry of the listing."""
+    list_name_path: str = "name"
+    """Dotted path to a namespace's name, within one entry of the listing."""
     breaker_timeouts: int = 3
     """Consecutive calls that run out of time before the arm's circuit breaker opens
     (its remaining calls then fail at once, as `error` results; arms/live_calls.py)."""
@@ -94,6 +107,10 @@ class Backend(Protocol):
 
     def create(self, name: str) -> Any:
         """Create a namespace named `name`; its id."""
+        ...
+
+    def names(self) -> dict[str, str] | None:
+        """Every namespace the service lists, id -> name; None without a listing."""
         ...
 
     def delete(self, namespace: str) -> None:
@@ -137,11 +154,12 @@ class LiveMemoryArm:
         self.ledger = NamespaceLedger(services.run_dir)
         self._namespaces: dict[str, str] = {}
         self._units: dict[str, set[str]] = {}
-        self.ledger.register_arm(LiveArm(name, options.kind, asdict(options)))
+        arm = LiveArm(name, options.kind, endpoint_hash(backend.where))
+        self.nonce = self.ledger.register_arm(arm)
         if options.probe:
             backend.probe()
         # what a killed earlier run left; never a sibling worker's namespaces in use
-        delete_recorded(name, backend, self.ledger, lambda n: owner_gone(n.owner))
+        delete_recorded(name, backend, self.ledger, options, lambda n: owner_gone(n.owner))
         if options.probe:
             self._probe()
 
@@ -193,17 +211,23 @@ class LiveMemoryArm:
     def _create(self, unit: str) -> str:
         """Create a namespace for `unit`; its checked id, recorded before any write.
 
-        The id comes from the service: it is checked (`checked_namespace`) and must not
-        be in use by another unit of this run (`NamespaceLedger.add`), else the unit
-        fails with a ContractError naming the reply and nothing is written or deleted.
+        The id comes from the service: it is checked (`checked_namespace`), must be the
+        namespace just created under `namespace_name` (`check_new`: else the arm stops)
+        and must not be in use by another unit of this run (`NamespaceLedger.add`), else
+        the unit fails with a ContractError naming the reply; nothing is written or deleted.
         """
+        name = namespace_name(self.name, unit, self.nonce)
         started = time.perf_counter()
-        raw = self.backend.create(f"armbench {self.name} {unit}")
+        raw = self.backend.create(name)
         self.calls.timed("create", started)
         where = f"{self.backend.where} create reply for unit {unit!r}"
         try:
             namespace = checked_namespace(raw, where)
-            self.ledger.add(Namespace(self.name, namespace, unit, this_process()))
+        except NamespaceError as exc:
+            raise ContractError(str(exc)) from None
+        check_new(self.backend, self.options, namespace, name, where)
+        try:
+            self.ledger.add(Namespace(self.name, namespace, unit, this_process(), name))
         except NamespaceError as exc:
             raise ContractError(str(exc)) from None
         return namespace
@@ -214,16 +238,17 @@ class LiveMemoryArm:
         started = time.perf_counter()
         if self.options.write_path == "capture":
             messages = [
-                {"speaker": t.speaker, "id": unit_marker(unit, t.dia_id),
+                {"speaker": t.speaker, "id": unit_marker(unit, t.dia_id, self.nonce),
                  "image_caption": t.image_caption,
-                 "text": f"{t.text} [bench:{unit_marker(unit, t.dia_id)}]" if text_marker
+                 "text": f"{t.text} [bench:{unit_marker(unit, t.dia_id, self.nonce)}]"
+                 if text_marker
                  else t.text}
                 for t in exchange.turns
             ]  # fmt: skip
             self.backend.capture(namespace, exchange, messages)
         else:
             for turn in exchange.turns:
-                marker = unit_marker(unit, turn.dia_id)
+                marker = unit_marker(unit, turn.dia_id, self.nonce)
                 text = turn.render() + (f" [bench:{marker}]" if text_marker else "")
                 self.backend.remember(namespace, text, marker, exchange.date_time)
         self.calls.timed(self.options.write_path, started)
@@ -251,12 +276,13 @@ class LiveMemoryArm:
     ) -> tuple[list[ContextItem], int]:
         """The reply's items, each mapped to the unit's turn ids by its markers.
 
-        A marker tagged for another unit means the service answered from another
-        namespace: a CrossNamespaceError (in a namespace the arm created for `unit`),
-        or an unmapped item in a shared `namespace=` one, which holds every unit.
+        A marker that is not this unit's of this run (another unit's or run's tag, or
+        none) means the service answered from another namespace: a CrossNamespaceError
+        naming the marker (in a namespace the arm created for `unit`), or an unmapped
+        item in a shared `namespace=` one, which holds every unit.
         """
         o, where = self.options, f"{self.backend.where} search"
-        tag, shared = unit_tag(unit), self.options.namespace is not None
+        tag, shared = unit_tag(unit, self.nonce), self.options.namespace is not None
         raw = at(reply, o.results_path, where, f"arm_options.{self.name}.results_path")
         if not isinstance(raw, list):
             raise ContractError(f"contract mismatch at {where}: '{o.results_path}' is not a "
@@ -270,13 +296,15 @@ class LiveMemoryArm:
                 raise ContractError(f"contract mismatch at {where}: '{o.score_path}' is "
                                     f"{str(score)[:40]!r}, not a number; fix "
                                     f"arm_options.{self.name}.score_path")  # fmt: skip
-            found = [split_marker(m) for m in markers_of(entry, text, o.marker_path)]
-            foreign = [f"{t}/{m}" for t, m in found if t is not None and t != tag]
+            markers = markers_of(entry, text, o.marker_path)
+            found = [split_marker(m) for m in markers]
+            foreign = [m for m, (t, _) in zip(markers, found, strict=True) if t != tag]
             if foreign and not shared:
                 raise CrossNamespaceError(
                     f"retrieval health: {where} in namespace {namespace} (unit {unit!r}) "
-                    f"returned an item marked for another unit ({foreign[0]!r}); the service "
-                    "answered from another namespace, so this retrieval is not scored"
+                    f"returned an item marked {foreign[0][:80]!r}, not this unit's of this "
+                    "run; the service answered from another namespace, so this retrieval "
+                    "is not scored"
                 )
             mine = (m for t, m in found if t is None or t == tag)
             ids = tuple(dict.fromkeys(m for m in mine if m in units or not units))
@@ -316,45 +344,35 @@ class LiveMemoryArm:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
             if self.options.cleanup and self.backend.breaker.is_open:
-                log.warning("arm %s: service not answering; its namespaces stay listed in "
-                            "state.json for the next run or bench.cleanup", self.name)  # fmt: skip
+                log.warning("arm %s: its circuit breaker is open (a service not answering, or a "
+                            "foreign namespace); its namespaces stay listed in state.json for "
+                            "the next run or bench.cleanup", self.name)  # fmt: skip
             elif self.options.cleanup:  # only what this process created
                 mine = this_process()
-                delete_recorded(self.name, self.backend, self.ledger, lambda n: n.owner == mine)
+                delete_recorded(self.name, self.backend, self.ledger, self.options,
+                                lambda n: n.owner == mine)  # fmt: skip
         finally:
             self.backend.close()
 
 
 def reconnect_and_delete(
     name: str,
-    options: dict[str, Any],
+    options: LiveOptions,
     ledger: NamespaceLedger,
-    config_cls: type[Any],
     make_backend: Callable[[str, Any], Backend],
 ) -> int:
-    """bench.cleanup's hook: rebuild the arm's config and backend, delete what is listed."""
-    from omegaconf import OmegaConf
+    """bench.cleanup's hook: connect with the command's options, delete what is listed.
 
-    cfg = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(config_cls), options))
-    backend = make_backend(name, cfg)
+    `options` come from the command's configuration, never from `state.json`; every
+    namespace is checked to be this run's before it is deleted (arms/live_owner.py).
+    """
+    backend = make_backend(name, options)
     try:
-        return delete_recorded(name, backend, ledger)
+        recorded = next((arm.endpoint for arm in ledger.arms() if arm.name == name), "")
+        if recorded and endpoint_hash(backend.where) != recorded:
+            raise ConfigError(f"arm_options.{name}: {backend.where} is not the endpoint the "
+                              f"run in {ledger.path} used; pass the run's arm_options.{name} "
+                              "(base_url, url or command)")  # fmt: skip
+        return delete_recorded(name, backend, ledger, options)
     finally:
         backend.close()
-
-
-def delete_recorded(
-    arm: str,
-    backend: Backend,
-    ledger: NamespaceLedger,
-    which: Callable[[Namespace], bool] = lambda entry: True,
-) -> int:
-    """Delete the namespaces `ledger` lists for `arm` (those `which` selects); how many."""
-    count = 0
-    for entry in ledger.namespaces(arm):
-        if not which(entry):
-            continue
-        backend.delete(entry.namespace)
-        ledger.remove(entry)
-        count += 1
-    return count

@@ -24,6 +24,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from arms.live import LiveMemoryArm, LiveOptions, reconnect_and_delete
 from arms.live_calls import CallTimeout, CircuitBreaker
+from arms.live_owner import listed_names
 from arms.live_replies import ContractError, at, fill
 from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
@@ -63,6 +64,11 @@ class McpConfig(LiveOptions):
     """Arguments template for `create_tool`; `{name}` is filled."""
     delete_args: dict[str, Any] = _args({"project_id": "{namespace}"})
     """Arguments template for `delete_tool`; `{namespace}` is filled."""
+    list_tool: str = "list_projects"
+    """Tool that lists every namespace (id and name, read at `list_path`): a new
+    namespace and one about to be deleted are checked against it (arms/live_owner.py)."""
+    list_args: dict[str, Any] = _args({})
+    """Arguments template for `list_tool`."""
     capture_args: dict[str, Any] = _args(
         {"project_id": "{namespace}", "messages": "{messages}",
          "date_time": "{date_time}", "session": "{session}"}
@@ -194,13 +200,15 @@ class McpBackend:
         c = self.cfg
         mapping = {c.create_tool: c.create_args, c.delete_tool: c.delete_args,
                    c.search_tool: c.search_args,
+                   **({c.list_tool: c.list_args} if c.list_path is not None else {}),
                    c.capture_tool if c.write_path == "capture" else c.remember_tool:
                    c.capture_args if c.write_path == "capture" else c.remember_args}  # fmt: skip
         for tool, args in mapping.items():
             if tool not in tools:
+                none = " (or list_path=null: no listing)" if tool == c.list_tool else ""
                 raise ContractError(f"{self.where}: no tool '{tool}' (server has: "
-                                    f"{', '.join(sorted(tools)) or 'none'}); "
-                                    f"fix the *_tool names in arm_options.{self.name}")  # fmt: skip
+                                    f"{', '.join(sorted(tools)) or 'none'}); fix the *_tool "
+                                    f"names in arm_options.{self.name}{none}")  # fmt: skip
             known = set((tools[tool].input_schema or {}).get("properties", {}))
             extra = sorted(set(args) - known)
             if extra:
@@ -213,6 +221,13 @@ class McpBackend:
         reply = self._call(self.cfg.create_tool, self.cfg.create_args, {"name": name})
         where = f"{self.where} tool {self.cfg.create_tool}"
         return at(reply, self.cfg.create_id_path, where, f"arm_options.{self.name}.create_id_path")
+
+    def names(self) -> dict[str, str] | None:
+        """Every namespace the server lists, id -> name; None without `list_path`."""
+        if self.cfg.list_path is None:
+            return None
+        reply = self._call(self.cfg.list_tool, self.cfg.list_args, {})
+        return listed_names(reply, self.cfg, f"{self.where} tool {self.cfg.list_tool}", self.name)
 
     def delete(self, namespace: str) -> None:
         """Delete a namespace; a tool error saying it is gone (`GONE_PHRASES`) counts as deleted.
@@ -263,6 +278,6 @@ class McpArm(LiveMemoryArm):
         super().__init__(name, config, services, McpBackend(name, config))
 
 
-def delete_leftovers(name: str, options: dict[str, Any], ledger: NamespaceLedger) -> int:
-    """bench.cleanup's hook: reconnect with the recorded options, delete what is listed."""
-    return reconnect_and_delete(name, options, ledger, McpConfig, McpBackend)
+def delete_leftovers(name: str, options: McpConfig, ledger: NamespaceLedger) -> int:
+    """bench.cleanup's hook: connect with the command's options, delete what is listed."""
+    return reconnect_and_delete(name, options, ledger, McpBackend)

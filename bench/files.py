@@ -33,10 +33,14 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def json_text(payload: Any) -> str:
+    """`payload` as the harness writes JSON files: indented, UTF-8, NaN refused, newline."""
+    return json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+
+
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Atomically write `payload` as indented JSON (NaN is refused, never written)."""
-    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False)
-    write_text_atomic(path, text + "\n")
+    write_text_atomic(path, json_text(payload))
 
 
 _READ_FLAGS: Final = (

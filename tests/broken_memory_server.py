@@ -1,7 +1,7 @@
 """A deliberately broken REST memory service on loopback, for the retrieval-health tests.
 
 It speaks the reference contract's subset the `http` arm's default YAML uses (health,
-create/delete a project, capture, memories, search) and fails in one chosen way:
+create/list/delete a project, capture, memories, search) and fails in one chosen way:
 
 * `healthy`: every write is stored; a search ranks every stored item by words shared
   with the query (ties by write order) and returns the top `k`;
@@ -37,6 +37,7 @@ class _Store:
             raise ValueError(f"mode {mode!r}: use one of {MODES}")
         self.mode = mode
         self.projects: dict[str, list[dict[str, str]]] = {}
+        self.names: dict[str, str] = {}
         self.lock = threading.Lock()
 
     def write(self, project: str, text: str, marker: str) -> None:
@@ -79,6 +80,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/health":
             self._reply(200, {"status": "ok", "mode": self.store.mode})
+        elif self.path == "/v1/projects":
+            with self.store.lock:
+                listed = [{"id": p, "name": n} for p, n in self.store.names.items()]
+            self._reply(200, {"projects": listed})
         else:
             self._reply(404, {"detail": "not found"})
 
@@ -86,6 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
         project = self.path.rsplit("/", 1)[-1]
         with self.store.lock:
             found = self.store.projects.pop(project, None)
+            self.store.names.pop(project, None)
         self._reply(200 if found is not None else 404, {"deleted": project})
 
     def do_POST(self) -> None:
@@ -94,6 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
             with self.store.lock:
                 project = f"p{len(self.store.projects) + 1}-{threading.get_ident()}"
                 self.store.projects[project] = []
+                self.store.names[project] = str(body.get("name", ""))
             self._reply(201, {"id": project})
             return
         if len(parts) != 4 or parts[2] not in self.store.projects:

@@ -24,12 +24,19 @@ def main() -> None:
     threading.Timer(120, lambda: os._exit(3)).start()
     server = MCPServer("hanging")
     projects: dict[str, list[Any]] = {}
+    names: dict[str, str] = {}
 
     @server.tool()
     def create_project(name: str) -> dict[str, Any]:
         """A new namespace."""
+        names[f"p{len(projects)}"] = name
         projects[f"p{len(projects)}"] = []
         return {"id": f"p{len(projects) - 1}"}
+
+    @server.tool()
+    def list_projects() -> dict[str, Any]:
+        """Every namespace: id and name."""
+        return {"projects": [{"id": p, "name": names[p]} for p in projects]}
 
     @server.tool()
     def delete_project(project_id: str) -> dict[str, Any]:

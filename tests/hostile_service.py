@@ -1,10 +1,12 @@
 """A misbehaving memory service on loopback (REST, in a thread), for the live arms' fault tests.
 
 It speaks the reference REST contract (docs/live.md) from memory: projects hold the
-turns written into them, and a search returns every item of the project with its
-`metadata.bench` marker(s). Like a careless real server it resolves `.` and `..`
+turns written into them and the name they were created under (`GET /v1/projects`
+lists them), and a search returns every item of the project with its `metadata.bench`
+marker(s). Like a careless real server it resolves `.` and `..`
 steps in a decoded request path, so a namespace id `zz/../other` sent unchecked
-reaches project `other`. Every request is logged as `(method, project, route)`.
+reaches project `other`. Every request is logged as `(method, project, route)`, and
+its `Authorization` header in `headers`.
 
 Misbehaviour is set on `HostileService.mode` (all off by default):
 
@@ -32,6 +34,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -65,6 +68,8 @@ class HostileService:
     def __init__(self) -> None:
         self.mode = Mode()
         self.projects: dict[str, list[dict[str, Any]]] = {}
+        self.names: dict[str, str] = {}
+        self.headers: list[str] = []
         self.log: list[tuple[str, str, str]] = []
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -87,9 +92,10 @@ class HostileService:
         """The base URL, e.g. `http://127.0.0.1:40123`."""
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def add_project(self, project: str, items: list[dict[str, Any]]) -> None:
+    def add_project(self, project: str, items: list[dict[str, Any]], name: str = "") -> None:
         """A project that exists before the test (another user's data)."""
         self.projects[project] = list(items)
+        self.names[project] = name or f"{project}'s notes"
 
     def touched(self, project: str) -> list[tuple[str, str, str]]:
         """Every logged request that wrote to, deleted or read `project`."""
@@ -125,17 +131,22 @@ class _Handler(BaseHTTPRequestHandler):
         svc = self.service
         with svc.lock:
             svc.log.append((method, project, route or method.lower()))
+            svc.headers.append(self.headers.get("authorization", ""))
         if path == "/health":
             return self._json(200, {"status": "ok"})
         if (route or method.lower()) in svc.mode.echo_token or "*" in svc.mode.echo_token:
             sent = self.headers.get("authorization", "").removeprefix("Bearer ")
             return self._json(422, {"detail": f"token {sent} may not do that"})
         if path == "/v1/projects" and method == "POST":
-            return self._create()
+            return self._create(body)
+        if path == "/v1/projects" and method == "GET":
+            listed = [{"id": p, "name": svc.names.get(p, "")} for p in sorted(svc.projects)]
+            return self._json(200, {"projects": listed})
         if project not in svc.projects:
             return self._json(404, {"detail": f"project {project!r} not found"})
         if method == "DELETE" and not route:
             del svc.projects[project]
+            svc.names.pop(project, None)
             return self._json(200, {"deleted": project})
         if route in ("capture", "memories"):
             return self._write(project, route, body)
@@ -143,11 +154,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._search(project)
         return self._json(404, {"detail": "no such route"})
 
-    def _create(self) -> None:
+    def _create(self, body: Any) -> None:
         svc = self.service
         with svc.lock:
             real = f"p{len(svc.log)}"
             svc.projects[real] = []
+            svc.names[real] = str((body or {}).get("name", ""))
             reply = svc.mode.create_ids.popleft() if svc.mode.create_ids else real
         self._json(201, {"id": reply})
 
@@ -204,3 +216,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(payload)
+
+
+NONCE = "0123456789abcdef0123456789abcdef"
+"""The run nonce of the state.json files `write_state` makes."""
+
+
+def write_state(
+    run_dir: Path,
+    arm: str,
+    entries: list[tuple[str, str, str]],
+    arm_spec: dict[str, Any] | None = None,
+    owner: str = "h:1",
+) -> None:
+    """A state.json: `entries` of (namespace, unit, name) for `arm` (kind `arm`).
+
+    A name `""` records none (a file of an earlier version); `"run"` records the name
+    the arm would have created it under (`namespace_name` with NONCE).
+    """
+    from bench.arm.live_state import namespace_name
+
+    namespaces = [
+        {"arm": arm, "namespace": n, "unit": unit, "owner": owner,
+         "name": namespace_name(arm, unit, NONCE) if name == "run" else name}
+        for n, unit, name in entries
+    ]  # fmt: skip
+    data = {"nonce": NONCE, "arms": {arm: arm_spec or {"kind": arm}}, "namespaces": namespaces}
+    (run_dir / "state.json").write_text(json.dumps(data))

@@ -123,6 +123,14 @@ def test_out_that_is_a_file_or_under_a_file_is_one_line(tmp_path: Path) -> None:
     assert afile.read_text() == "x"
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc filesystem")
+def test_out_where_nothing_can_be_created_is_one_line() -> None:
+    """Issue 40, defect 11: /proc looks writable to root, yet Hydra's mkdir failed there."""
+    proc = run_cli("dataset=smoke", "out=/proc/armbench-x/run", timeout=120)
+    _assert_one_line(proc, "out=/proc/armbench-x/run: cannot create /proc/armbench-x (")
+    assert "pass out= a writable place" in proc.stderr and proc.returncode == 2
+
+
 @pytest.mark.parametrize("override", ["limit.questions=-1", "limit.conversations=0"])
 def test_limits_must_be_positive(tmp_path: Path, override: str) -> None:
     proc = run_cli("dataset=smoke", f"out={tmp_path / 'run'}", override)

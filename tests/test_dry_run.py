@@ -189,3 +189,27 @@ def test_an_offline_run_is_within_any_budget(tmp_path: Path):
                    "limit.conversations=1", "budget.max_usd=0")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert any((out / "questions").glob("*.json"))
+
+
+@pytest.mark.slow  # a smoke dry run with the in-process engine standing in (~10 s)
+def test_dry_run_reaches_no_live_service(tmp_path: Path):
+    """Issue 40, defect 5: no health check, no create, no token for an http service, and
+    no MCP stdio server started; the engine stands in and the estimate says so."""
+    from tests.hostile_service import HostileService
+
+    out, pidfile = tmp_path / "run", tmp_path / "mcp.pid"
+    with HostileService() as service:
+        proc = run_cli(
+            "dataset=smoke", f"out={out}", "progress=false", "dry_run=true",
+            "arms=[raw,http,mcp]", f"arm_options.http.base_url={service.url}",
+            "arm_options.http.token_env=ARMBENCH_DRY_TOKEN", "arm_options.mcp.url=null",
+            f"arm_options.mcp.command=[python,tests/hostile_mcp.py,{pidfile},hang]",
+            env={"ARMBENCH_DRY_TOKEN": "dry-run-token-8c1f"},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert service.log == [] and service.headers == []  # not one request reached it
+    assert not pidfile.exists()  # the MCP stdio server was never started
+    notes = json.loads((out / "dry_run.json").read_text())["notes"]
+    assert [n.split(" (")[0] for n in notes] == ["arm http", "arm mcp"]
+    assert "note: arm http (http) is a live memory service, not contacted" in proc.stdout
+    assert not (out / "state.json").exists() and not (out / "questions").exists()

@@ -108,7 +108,7 @@ def test_killed_run_is_cleaned_by_the_next_run_or_bench_cleanup(tmp_path: Path) 
         _kill_after_first_namespace(args)
         left = [n["namespace"] for n in ledger(out)]
         assert left and set(left) <= set(project_ids(url))
-        cleaned = run_cli(str(out), module="bench.cleanup")
+        cleaned = run_cli(str(out), f"arm_options.http.base_url={url}", module="bench.cleanup")
         assert cleaned.returncode == 0, cleaned.stderr
         assert project_ids(url) == [] and ledger(out) == []
 

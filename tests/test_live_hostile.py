@@ -19,14 +19,21 @@ import pytest
 from arms.http import HttpArm, HttpConfig, fill_path
 from arms.live_calls import CallTimeout
 from arms.live_markers import split_marker, unit_marker, unit_tag
+from arms.live_owner import ForeignNamespace
 from arms.live_replies import ContractError, CrossNamespaceError
 from bench.arm import ArmServices
-from bench.arm.live_state import NamespaceError, NamespaceLedger, checked_namespace
+from bench.arm.live_state import (
+    Namespace,
+    NamespaceError,
+    NamespaceLedger,
+    checked_namespace,
+    namespace_name,
+)
 from bench.errors import BenchError, ConfigError
 from bench.tokens import TokenCounter
 from bench.types import Conversation, Question, Session, Turn
 from tests.e2e_support import last_line, load_records, run_cli
-from tests.hostile_service import HostileService
+from tests.hostile_service import NONCE, HostileService, write_state
 
 OTHER = "victim42"
 """Another user's project on the same service: nothing may touch it."""
@@ -86,35 +93,25 @@ def test_a_hostile_create_reply_never_reaches_another_project(
 
 def test_a_reused_namespace_id_is_an_error_naming_the_reply(tmp_path: Path) -> None:
     with HostileService() as service:
-        service.mode.create_ids = deque(["same", "same"])
-        service.add_project("same", [])
         arm = http_arm(service, tmp_path)
-        arm.ingest(conversation("c1"))
-        with pytest.raises(ContractError, match="'same' for unit 'c2', already in use for unit"):
+        same = arm.ingest(conversation("c1"))["namespace"]
+        service.mode.create_ids = deque([same])
+        with pytest.raises(ForeignNamespace, match=f"'{same}' is not the one just created .*"
+                           "lists it as 'armbench http c1 "):  # fmt: skip
             arm.ingest(conversation("c2"))
-        writes = [e for e in service.log if e[1] == "same" and e[2] == "capture"]
+        writes = [e for e in service.log if e[1] == same and e[2] == "capture"]
         assert len(writes) == 1  # c1's single exchange only: c2 wrote nothing into it
-        arm.close()
-        assert [e[0] for e in service.touched("same")][-1] == "DELETE"  # c1's, by cleanup
-
-
-def state_with(run_dir: Path, url: str, namespaces: list[Any], kind: str = "http") -> None:
-    """A state.json listing `namespaces` for an arm of `kind` pointed at `url`."""
-    options = {"base_url": url} if kind == "http" else {"command": url.split(), "url": None}
-    data = {"arms": {kind: {"kind": kind, "options": options}}, "namespaces": namespaces}
-    (run_dir / "state.json").write_text(json.dumps(data))
+        arm.close()  # the arm stopped: c1's namespace stays listed for bench.cleanup
+        assert same in service.projects and len(NamespaceLedger(tmp_path).namespaces()) == 1
 
 
 def test_cleanup_refuses_a_hostile_state_entry_and_sends_nothing(tmp_path: Path) -> None:
     with HostileService() as service:
         service.add_project(OTHER, [{"text": "private", "bench": "x"}])
         service.add_project("p1", [])
-        entries = [
-            {"arm": "http", "namespace": n, "unit": "c", "owner": "h:1"}
-            for n in ("p1", f"zz/../{OTHER}")
-        ]
-        state_with(tmp_path, service.url, entries)
-        done = run_cli(str(tmp_path), module="bench.cleanup")
+        write_state(tmp_path, "http", [("p1", "c", "run"), (f"zz/../{OTHER}", "c", "run")])
+        url = f"arm_options.http.base_url={service.url}"
+        done = run_cli(str(tmp_path), url, module="bench.cleanup")
         assert done.returncode == 2
         line = last_line(done.stderr)
         assert line.startswith("error: ") and "namespaces[1]" in line and "not a safe id" in line
@@ -139,21 +136,22 @@ def test_cleanup_refuses_wrong_types_in_one_line(tmp_path: Path, state: Any) -> 
 
 def test_cleanup_counts_a_namespace_already_gone_as_deleted(tmp_path: Path) -> None:
     with HostileService() as service:
-        service.add_project("p1", [])
-        entries = [{"arm": "http", "namespace": n, "unit": "c", "owner": "h:1"}
-                   for n in ("p1", "gone1")]  # fmt: skip
-        state_with(tmp_path, service.url, entries)
-        done = run_cli(str(tmp_path), module="bench.cleanup")
+        service.add_project("p1", [], name=namespace_name("http", "c1", NONCE))
+        write_state(tmp_path, "http", [("p1", "c1", "run"), ("gone1", "c2", "run")])
+        url = f"arm_options.http.base_url={service.url}"
+        done = run_cli(str(tmp_path), url, module="bench.cleanup")
         assert done.returncode == 0, done.stderr
         assert "http: deleted 2 namespace(s)" in done.stdout
         assert NamespaceLedger(tmp_path).namespaces() == [] and "p1" not in service.projects
+        assert [e for e in service.log if e[0] == "DELETE"] == [("DELETE", "p1", "delete")]
 
 
 def test_cleanup_after_a_killed_mcp_stdio_run_is_never_stuck(tmp_path: Path) -> None:
     """The stdio server kept its stores in a temporary folder: the namespace is gone."""
-    entries = [{"arm": "mcp", "namespace": "0123456789abcdef", "unit": "c1", "owner": "h:1"}]
-    state_with(tmp_path, "python -m arms.server --mcp-stdio", entries, kind="mcp")
-    done = run_cli(str(tmp_path), module="bench.cleanup", timeout=120)
+    write_state(tmp_path, "mcp", [("0123456789abcdef", "c1", "run")])
+    stdio = ["arm_options.mcp.command=[python,-m,arms.server,--mcp-stdio]",
+             "arm_options.mcp.url=null"]  # fmt: skip
+    done = run_cli(str(tmp_path), *stdio, module="bench.cleanup", timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "mcp: deleted 1 namespace(s)" in done.stdout
     assert NamespaceLedger(tmp_path).namespaces() == []
@@ -308,6 +306,7 @@ def test_a_hanging_or_dying_mcp_stdio_server_gives_error_results_and_is_stopped(
     elapsed = time.monotonic() - started
     assert done.returncode == 1, done.stderr[-2000:]  # finished, with results in error
     assert "Traceback" not in done.stderr and elapsed < 60
+    assert "hidden cap" not in done.stderr  # a hung search is failed queries, not a cap
     errors = [r["arms"]["mcp"]["error"] for r in load_records(out).values()]
     # the first search is the post-ingestion store probe (retrieval health): its failure is
     # logged, the breaker opens, and every question's search fails at once
@@ -350,9 +349,11 @@ def test_a_shared_namespace_keeps_only_the_units_own_items(tmp_path: Path) -> No
 
 
 def test_markers_carry_the_unit_tag() -> None:
-    marker = unit_marker("conv-26", "D1:3")
-    assert split_marker(marker) == (unit_tag("conv-26"), "D1:3")
-    assert unit_tag("conv-26") != unit_tag("conv-30") and "/" not in unit_tag("x")
+    marker = unit_marker("conv-26", "D1:3", NONCE)
+    assert split_marker(marker) == (unit_tag("conv-26", NONCE), "D1:3")
+    assert unit_tag("conv-26", NONCE) != unit_tag("conv-30", NONCE)
+    assert "/" not in unit_tag("x", NONCE)
+    assert unit_tag("conv-26", NONCE) != unit_tag("conv-26", "f" * 32)  # another run
     assert split_marker("D1:3") == (None, "D1:3")
     assert split_marker("notatag/D1:3") == (None, "notatag/D1:3")
 
@@ -390,12 +391,10 @@ def test_a_killed_mcp_stdio_run_resumes_without_manual_edits(tmp_path: Path) -> 
 
     dead = f"{socket.gethostname()}:999999999"  # no such process on this host
     elsewhere = "another-host:1"  # never judged gone from here
-    entries = [
-        {"arm": "mcp", "namespace": namespace, "unit": unit, "owner": owner}
-        for namespace, unit, owner in [("0123456789abcdef", "c1", dead),
-                                       ("fedcba9876543210", "c2", elsewhere)]
-    ]  # fmt: skip
-    state_with(tmp_path, "python -m arms.server --mcp-stdio", entries, kind="mcp")
+    write_state(tmp_path, "mcp", [("0123456789abcdef", "c1", "run")], owner=dead)
+    ledger = NamespaceLedger(tmp_path)
+    ledger.add(Namespace("mcp", "fedcba9876543210", "c2", elsewhere,
+                         namespace_name("mcp", "c2", NONCE)))  # fmt: skip
     cfg = McpConfig(command=["python", "-m", "arms.server", "--mcp-stdio"], url=None, probe=False)
     services = ArmServices(cast(Any, None), TokenCounter(), tmp_path, tmp_path)
     arm = McpArm("mcp", cfg, services)

@@ -200,3 +200,18 @@ def test_a_query_redone_on_resume_replaces_the_failed_one() -> None:
     rh.add_to(table, "http", "c1", rh.retracted({"items": 7}))  # an ok result redone
     assert table["http"]["c1"].items == {7: 5}
     assert rh.retracted({"items": 0, "empty": 1}).items == {0: -1}
+
+
+@pytest.mark.slow  # an offline predict session and an evaluate session (~10 s)
+def test_missing_predictions_are_failed_queries_not_a_hidden_cap(tmp_path: Path) -> None:
+    """Issue 40, defect 12: the closing line names the rule broken, never a cap it is not."""
+    out, run = tmp_path / "run", ("dataset=smoke", "arms=[raw]", "progress=false")
+    assert run_cli(*run, f"out={out}", "phase=predict").returncode == 0
+    for path in sorted((out / "predictions").glob("smoke-1_*.json"))[:3]:
+        path.unlink()
+    done = run_cli(*run, f"out={out}", "phase=evaluate")
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "hidden cap" not in done.stderr
+    warning = "WARNING: arm raw unit smoke-1: retrieval degraded — 3 of 13 queries failed"
+    assert warning in done.stderr
+    assert "a missing prediction" in done.stderr

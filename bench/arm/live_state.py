@@ -6,8 +6,13 @@ list of what it created. The next run of that arm, or `python -m bench.cleanup <
 deletes the leftovers. Only namespaces this run created are listed; an existing
 namespace passed by `namespace=<id>` is never recorded, so it is never deleted.
 
-The file also keeps each arm's kind and options (secrets are never in them: a token
-is named by its environment variable), which is what cleanup needs to reconnect.
+The file holds only what the run created, never how to reach or authorise: the run's
+`nonce` (random, made once per run directory and kept by every resume), each arm's
+kind and a hash of the endpoint it used (`endpoint`, to tell a cleanup pointed
+elsewhere), and the namespaces with the `name` each was created under
+(`namespace_name`: it echoes the nonce). The service URL, the token variable and the
+request templates come from the command's configuration, as for a resume
+(`bench.cleanup`); options that files of earlier versions kept are never read.
 Writes are atomic and serialised by an exclusive `flock` on `.state.json.lock`, across
 threads and processes: several arms, and `workers=N` processes, share the file.
 
@@ -26,8 +31,10 @@ entry such as `zz/../other` is refused in one line before anything is sent.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
+import secrets
 import socket
 import threading
 from collections.abc import Iterator
@@ -45,6 +52,10 @@ _LOCK = threading.Lock()
 NAMESPACE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 """A namespace id the harness will use: 1-128 of `A-Z a-z 0-9 _ . -`, not starting with
 `.`, and never containing `..` (so never a path step, a query, a fragment or a URL)."""
+
+
+NONCE = re.compile(r"[0-9a-f]{32}")
+"""A run nonce: 32 lower-case hex digits (`secrets.token_hex(16)`)."""
 
 
 class NamespaceError(BenchError):
@@ -82,6 +93,23 @@ class Namespace:
     """The unit it was created for (conversation id, `probe`); '' when unrecorded."""
     owner: str = ""
     """`host:pid` of the process that created it; '' in files of earlier versions."""
+    name: str = ""
+    """The name it was created under (`namespace_name`); '' in files of earlier versions,
+    which no cleanup can prove is this run's, so none deletes it."""
+
+
+def namespace_name(arm: str, unit: str, nonce: str) -> str:
+    """The name a live arm creates a namespace under: `armbench <arm> <unit> <nonce>`.
+
+    It echoes the run's nonce, so the service's own listing tells a namespace this run
+    created from any other (`arms/live_owner.py` checks it before a write or a delete).
+    """
+    return f"armbench {arm} {unit} {nonce}"
+
+
+def endpoint_hash(where: str) -> str:
+    """16 hex of SHA-256 of an endpoint (`Backend.where`): which service, not how to reach it."""
+    return hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
 
 
 def this_process() -> str:
@@ -111,14 +139,16 @@ def owner_gone(owner: str) -> bool:
 
 @dataclass(frozen=True)
 class LiveArm:
-    """A live arm as recorded for cleanup: its kind and its (secret-free) options."""
+    """A live arm as recorded for cleanup: its kind and which endpoint it used."""
 
     name: str
     """The arm's name in the run config (key of `arm_options`)."""
     kind: str
     """The arm's transport kind: `http` or `mcp`."""
-    options: dict[str, Any]
-    """The arm's resolved options (`asdict` of its config); secret-free by design."""
+    endpoint: str = ""
+    """`endpoint_hash` of the service it used; '' in files of earlier versions."""
+    legacy_options: bool = False
+    """True when the file (of an earlier version) still holds the arm's options: ignored."""
 
 
 class NamespaceLedger:
@@ -147,9 +177,15 @@ class NamespaceLedger:
             raise BenchError(f"{self.path}: 'arms' must be an object and 'namespaces' a "
                              "list; fix or delete it")  # fmt: skip
         for name, spec in data["arms"].items():
-            if not isinstance(spec, dict) or not isinstance(spec.get("options", {}), dict):
-                raise BenchError(f"{self.path}: arms.{name} is not an object with "
-                                 "'options'; fix or delete it")  # fmt: skip
+            if not isinstance(spec, dict) or not all(
+                isinstance(spec.get(k, ""), str) for k in ("kind", "endpoint")
+            ):
+                raise BenchError(f"{self.path}: arms.{name} is not an object of strings "
+                                 "(kind, endpoint); fix or delete it")  # fmt: skip
+        nonce = data.get("nonce")
+        if nonce is not None and not (isinstance(nonce, str) and NONCE.fullmatch(nonce)):
+            raise BenchError(f"{self.path}: 'nonce' is not 32 lower-case hex digits; "
+                             "fix or delete it")  # fmt: skip
         return data
 
     def _entries(self, data: dict[str, Any]) -> list[Namespace]:
@@ -157,22 +193,35 @@ class NamespaceLedger:
         entries = []
         for index, n in enumerate(data["namespaces"]):
             where = f"{self.path}: namespaces[{index}]"
-            fields = ("arm", "namespace", "unit", "owner")
+            fields = ("arm", "namespace", "unit", "owner", "name")
             if not isinstance(n, dict) or not all(
                 isinstance(n.get(f, ""), str) for f in fields
             ) or not isinstance(n.get("arm"), str):  # fmt: skip
                 raise BenchError(f"{where} is not an object of strings (arm, namespace, "
-                                 "unit, owner); fix or delete it")  # fmt: skip
+                                 "unit, owner, name); fix or delete it")  # fmt: skip
             namespace = checked_namespace(n.get("namespace"), where)
-            entries.append(Namespace(n["arm"], namespace, n.get("unit", ""), n.get("owner", "")))
+            entries.append(Namespace(n["arm"], namespace, n.get("unit", ""),
+                                     n.get("owner", ""), n.get("name", "")))  # fmt: skip
         return entries
 
-    def register_arm(self, arm: LiveArm) -> None:
-        """Record an arm's kind and options (before it creates anything)."""
+    def register_arm(self, arm: LiveArm) -> str:
+        """Record an arm's kind and endpoint (before it creates anything); the run's nonce.
+
+        The nonce is made here the first time (under the lock, so every worker process
+        of a run gets the same one) and kept by every later session of the run.
+        Options an earlier version recorded for the arm are dropped, never used.
+        """
         with self._locked():
             data = self._read()
-            data["arms"][arm.name] = {"kind": arm.kind, "options": arm.options}
+            data.setdefault("nonce", secrets.token_hex(16))
+            data["arms"][arm.name] = {"kind": arm.kind, "endpoint": arm.endpoint}
             write_json_atomic(self.path, data)
+            return str(data["nonce"])
+
+    def nonce(self) -> str | None:
+        """The run's nonce; None when no live arm ever registered (files of earlier versions)."""
+        value = self._read().get("nonce")
+        return str(value) if value is not None else None
 
     def add(self, entry: Namespace) -> None:
         """Record a created namespace; call before the first write into it."""
@@ -191,6 +240,7 @@ class NamespaceLedger:
                     "namespace": entry.namespace,
                     "unit": entry.unit,
                     "owner": entry.owner,
+                    "name": entry.name,
                 }
             )
             write_json_atomic(self.path, data)
@@ -209,9 +259,10 @@ class NamespaceLedger:
         """Every recorded live arm, by name."""
         data = self._read()
         return [
-            LiveArm(name, str(spec.get("kind")), dict(spec.get("options") or {}))
+            LiveArm(name, str(spec.get("kind")), str(spec.get("endpoint", "")),
+                    "options" in spec)
             for name, spec in sorted(data["arms"].items())
-        ]
+        ]  # fmt: skip
 
     def namespaces(self, arm: str | None = None) -> list[Namespace]:
         """Recorded namespaces (of one arm, or all), in creation order."""

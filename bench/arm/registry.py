@@ -26,6 +26,9 @@ class ArmKind:
     """True when the arm reads `ArmServices.max_context_tokens` while retrieving (raw cuts
     its transcript to it), so `answer.max_context_tokens` is part of its predict identity
     (`bench.run.phases.predict_identity`); a plug-in is assumed to read it."""
+    live: bool = False
+    """True for an arm that calls a running memory service (`http`, `mcp`): a dry run
+    never opens it (bench.run.dry_run stands the in-process engine in for it)."""
 
 
 ARM_KINDS: dict[str, ArmKind] = {
@@ -36,8 +39,10 @@ ARM_KINDS: dict[str, ArmKind] = {
         "arms.neuromorphic.config:NeuromorphicConfig",
         reads_context_budget=False,
     ),
-    "http": ArmKind("arms.http:HttpArm", "arms.http:HttpConfig", reads_context_budget=False),
-    "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig", reads_context_budget=False),
+    "http": ArmKind(
+        "arms.http:HttpArm", "arms.http:HttpConfig", reads_context_budget=False, live=True
+    ),
+    "mcp": ArmKind("arms.mcp:McpArm", "arms.mcp:McpConfig", reads_context_budget=False, live=True),
 }
 
 

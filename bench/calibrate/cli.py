@@ -83,21 +83,9 @@ def _split(args: list[str]) -> tuple[Options, list[str]]:
 
 def _run_config(overrides: list[str]) -> Any:
     """The run configuration composed as `bench.run` composes it (one line on error)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
+    from bench.run.settings import compose_run_config
 
-    from bench.paths import CONF_DIR
-    from bench.run.hydra_job import one_line
-    from bench.run.settings import check_group_overrides, load_run_config
-
-    check_group_overrides(overrides)
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            composed = compose("config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"override: {one_line(exc)}") from None
-    return load_run_config(composed)
+    return compose_run_config(overrides)
 
 
 def _capped(sets: list[AnswerSet], cap: int | None) -> list[AnswerSet]:

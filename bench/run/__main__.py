@@ -80,10 +80,9 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
                 record_sweep_job("run", outcomes, clusters=clusters)
             if run_cfg.report:
                 _report(str(outcome.run_dir), fresh=outcome.written == 0)
-            from bench.verify.check import manifest_current, write_manifest
+            from bench.verify.check import refresh_manifest
 
-            if outcome.written or not manifest_current(outcome.run_dir):
-                write_manifest(outcome.run_dir)  # last: it hashes SUMMARY.md too
+            refresh_manifest(outcome.run_dir, bool(outcome.written))  # last: hashes SUMMARY.md
         if (remote := remote_run(run_cfg)) is not None:
             remote.push_top()  # SUMMARY.md, MANIFEST.json, report.html
     except BenchError as exc:
@@ -129,11 +128,9 @@ def _retrieval_degraded(table: ret_health.RetrievalTable) -> list[str]:
         print(f"WARNING: {line}", file=sys.stderr)
     if degraded:
         print(
-            f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) (over "
-            f"{MAX_FAILED_SHARE:.0%} of queries failed or empty, a probable hidden cap on "
-            "results, or a probe that found nothing stored): those arms answered from "
-            "contexts the service cut or never filled; see retrieval_health in run.json "
-            "(a limit the service documents: set arm_options.<arm>.k to it)",
+            f"error: retrieval degraded for {len(degraded)} arm/unit pair(s) "
+            f"({'; '.join(ret_health.causes(table))}): those arms answered from contexts "
+            "that are missing, cut or unfilled; see retrieval_health in run.json",
             file=sys.stderr,
         )
     return degraded

@@ -22,6 +22,7 @@ from bench.run.repeats import pending
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.types import Question
+from bench.verify.journal import note_record
 
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
@@ -242,6 +243,7 @@ class RunDirectory:
         A record left under the pre-`safe_name` file name is removed once its successor
         is written, so a folder never holds two records of one question.
         """
+        note_record(self.path, question.file_stem, record)  # first: a kill leaves it journaled
         write_record(self.path, question.file_stem, record)
         self.records_written += 1
         legacy = record_path(self.path, question.legacy_file_stem)

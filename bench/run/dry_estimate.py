@@ -79,6 +79,8 @@ class DryRunEstimate:
     """Role name -> its estimate, in first-use order."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Guards the counters: answers and judgements are estimated from pool threads."""
+    notes: list[str] = field(default_factory=list)
+    """What the estimate stood in for (a live arm, never contacted), one line each."""
 
     def role(self, name: str, model: str, endpoint: EndpointConfig | EmbedderConfig) -> Any:
         """The (created on first use) estimate of one role."""
@@ -96,6 +98,7 @@ class DryRunEstimate:
     def lines(self) -> list[str]:
         """The printed table: one line per role, then the total."""
         out = ["dry run: no provider call made, no record written"]
+        out += [f"  note: {note}" for note in self.notes]
         for r in self.roles.values():
             cost = "price unknown" if r.cost is None else f"${r.cost:.4f}"
             wall = "no rate limit" if r.min_wall_s is None else f">= {r.min_wall_s:.0f} s"
@@ -172,4 +175,4 @@ class DryRunEstimate:
                      "min_wall_s": r.min_wall_s}
             for r in self.roles.values()
         }  # fmt: skip
-        return {"dry_run": True, "roles": roles, "total": self.total()}
+        return {"dry_run": True, "roles": roles, "total": self.total(), "notes": self.notes}

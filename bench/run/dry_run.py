@@ -24,6 +24,12 @@ one's larger of the two; prompt-only for embeddings), cost = tokens / 1000 x the
 endpoint's price, and the minimum wall time the rate limits allow,
 `max(requests / requests_per_minute, tokens / tokens_per_minute)` minutes.
 The arms' stores go to a temporary folder; no record or run.json is written.
+A live arm (`http`, `mcp`: a running memory service) is never opened, so no health
+check, namespace or token reaches its service: the in-process `neuromorphic` engine
+(what the reference service runs) stands in for it, with rule extraction and offline
+vectors, so its answer and judge requests are counted from that engine's contexts (an
+estimate; the service's own extraction and embedding calls are its own), and the
+estimate says so in a `note:` line.
 The estimate is printed and written to `<out>/dry_run.json` (`to_json`: per role, and a
 `total` whose `cost` is null, with the unpriced roles named, when any role with requests
 has no price: a total that silently left them out would read as complete).
@@ -60,7 +66,6 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     """Walk the run's questions with recording providers; return what would be sent."""
     from bench.loaders import load_dataset
     from bench.run.answer_prompt import load_answer_prompt
-    from bench.run.arm_setup import open_arms
     from bench.run.conversation import answer_step
     from bench.run.ingest import ingest_arms
     from bench.run.pipeline import limit_dataset
@@ -75,7 +80,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
         providers = _DryProviders(cfg, Path(tmp), est, cache)
         try:
             step = answer_step(cfg, prompt, providers)
-            arms = open_arms(specs, cfg, providers, step.tokens, Path(tmp))
+            arms = _open_arms(specs, cfg, providers, step.tokens, Path(tmp), est)
             try:
                 for conversation in dataset.conversations:
                     failed = ingest_arms(arms, conversation)
@@ -94,6 +99,34 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
             if cache is not None:
                 cache.close()
     return est
+
+
+def _open_arms(
+    specs: list[Any], cfg: RunConfig, providers: Any, tokens: TokenCounter, tmp: Path,
+    est: DryRunEstimate,
+) -> dict[str, Any]:  # fmt: skip
+    """The run's arms, each live one stood in for by the in-process engine (never opened)."""
+    from types import SimpleNamespace
+
+    from bench.arm.registry import arm_kind
+    from bench.names import load_symbol
+    from bench.providers.offline_embed import WordLlamaEmbedder
+    from bench.run.arm_setup import open_arms
+    from bench.run.settings import ArmSpec
+
+    live = [s for s in specs if arm_kind(s.kind, f"arm_options.{s.name}.kind").live]
+    arms = open_arms([s for s in specs if s not in live], cfg, providers, tokens, tmp)
+    if live:
+        offline = SimpleNamespace(embedder=WordLlamaEmbedder(), extractor=None)
+        engine = load_symbol(arm_kind("neuromorphic", "dry run").config)
+        stand_ins = [ArmSpec(s.name, "neuromorphic", engine()) for s in live]
+        arms |= open_arms(stand_ins, cfg, offline, tokens, tmp / "live")
+    est.notes += [
+        f"arm {s.name} ({s.kind}) is a live memory service, not contacted: its answer and "
+        "judge requests are estimated from the in-process neuromorphic engine's contexts"
+        for s in live
+    ]
+    return {s.name: arms[s.name] for s in specs}
 
 
 class _DryProviders:

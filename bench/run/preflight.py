@@ -37,8 +37,27 @@ def check_out(out: str) -> bool:
                     f"out={out}: cannot create it in {parent} (not writable, or a read-only "
                     "filesystem): pass out= a writable place"
                 )
+            _try_create(out, parent / path.relative_to(parent).parts[0])
             return True
     return True
+
+
+def _try_create(out: str, first: Path) -> None:
+    """Create and remove `first` (the first missing folder of `out`), or one ConfigError.
+
+    Permission bits do not tell everything: `/proc` and `/sys` look writable to root, yet
+    nothing can be made in them, and Hydra would fail there with a traceback.
+    """
+    try:
+        first.mkdir()
+    except FileExistsError:
+        return  # made meanwhile (another worker of the run): usable
+    except OSError as exc:
+        raise ConfigError(
+            f"out={out}: cannot create {first} ({(exc.strerror or type(exc).__name__).lower()}"
+            "): pass out= a writable place"
+        ) from None
+    first.rmdir()
 
 
 def check_retry_budgets(run: Any) -> None:

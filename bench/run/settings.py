@@ -131,6 +131,24 @@ def load_run_config(cfg: DictConfig) -> RunConfig:
     return run
 
 
+def compose_run_config(overrides: list[str]) -> RunConfig:
+    """The run configuration composed as `bench.run` composes it, outside a Hydra job.
+
+    For commands that read the run's configuration without running one (`bench.cleanup`,
+    `bench.calibrate`); a bad override or group choice is one ConfigError line.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    check_group_overrides(overrides)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            composed = compose("config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"override: {one_line(exc)}") from None
+    return load_run_config(composed)
+
+
 def arm_specs(run: RunConfig) -> list[ArmSpec]:
     """Typed options for every arm in `run.arms`, in the order requested."""
     specs = []

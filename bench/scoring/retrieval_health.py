@@ -37,6 +37,16 @@ MIN_CAP_QUERIES = 5
 """Fewest successful queries on one unit before a constant count is called a cap."""
 TIMEOUT_WORDS = ("timeout", "timed out")
 """A failed retrieval whose `Type: message` holds one of these (any case) timed out."""
+CAUSES = (
+    ("failed", "over {share} of queries failed (each record says why: a timeout, a hung "
+     "service, a reply from another namespace, a missing prediction)"),
+    ("empty", "over {share} of contexts empty"),
+    ("cap", "a probable hidden cap on results (a limit the service documents: set "
+     "arm_options.<arm>.k to it)"),
+    ("stored", "a post-ingestion probe that found nothing stored"),
+)  # fmt: skip
+"""Why an arm/unit pair is degraded, by rule of `RetrievalHealth.problems`, as the run's
+closing `error:` line says it."""
 
 
 @dataclass(frozen=True)
@@ -74,22 +84,28 @@ class RetrievalHealth:
             return None
         return count
 
+    def broken(self) -> list[str]:
+        """The rules this arm breaks on this unit, as keys of `CAUSES` (none: healthy)."""
+        rules = {
+            "failed": bool(self.queries) and self.failed / self.queries > MAX_FAILED_SHARE,
+            "empty": bool(self.queries) and self.empty / self.queries > MAX_FAILED_SHARE,
+            "cap": self.cap() is not None,
+            "stored": self.stored == 0,
+        }
+        return [key for key, _ in CAUSES if rules[key]]
+
     def problems(self) -> list[str]:
         """Why this arm is degraded on this unit, one phrase per rule broken (none: healthy)."""
-        found = []
-        if self.queries and self.failed / self.queries > MAX_FAILED_SHARE:
-            found.append(f"{self.failed} of {self.queries} queries failed "
-                         f"({self.timed_out} timed out)")  # fmt: skip
-        if self.queries and self.empty / self.queries > MAX_FAILED_SHARE:
-            found.append(f"{self.empty} of {self.queries} contexts empty")
-        if (cap := self.cap()) is not None:
-            found.append(
-                f"probable hidden cap: all {sum(self.items.values())} queries returned exactly "
-                f"{cap} items, k={self.requested_k} asked, {self.bound_note()}"
-            )
-        if self.stored == 0:
-            found.append(f"post-ingestion probe ({self.probe}) found nothing stored")
-        return found
+        phrases = {
+            "failed": lambda: f"{self.failed} of {self.queries} queries failed "
+                              f"({self.timed_out} timed out)",
+            "empty": lambda: f"{self.empty} of {self.queries} contexts empty",
+            "cap": lambda: f"probable hidden cap: all {sum(self.items.values())} queries "
+                           f"returned exactly {self.cap()} items, k={self.requested_k} asked, "
+                           f"{self.bound_note()}",
+            "stored": lambda: f"post-ingestion probe ({self.probe}) found nothing stored",
+        }  # fmt: skip
+        return [phrases[key]() for key in self.broken()]
 
     def bound_note(self) -> str:
         """`26 turns ingested` or `40 items stored`: what the service could have returned."""
@@ -236,6 +252,18 @@ def degraded_warnings(table: RetrievalTable) -> list[str]:
         for unit, got in sorted(table[arm].items())
         if got.degraded
     ]
+
+
+def causes(table: RetrievalTable) -> list[str]:
+    """The causes (`CAUSES`) behind the degraded pairs of `table`, each once, in order.
+
+    Only the rules actually broken are named, so a run degraded by failed queries (a
+    hung search, a cross-namespace reply) never reads as a hidden cap.
+    """
+    found = {key for per_unit in table.values() for got in per_unit.values()
+             for key in got.broken()}  # fmt: skip
+    share = f"{MAX_FAILED_SHARE:.0%}"
+    return [text.format(share=share) for key, text in CAUSES if key in found]
 
 
 def summary_notes(data: Any) -> list[str]:

@@ -159,6 +159,34 @@ def manifest_current(run_dir: Path) -> bool:
     return listed == {rel_path(p, run_dir) for p in files}
 
 
+def refresh_manifest(run_dir: Path, wrote: bool) -> None:
+    """A run's closing manifest: rewritten when it wrote or a listed file changed.
+
+    Never over a record changed outside the harness: every `questions/` file that
+    differs from the old manifest must hold content the harness journaled
+    (bench/verify/journal.py), else a VerifyError names it and nothing is rewritten.
+    """
+    if not wrote and manifest_current(run_dir):
+        return
+    from bench.verify.journal import written
+
+    journal = written(run_dir)
+    if journal is not None and (run_dir / MANIFEST).is_file():
+        _, old = read_manifest(run_dir)
+        for path in result_files(run_dir):
+            rel = rel_path(path, run_dir)
+            if not rel.startswith("questions/") or old.files.get(rel) == (now := sha256_of(path)):
+                continue
+            if now not in journal.get(rel, set()):
+                raise VerifyError(
+                    f"{path}: changed since {MANIFEST} was written, and not by the harness; "
+                    "the manifest is not rewritten over it: restore it, delete it to have "
+                    f"the run redo it, or accept it knowingly with python -m bench.verify "
+                    f"--write {run_dir}"
+                )
+    write_manifest(run_dir)
+
+
 def write_manifest(run_dir: Path, key: Path | None = None) -> Path:
     """Write `MANIFEST.json` (and `MANIFEST.sig` when an Ed25519 key is given)."""
     manifest = build_manifest(run_dir)

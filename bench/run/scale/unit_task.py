@@ -24,6 +24,7 @@ from bench.run.outcome import RunOutcome, Tick, UnitResult, no_tick
 from bench.run.scale.units import Unit
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
+from bench.verify.journal import note_record
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
         results.update({name: ArmResult.failed(message) for name in missing})
         ordered = {n: results[n] for n in sorted(results, key=arm_order(task.cfg))}
         new = build_record(question, task.cfg, ordered, dict(task.record_provenance))
+        note_record(run_dir.path, question.file_stem, new)
         write_record(run_dir.path, question.file_stem, new)
         result.written += 1
         result.errors += len(missing)
