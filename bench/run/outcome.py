@@ -44,6 +44,7 @@ class Counts:
             if name not in arms:
                 continue
             failed = [result.error] if result.status == ERROR else run_repeats.errors(result)
+            failed = failed or [b.error or "error" for b in result.budgets if b.status == ERROR]
             if failed:  # an arm with repeats in error counts once
                 self.errors += 1
                 self.first_error = self.first_error or failed[0]
