@@ -150,4 +150,11 @@ def run_meta(
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),
+        conversation_tokens=conversation_tokens(dataset),
     )
+
+
+def conversation_tokens(dataset: Dataset) -> dict[str, int]:
+    """Each unit's whole transcript in tokens (counted line by line, memoised)."""
+    tokens = TokenCounter()
+    return {c.conversation_id: tokens.count(c.transcript()) for c in dataset.conversations}
