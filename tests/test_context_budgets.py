@@ -150,3 +150,31 @@ def test_evaluate_adds_budgets_to_a_predicted_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert run_cli(*base, f"out={whole}", "context_budgets=[64]").returncode == 0
     assert _view(split) == _view(whole)  # timings and provenance aside
+
+
+@pytest.mark.slow
+def test_dry_run_counts_every_budgets_answers_and_verdicts(tmp_path: Path) -> None:
+    """The dry run's counts with budgets equal what a real run sends, and are split per budget."""
+    from tests.fault_server import FaultServer
+    from tests.test_dry_run import estimate, overrides, served_by_role
+    from tests.test_fault_e2e import ENV
+
+    extra = ("arms=[raw,rag]", "limit.questions=2", "context_budgets=[64,256]")
+    out = tmp_path / "run"
+    with FaultServer() as server:
+        dry = run_cli(*overrides(server.base_url, out, *extra, "dry_run=true"))
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        assert server.requests == []
+        rows = estimate(dry.stdout)
+        real = run_cli(*overrides(server.base_url, out, *extra), env=ENV)
+        assert real.returncode == 0, real.stderr[-3000:]
+        sent = served_by_role(server)
+    counted = {r: v["requests"] for r, v in rows.items() if v["requests"]}
+    assert counted == {r: n for r, (n, _) in sent.items()}
+    per_budget = json.loads((out / "dry_run.json").read_text())["budgets"]
+    assert set(per_budget) == {"64", "256"}
+    assert all(c["answerer"] > 0 and c["judge:llm"] > 0 for c in per_budget.values())
+    assert "of which context budget 64: " in dry.stdout
+    for record in load_records(out).values():
+        for result in record["arms"].values():
+            assert all("llm" in b["judgements"] for b in result["budgets"])
