@@ -313,5 +313,5 @@ class RunConfig:
     repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""
     context_budgets: list[int] = field(default_factory=list)
     """Context budgets B in tokens (e.g. `[256,512,1024,2048,4096]`): every arm is also
-    answered with its context cut to each B (bench/context_budget.py, methodology §4.4);
+    answered with its context cut to each B (bench/context_budget.py, methodology §3.5);
     empty (default): no budget answers, records unchanged (bench/run/budgets.py)."""

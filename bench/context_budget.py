@@ -1,4 +1,4 @@
-"""The context budget rule: any arm's context cut to B tokens (methodology §4.4).
+"""The context budget rule: any arm's context cut to B tokens (methodology §3.5).
 
 One rule for every arm, applied at answer time to the context the arm returned (or
 `phase=predict` stored), so a budget costs no new ingestion and no new retrieval:

@@ -1,6 +1,6 @@
 """`context_budgets=[256,512,...]`: every arm answered again with its context cut to each B.
 
-The cut is the budget rule of `bench.context_budget` (methodology §4.4), applied to the
+The cut is the budget rule of `bench.context_budget` (methodology §3.5), applied to the
 context the arm already returned (or `phase=predict` stored): no new ingestion, no new
 retrieval, so `phase=evaluate context_budgets=[...]` adds budgets to a finished predicted
 run. Each budget is one more answer and, per judge, one more verdict, made with the run's

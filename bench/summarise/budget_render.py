@@ -56,7 +56,7 @@ def render_budgets(s: Summary) -> list[str]:
     ]
     out += ["", *_table(["budget", "A", "B", "n", "A only", "B only", "p", "p (Holm)"], pairs)]
     out += ["", f"Headline B: the largest budget every arm fills on average ({b} ≤ the smallest "
-            "mean unconstrained context); the context is cut by methodology §4.4."]  # fmt: skip
+            "mean unconstrained context); the context is cut by methodology §3.5."]  # fmt: skip
     return out
 
 
