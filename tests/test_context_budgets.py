@@ -178,3 +178,26 @@ def test_dry_run_counts_every_budgets_answers_and_verdicts(tmp_path: Path) -> No
     for record in load_records(out).values():
         for result in record["arms"].values():
             assert all("llm" in b["judgements"] for b in result["budgets"])
+
+
+@pytest.mark.slow
+def test_a_live_arm_is_cut_on_the_text_the_answerer_sees(tmp_path: Path) -> None:
+    """The http arm at a budget: its service's text cut, answered by the harness (the
+    service's own answer saw the uncut context), no extra call to the service."""
+    import httpx
+
+    from tests.live_server import reference_server
+
+    with reference_server(tmp_path / "data") as url:
+        proc = run_cli("dataset=smoke", f"out={tmp_path / 'run'}", "progress=false",
+                       "arms=[http]", f"arm_options.http.base_url={url}",
+                       "arm_options.http.service_answer=true", "context_budgets=[64]")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        calls = httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"]
+    assert calls["answer"] == 16 + 1  # every question and the probe: none per budget
+    for record in load_records(tmp_path / "run").values():
+        http = record["arms"]["http"]
+        assert http["answer_path"] == "service"
+        (at,) = http["budgets"]
+        assert at["status"] == "ok" and at["context_tokens"] <= 64
+        assert at["context_truncated"] == (http["context_tokens"] > 64)
