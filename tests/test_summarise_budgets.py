@@ -115,3 +115,13 @@ def test_coverage_of_an_older_run_reads_the_raw_arms_untruncated_context(
             for i in range(3)]  # fmt: skip
     rows = {r.arm: r for r in summarise_run(write_run(tmp_path / "old", recs, meta)).coverage}
     assert rows["rag"].mean_share == pytest.approx(0.1) and rows["raw"].near_full
+
+
+def test_a_budget_listed_twice_counts_once(tmp_path: Path) -> None:
+    twice = [BudgetResult(256, "ok", "x", True, 200), BudgetResult(256, "ok", "y", False, 200)]
+    result = ArmResult("ok", "x", True, {"f1": 1.0}, 900, budgets=twice)
+    rec = record("conv-0:0", 1, {"raw": result, "rag": ArmResult("ok", "x", True, {"f1": 1.0})})
+    view = summarise_run(write_run(tmp_path / "twice", [rec])).budgets
+    assert view is not None
+    cell = view.cells["raw"][256].accuracy
+    assert (cell.k, cell.n) == (1, 1)

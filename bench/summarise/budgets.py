@@ -54,6 +54,8 @@ def budget_view(
                 if b.status != OK or b.correct is None:
                     continue
                 key = (name, b.budget)
+                if i in right.get(key, ()) or i in wrong.get(key, ()):
+                    continue  # a budget listed twice (a foreign record): the first counts
                 (right if b.correct else wrong).setdefault(key, set()).add(i)
                 tokens.setdefault(key, []).append(b.context_tokens or 0)
     budgets = sorted({b for _, b in (*right, *wrong)})
