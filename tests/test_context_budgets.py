@@ -133,6 +133,10 @@ def test_a_run_grown_budget_by_budget_equals_a_straight_one(tmp_path: Path) -> N
             assert all("budgets" not in r for rec in plain.values() for r in rec["arms"].values())
             shutil.copytree(grown, tmp_path / "plain")
     assert _view(grown) == _view(straight)
+    # run.json: each unit's whole transcript, as raw (untruncated) counts its context
+    sizes = json.loads((grown / "run.json").read_text())["conversation_tokens"]
+    raw = {r["conversation_id"]: r["arms"]["raw"]["context_tokens"] for r in plain.values()}
+    assert sizes == raw and len(sizes) == 2
     for record in load_records(straight).values():
         for result in record["arms"].values():
             assert [b["budget"] for b in result["budgets"]] == [64, 256]

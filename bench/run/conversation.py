@@ -79,6 +79,9 @@ def run_conversation(
     if not work:
         return
     run_dir.check_writable()
+    # coverage's denominator (run.json); counted before raw's own count of the same text,
+    # which then comes from the tokenizer's memo
+    outcome.sizes[conversation.conversation_id] = step.tokens.count(conversation.transcript())
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     to_ingest = {n: arms[n] for n in arms if n in needed}

@@ -99,6 +99,7 @@ def run_unit(
         health=ext_health.table_to_json(outcome.health),
         retrieval=ret_health.table_to_json(outcome.retrieval),
         seconds=time.perf_counter() - started,
+        sizes=dict(outcome.sizes),
     )
 
 
