@@ -205,3 +205,23 @@ def test_a_live_arm_is_cut_on_the_text_the_answerer_sees(tmp_path: Path) -> None
         (at,) = http["budgets"]
         assert at["status"] == "ok" and at["context_tokens"] <= 64
         assert at["context_truncated"] == (http["context_tokens"] > 64)
+
+
+def test_answer_budgets_reuses_finished_ones_and_keeps_those_no_longer_asked() -> None:
+    from bench.providers.offline_answer import OfflineAnswerer
+    from bench.run.answer_prompt import load_answer_prompt
+    from bench.run.answer_step import AnswerStep
+    from bench.run.budgets import answer_budgets
+    from bench.types import Question
+
+    step = AnswerStep(prompt=load_answer_prompt("conf/prompts/answer_v2.txt"),
+                      answerer=OfflineAnswerer(), tokens=TOKENS, f1_threshold=0.5,
+                      budgets=(64,))  # fmt: skip
+    question = Question("c:1", "c", "When did Caroline go to the park?", 2, "7 May 2023")
+    context = Context("\n".join(["Caroline went to the park on 7 May 2023."] * 40))
+    done = BudgetResult(256, "ok", "earlier", True, 250, True)
+    failed = BudgetResult(64, "error", error="Timeout")
+    got = answer_budgets(step, question, context, 0.0, [failed, done])
+    assert [b.budget for b in got] == [64, 256]
+    assert got[1] is done  # not asked now: kept as it was
+    assert got[0].status == "ok" and got[0].answer and (got[0].context_tokens or 0) <= 64

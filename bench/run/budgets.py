@@ -76,13 +76,18 @@ def answer_budgets(
     retrieve_ms: float,
     kept: Sequence[BudgetResult] = (),
 ) -> list[BudgetResult]:
-    """One result per budget of `step.budgets`, smallest first; finished ones of `kept` reused."""
+    """One result per budget of `step.budgets`, smallest first; finished ones of `kept` reused.
+
+    A finished budget of `kept` that `step.budgets` no longer lists stays (a resume with
+    fewer budgets does not drop answers already made).
+    """
     done = {
         b.budget: b
         for b in kept
         if b.status == OK and all(current(b.judgements, j) for j in step.judges)
     }
-    return [done.get(b) or _one(step, question, context, retrieve_ms, b) for b in step.budgets]
+    made = {b: done.get(b) or _one(step, question, context, retrieve_ms, b) for b in step.budgets}
+    return [made.get(b) or done[b] for b in sorted({*made, *done})]
 
 
 def _one(
