@@ -34,11 +34,7 @@ class RawConfig:
 
 def render_transcript(conversation: Conversation) -> str:
     """Every session as a dated header followed by its turns, in session order."""
-    lines: list[str] = []
-    for session in conversation.sessions:
-        lines.append(session.header())
-        lines.extend(turn.render() for turn in session.turns)
-    return "\n".join(lines)
+    return conversation.transcript()
 
 
 def kept_turn_ids(conversation: Conversation, cut: int) -> tuple[str, ...]:

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from bench.files import write_json_atomic
+from bench.imported import Imported as Imported
+from bench.judgement import Judgement as Judgement
+from bench.judgement import JudgeStatus as JudgeStatus
 from bench.typed_json import Check, FieldChecks, scalar_scores
 from bench.untrusted import UntrustedJSONError, read_json
 
@@ -21,69 +24,11 @@ Status = Literal["ok", "error"]
 """A result's (or judgement's) status: only `ok` results are scored; `error` is retried."""
 Miss = Literal["retrieval", "reader"]
 """Why a wrong answer was wrong: no evidence unit in context, or evidence there and misread."""
-JudgeStatus = Literal["ok", "error", "unparseable", "skipped"]
-"""A verdict's status: `error` (the call failed) is retried on resume; `unparseable` (no
-verdict after `scoring.judge_attempts` asks) is kept and asked again only with rejudge;
-`skipped`: the judge does not grade this question by definition (Mem0's judge skips
-LoCoMo category 5), no call is made and no verdict counts."""
 _T = TypeVar("_T")
 OK: Final = "ok"
 ERROR: Final = "error"
 UNPARSEABLE: Final = "unparseable"
 SKIPPED: Final = "skipped"
-
-
-@dataclass(slots=True)
-class Judgement:
-    """One judge's verdict on one answer, or why there is none."""
-
-    judge_id: str
-    """Key of the judge in the config's `judges` table."""
-    status: JudgeStatus
-    """`ok` when a verdict was parsed; `error` (the call failed; retried on resume);
-    `unparseable` (no verdict after `attempts` asks; kept unless `scoring.rejudge`);
-    `skipped` (outside the judge's scope, e.g. Mem0's judge on LoCoMo category 5)."""
-    verdict: bool | None = None
-    """True when the judge called the answer correct; None on `error`."""
-    model: str = ""
-    """The judge's model name."""
-    prompt_hash: str = ""
-    """SHA-256 of the judge prompt file the verdict was made with (for an official judge,
-    of the upstream file its template was read from)."""
-    raw: str | None = None
-    """The judge's reply text, unparsed; None when the call itself failed."""
-    error: str | None = None
-    """Why the judgement failed (first line, at most 500 chars), when `status` is `error`."""
-    cached: bool = False
-    """True when the judge's reply came from the response cache."""
-    attempts: int = 1
-    """Asks made for this verdict (more than one only after unparseable replies)."""
-    scores: dict[str, Any] | None = None
-    """A scoring judge's figures (BEAM's official judge: `rubric`, `rubric_kept`,
-    `rubric_items`, `event_order_*`); omitted from the JSON when None."""
-
-
-@dataclass(slots=True)
-class Imported:
-    """Where an imported (published) result came from; it is never re-answered or re-judged.
-
-    A result carrying this marker was read from a published results file by
-    `python -m bench.published`, not produced by a run: `bench.run` skips it on resume
-    and `needs_judgement` refuses it, so its answer and verdicts stay the publisher's.
-    """
-
-    format: str
-    """The published format read (`evermemos`, `longmemeval`)."""
-    file_sha256: str
-    """SHA-256 of the published file's bytes."""
-    file_name: str
-    """The published file's base name (never a local path)."""
-    row: str
-    """The row's own id in the published file (e.g. `locomo_0_qa3`)."""
-    source_url: str | None = None
-    """Where the file was published, when given on import."""
-    judge_files: list[str] = field(default_factory=list)
-    """SHA-256 of each separate verdict log read (LongMemEval `autoeval_label` logs)."""
 
 
 @dataclass(slots=True)
@@ -109,6 +54,31 @@ class RepeatResult:
     """Why the repeat failed, when `status` is `error`."""
     cached: bool = False
     """True when this repeat's answer came from the response cache."""
+
+
+@dataclass(slots=True)
+class BudgetResult:
+    """An arm's answer with its context cut to `budget` tokens (`context_budgets`).
+
+    Same question, retrieval, prompt, answerer and outcome rule (bench/context_budget.py).
+    """
+
+    budget: int
+    """The context budget B, in tokens of the run's tokenizer."""
+    status: Status
+    """`ok` or `error` (an `error` budget is redone, with its arm, on resume)."""
+    answer: str | None = None
+    """The post-processed answer at this budget."""
+    correct: bool | None = None
+    """The outcome under the arm's `outcome` rule (primary judge verdict, else F1)."""
+    context_tokens: int | None = None
+    """Tokens in the context sent at this budget (at most about `budget`)."""
+    context_truncated: bool = False
+    """True when the budget cut the arm's context (False: it fitted whole)."""
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    """Verdicts on this budget's answer, keyed by judge id."""
+    error: str | None = None
+    """Why this budget's answer failed, when `status` is `error`."""
 
 
 @dataclass(slots=True)
@@ -182,6 +152,9 @@ class ArmResult:
     """Repeats 1 .. N-1 of a `repeats=N` run (this result is repeat 0); omitted otherwise."""
     imported: Imported | None = None
     """Set on a result read from a published file (`bench.published`); omitted otherwise."""
+    budgets: list[BudgetResult] = field(default_factory=list)
+    """One answer per context budget of a `context_budgets=[...]` run, smallest first;
+    omitted otherwise (bench/run/budgets.py)."""
 
     @classmethod
     def failed(cls, message: str) -> ArmResult:
@@ -266,7 +239,7 @@ _OPTIONAL_RECORD_KEYS = (
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "retrieval", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
-    "imported",
+    "imported", "budgets",
 )  # fmt: skip
 """Errata fields, extraction and retrieval health, a live arm's write path, the miss fields, the
 fit/cap flags and the import marker, written only when set, so records of runs (and
@@ -276,7 +249,9 @@ arms) without them are unchanged."""
 def _drop_unset_judgement_keys(result: dict[str, Any]) -> None:
     """Drop a judgement's unset `scores` in a result, its corrected verdicts and repeats."""
     tables = [result.get("judgements"), result.get("corrected_judgements")]
-    tables += [r.get("judgements") for r in result.get("repeats") or ()]
+    tables += [
+        r.get("judgements") for r in (result.get("repeats") or []) + (result.get("budgets") or [])
+    ]
     for table in tables:
         for judgement in (table or {}).values():
             if judgement.get("scores") is None:
@@ -285,7 +260,7 @@ def _drop_unset_judgement_keys(result: dict[str, Any]) -> None:
 
 def _drop_unset(body: dict[str, Any], keys: tuple[str, ...]) -> None:
     for key in keys:
-        if body.get(key) in (None, {}) or (key == "repeats" and body.get(key) == []):
+        if body.get(key) in (None, {}) or (key in ("repeats", "budgets") and body.get(key) == []):
             body.pop(key, None)
 
 
@@ -320,6 +295,7 @@ _RESULT_SHAPE = _Shape(ArmResult, {"scores": scalar_scores})
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
 _IMPORTED_SHAPE = _Shape(Imported)
+_BUDGET_SHAPE = _Shape(BudgetResult)
 
 
 def _judgements(given: Any) -> dict[str, Judgement]:
@@ -336,6 +312,12 @@ def _repeat_from_json(data: dict[str, Any]) -> RepeatResult:
     return made
 
 
+def _budget_from_json(data: dict[str, Any]) -> BudgetResult:
+    made = _BUDGET_SHAPE.build(data)
+    made.judgements = _judgements(made.judgements)
+    return made
+
+
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     """The typed result; its judgements and repeats typed too (an empty `{}` kept as is)."""
     made = _RESULT_SHAPE.build(data)
@@ -348,6 +330,9 @@ def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     given = made.repeats
     if given or given.__class__ is not list:
         made.repeats = [_repeat_from_json(r) for r in given] if given else []
+    given = made.budgets
+    if given:
+        made.budgets = [_budget_from_json(b) for b in given]
     given = made.imported
     if given is not None:
         made.imported = _IMPORTED_SHAPE.build(given)

@@ -163,6 +163,9 @@ class RunMeta:
     probe} (bench.scoring.retrieval_health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
+    conversation_tokens: dict[str, Any] = field(default_factory=dict)
+    """Unit (conversation, LongMemEval haystack) -> tokens of its whole transcript
+    (`Conversation.transcript`, counted with `tokenizer`): coverage's denominator."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -190,6 +193,8 @@ class RunMeta:
             out.pop("retrieval_health")
         if self.repeats.requested <= 1:  # single runs are unchanged
             out.pop("repeats")
+        if not out["conversation_tokens"]:
+            out.pop("conversation_tokens")
         return out
 
 

@@ -54,6 +54,14 @@ class TokenCounter:
         start_char = enc.offsets[len(enc.ids) - max_tokens][0]
         return text[start_char:].lstrip(), True
 
+    def starts(self, text: str) -> tuple[int, ...]:
+        """Character offset where each token of `text` starts.
+
+        Memoised: the raw arm's transcript is the same for every question of a
+        conversation, and the context budgets cut it once per budget.
+        """
+        return _starts_cached(self._tokenizer, text)
+
 
 @lru_cache(maxsize=16)
 def _count_cached(tokenizer: Any, text: str) -> int:
@@ -67,6 +75,12 @@ def _count_cached(tokenizer: Any, text: str) -> int:
         return len(tokenizer.encode(text, add_special_tokens=False).ids)
     lines = rest.split("\n")
     return _first_line_tokens(tokenizer, first) + sum(_line_tokens(tokenizer, x) for x in lines)
+
+
+@lru_cache(maxsize=8)
+def _starts_cached(tokenizer: Any, text: str) -> tuple[int, ...]:
+    enc = tokenizer.encode(text, add_special_tokens=False)
+    return tuple(start for start, _ in enc.offsets)
 
 
 @lru_cache(maxsize=65_536)

@@ -142,6 +142,17 @@ class Conversation:
         """All turns in session order."""
         return [t for s in self.sessions for t in s.turns]
 
+    def transcript(self) -> str:
+        """Every session as a dated header followed by its turns, in session order.
+
+        The whole haystack as the raw arm shows it, and what coverage is measured against.
+        """
+        lines: list[str] = []
+        for session in self.sessions:
+            lines.append(session.header())
+            lines.extend(turn.render() for turn in session.turns)
+        return "\n".join(lines)
+
     def session(self, index: int) -> Session:
         """The session with this 1-based index."""
         for s in self.sessions:

@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from bench import summarise
 from bench.errors import BenchError
 from bench.report import figures as charts
+from bench.report.budget_report import budget_figure, budget_table, coverage_table
 from bench.report.errata import errata_html
 from bench.report.explorer import write_explorer
 from bench.report.frame import context_tokens_by_arm, load_run
@@ -68,6 +69,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         ("efficiency", charts.efficiency_figure(summary)),
         ("speed", charts.speed_figure(summary)),
         ("latency", charts.latency_figure(summary)),
+        ("budgets", budget_figure(summary)),
     ]
     parts = [_header(summary), accuracy_table(summary), abstention_table(summary)]
     parts += [reach_table(summary), miss_table(summary), errata_html(summary)]
@@ -79,6 +81,9 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         inline_js = False
         if name == "pairs":
             parts.append(pairs_table(summary))
+        if name == "budgets":
+            parts.append(budget_table(summary))
+    parts.append(coverage_table(summary))
     title = html.escape(f"armbench report — {Path(summary.run_dir).name}")
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'

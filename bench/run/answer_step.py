@@ -53,6 +53,8 @@ class AnswerStep:
     """Tokens one request may use on the answerer's server; None skips the check."""
     truncate_to_fit: bool = False
     """Cut a context that would overflow `window` (recorded) instead of failing the answer."""
+    budgets: tuple[int, ...] = ()
+    """Context budgets every arm is also answered at (bench/run/budgets.py); none by default."""
 
     def answer(
         self, question: Question, context: Context, retrieve_ms: float, repeat: int = 0

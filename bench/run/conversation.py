@@ -23,6 +23,7 @@ from bench.config import RunConfig
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
+from bench.run import budgets as run_budgets
 from bench.run import phases, resume
 from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt
@@ -78,6 +79,9 @@ def run_conversation(
     if not work:
         return
     run_dir.check_writable()
+    # coverage's denominator (run.json); counted before raw's own count of the same text,
+    # which then comes from the tokenizer's memo
+    outcome.sizes[conversation.conversation_id] = step.tokens.count(conversation.transcript())
     probe_endpoints(cfg)  # once per URL per run: an unreachable one stops it in seconds
     needed = {name for w in work for name in w.to_answer}
     to_ingest = {n: arms[n] for n in arms if n in needed}
@@ -127,7 +131,9 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
             ret_health.add_to(run.retrieval, name, question.conversation_id, retract)
     retrieved = {name: run.retrieve(name, question) for name in item.to_answer}
     futures = {
-        name: run.pool.submit(answer_and_judge, run.step, question, got, rejudge)
+        name: run.pool.submit(
+            answer_and_judge, run.step, question, got, rejudge, previous.get(name)
+        )
         for name, got in retrieved.items()
     }
     for name in item.to_judge:
@@ -162,7 +168,7 @@ def pending_work(
     for question in conversation.questions:
         record = run_dir.load_record(question)
         to_answer, to_judge = arms_to_run(
-            record, arm_names, step.judges, cfg.scoring.rejudge, step.repeats
+            record, arm_names, step.judges, cfg.scoring.rejudge, step.repeats, step.budgets
         )
         outcome.questions += 1
         if to_answer or to_judge:
@@ -245,18 +251,49 @@ class QuestionRun:
 
 
 def answer_and_judge(
-    step: AnswerStep, question: Question, got: Retrieved, rejudge: bool
+    step: AnswerStep,
+    question: Question,
+    got: Retrieved,
+    rejudge: bool,
+    previous: ArmResult | None = None,
 ) -> ArmResult:
-    """Answer from the retrieved context, score and judge; any failure is an `error` result."""
+    """Answer from the retrieved context, score and judge; any failure is an `error` result.
+
+    With context budgets, the arm is also answered at each budget (bench/run/budgets.py);
+    a `previous` result that is `ok` with its repeats done is kept (judged if needed), so
+    a resume answers only the budgets it lacks.
+    """
     if got.context is None:
         return ArmResult.failed(got.error or "retrieve failed")
     try:
-        first = step.judge(question, step.answer(question, got.context, got.retrieve_ms), rejudge)
-        drawn = run_repeats.draw(step, step.repeats, question, got.context, got.retrieve_ms, first)
-        return replace(first, repeats=drawn) if drawn else first
+        if previous is not None and _kept(step, previous):
+            first = step.judge(question, replace(previous, budgets=[]), rejudge)
+        else:
+            first = step.judge(
+                question, step.answer(question, got.context, got.retrieve_ms), rejudge
+            )
+            drawn = run_repeats.draw(
+                step, step.repeats, question, got.context, got.retrieve_ms, first
+            )
+            first = replace(first, repeats=drawn) if drawn else first
+        if not step.budgets:
+            return first
+        kept = previous.budgets if previous is not None else []
+        at = run_budgets.answer_budgets(step, question, got.context, got.retrieve_ms, kept)
+        return replace(first, budgets=at)
     except Exception as exc:  # recorded as `error`, retried on resume, never scored
         log.warning("answer %s failed: %s", question.question_id, exc)
         return ArmResult.failed(f"{type(exc).__name__}: {exc}")
+
+
+def _kept(step: AnswerStep, previous: ArmResult) -> bool:
+    """True when `previous` needs only budgets: `ok`, its repeats all drawn, not imported."""
+    return (
+        bool(step.budgets)
+        and previous.status == "ok"
+        and previous.imported is None
+        and not run_repeats.pending(previous, step.repeats, step.judges)
+    )
 
 
 def build_record(
@@ -299,6 +336,7 @@ def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerS
         options=CallOptions(max_tokens=answer_cap(cfg), stop=tuple(cfg.answer.stop)),
         window=cfg.provider.context_tokens,
         truncate_to_fit=cfg.answer.truncate_to_fit,
+        budgets=run_budgets.plan_budgets(cfg),
     )
 
 

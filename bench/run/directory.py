@@ -16,6 +16,7 @@ from bench.hashing import stable_hash
 from bench.paths import contained
 from bench.providers.secrets import redact_value
 from bench.records import OK, ArmResult, QuestionRecord, read_record, record_path, write_record
+from bench.run.budgets import pending as budgets_pending
 from bench.run.provenance import provenance, secret_values
 from bench.run.repeat_plan import RepeatPlan
 from bench.run.repeats import pending
@@ -351,11 +352,13 @@ def arms_to_run(
     judges: tuple[Any, ...],
     rejudge: bool,
     repeats: RepeatPlan | None = None,
+    budgets: tuple[int, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """(arms needing an answer, arms needing only judging) for a question's record.
 
     With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
-    incomplete is answered again: finished draws come back from the response cache. An
+    incomplete is answered again: finished draws come back from the response cache; so is
+    one lacking a context budget (`bench.run.budgets`, finished ones kept). An
     imported result (`ArmResult.imported`, `bench.published`) is in neither list.
     """
     from bench.scoring.judges import needs_judgement
@@ -367,7 +370,10 @@ def arms_to_run(
         result = record.arms.get(name)
         if result is not None and result.imported is not None:
             continue  # a published result: never re-answered, never re-judged
-        if result is None or result.status != OK or _draws_pending(result, repeats, judges):
+        if (
+            result is None or result.status != OK or _draws_pending(result, repeats, judges)
+            or budgets_pending(result, budgets, judges)
+        ):  # fmt: skip
             answer.append(name)
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)

@@ -81,6 +81,15 @@ class DryRunEstimate:
     """Guards the counters: answers and judgements are estimated from pool threads."""
     notes: list[str] = field(default_factory=list)
     """What the estimate stood in for (a live arm, never contacted), one line each."""
+    per_budget: dict[int, dict[str, int]] = field(default_factory=dict)
+    """Context budget -> role -> the extra requests its answers and verdicts send."""
+
+    def add_budget(self, budget: int, before: dict[str, int]) -> None:
+        """Count each role's requests made since `before` (role -> requests) under `budget`."""
+        counts = self.per_budget.setdefault(budget, {})
+        for name, role in self.roles.items():
+            if added := role.requests - before.get(name, 0):
+                counts[name] = counts.get(name, 0) + added
 
     def role(self, name: str, model: str, endpoint: EndpointConfig | EmbedderConfig) -> Any:
         """The (created on first use) estimate of one role."""
@@ -117,6 +126,9 @@ class DryRunEstimate:
         if total["unpriced_roles"]:
             cost += f" + unknown ({', '.join(total['unpriced_roles'])}: no price configured)"
         out.append(f"  total: {total['requests']} requests, cost {cost}")
+        for budget, counts in sorted(self.per_budget.items()):
+            extra = ", ".join(f"{n} {r}" for r, n in counts.items()) or "none (offline roles)"
+            out.append(f"  of which context budget {budget}: {extra} requests")
         return out
 
     def total(self) -> dict[str, Any]:
@@ -175,4 +187,7 @@ class DryRunEstimate:
                      "min_wall_s": r.min_wall_s}
             for r in self.roles.values()
         }  # fmt: skip
-        return {"dry_run": True, "roles": roles, "total": self.total(), "notes": self.notes}
+        out = {"dry_run": True, "roles": roles, "total": self.total(), "notes": self.notes}
+        if self.per_budget:
+            out["budgets"] = {str(b): dict(c) for b, c in sorted(self.per_budget.items())}
+        return out

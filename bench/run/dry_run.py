@@ -17,6 +17,8 @@ that replies as the offline pipeline does (the tests' stub) every role's count i
 real run's; against a model, judge and embedding counts follow its actual replies, so
 they are estimates. Retries (timeouts, 429s) are not foreseeable and not counted.
 
+With `context_budgets`, every arm's answer and verdicts at each budget are made too (on
+the cut context, bench/run/budgets.py) and counted in their roles, and per budget apart.
 Per role: requests not already in the response cache, prompt tokens counted with the
 run's tokenizer on every message's content, completion tokens bounded by `max_tokens`
 (a reasoning endpoint's `max_completion_tokens`, hidden reasoning included; an `auto`
@@ -91,6 +93,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
                                 result = step.answer(question, context, 0.0)
                                 first = step.judge(question, result, rejudge=False)
                                 draw(step, step.repeats, question, context, 0.0, first)
+                                _budgets(est, step, question, context)
             finally:
                 for arm in arms.values():
                     arm.close()
@@ -127,6 +130,14 @@ def _open_arms(
         for s in live
     ]
     return {s.name: arms[s.name] for s in specs}
+def _budgets(est: DryRunEstimate, step: Any, question: Any, context: Any) -> None:
+    """Each context budget's answer and verdicts, counted per budget (`est.per_budget`)."""
+    from bench.run.budgets import answer_budgets
+
+    for budget in step.budgets:
+        before = {name: r.requests for name, r in est.roles.items()}
+        answer_budgets(replace(step, budgets=(budget,)), question, context, 0.0)
+        est.add_budget(budget, before)
 
 
 class _DryProviders:

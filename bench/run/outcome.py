@@ -44,6 +44,7 @@ class Counts:
             if name not in arms:
                 continue
             failed = [result.error] if result.status == ERROR else run_repeats.errors(result)
+            failed = failed or [b.error or "error" for b in result.budgets if b.status == ERROR]
             if failed:  # an arm with repeats in error counts once
                 self.errors += 1
                 self.first_error = self.first_error or failed[0]
@@ -87,6 +88,8 @@ class UnitResult(Counts):
     form, plain data like `health`)."""
     seconds: float = 0.0
     """Wall time of the unit, in seconds; 0.0 when it could not run."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """The unit's whole-transcript tokens, when it ran (run.json `conversation_tokens`)."""
 
 
 def no_tick(done: int, errors: int, resumed: int) -> None:
@@ -103,6 +106,8 @@ class RunOutcome(Counts):
     """Extraction health per arm and conversation, this session's merged over earlier ones."""
     retrieval: ret_health.RetrievalTable = field(default_factory=dict)
     """Retrieval health per arm and unit, this session's counts added to earlier ones'."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Unit -> whole-transcript tokens, counted this session for the units it ran."""
 
     def add_unit(self, unit: UnitResult) -> None:
         """Add the counts and health of a unit run by a worker process or a Ray task."""
@@ -110,6 +115,7 @@ class RunOutcome(Counts):
         for arm, per_conv in ext_health.table_from_json(unit.health).items():
             self.health.setdefault(arm, {}).update(per_conv)  # this session's over earlier
         ret_health.merge(self.retrieval, ret_health.table_from_json(unit.retrieval))
+        self.sizes.update(unit.sizes)
 
     def for_unit(self, unit_id: str) -> RunOutcome:
         """A fresh tally for one unit run beside others, seeded with this run's health of it.
@@ -130,3 +136,4 @@ class RunOutcome(Counts):
             self.health.setdefault(arm, {}).update(per_conv)
         for arm, per_unit in unit.retrieval.items():
             self.retrieval.setdefault(arm, {}).update(per_unit)
+        self.sizes.update(unit.sizes)

@@ -22,6 +22,7 @@ from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
 from bench.run.answer_step import AnswerStep
 from bench.run.arm_setup import open_arms
+from bench.run.budgets import plan_budgets
 from bench.run.context_fit import fit_context
 from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
@@ -61,6 +62,7 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
 def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome:
     specs = arm_specs(cfg)
     phases.check_phase(cfg)
+    plan_budgets(cfg)  # a bad `context_budgets` is one line before any work
     prompt = load_answer_prompt(cfg.answer.prompt)
     dataset = limit_dataset(load_dataset(cfg.dataset), cfg)
     run_dir = RunDirectory(Path(cfg.out))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.config import JudgeConfig, RunConfig
 from bench.errors import ConfigError
+from bench.run.budgets import plan_budgets
 from bench.run.directory import RunDirectory, arms_to_run
 from bench.run.repeat_plan import plan_repeats
 from bench.types import Conversation
@@ -74,10 +75,12 @@ def pending_questions(
     conversation: Conversation, cfg: RunConfig, run_dir: RunDirectory, judges: tuple[JudgeKey, ...]
 ) -> int:
     """How many of the conversation's questions still need an answer or a judgement."""
-    pending, plan = 0, plan_repeats(cfg)
+    pending, plan, budgets = 0, plan_repeats(cfg), plan_budgets(cfg)
     for question in conversation.questions:
         record = run_dir.load_record(question)
-        to_answer, to_judge = arms_to_run(record, cfg.arms, judges, cfg.scoring.rejudge, plan)
+        to_answer, to_judge = arms_to_run(
+            record, cfg.arms, judges, cfg.scoring.rejudge, plan, budgets
+        )
         pending += bool(to_answer or to_judge)
     return pending
 

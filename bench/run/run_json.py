@@ -92,6 +92,7 @@ class RunJson:
                 retrieval_health=ret_health.table_to_json(
                     laid_over(retrieval, self.outcome.retrieval, self.seed_retrieval)
                 ),
+                conversation_tokens=conversation_tokens(previous, self.outcome.sizes),
             )
             self.run_dir.write_run_json(self.cfg, self.ident, meta)
             self.saved = mine
@@ -151,3 +152,9 @@ def run_meta(
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),
     )
+
+
+def conversation_tokens(previous: RunMeta | None, session: dict[str, int]) -> dict[str, int]:
+    """run.json's unit sizes (whole integers only) with this session's counts laid over."""
+    kept = previous.conversation_tokens if previous else {}
+    return {**{k: v for k, v in kept.items() if v.__class__ is int}, **session}

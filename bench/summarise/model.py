@@ -201,6 +201,53 @@ class EquivalenceRow:
     """`few discordant pairs` or `no discordant pairs` when the test is unreliable or absent."""
 
 
+NEAR_FULL = 0.5
+"""Coverage at or above which a question's context holds (about) half the haystack."""
+
+
+@dataclass
+class BudgetCell:
+    """One arm at one budget: accuracy and the mean context it was sent."""
+
+    accuracy: Rate
+    """Right answers of the budget results that count (Wilson 95% interval)."""
+    context_tokens_mean: float | None
+    """Mean tokens of the context sent at this budget; None when no result counts."""
+
+
+@dataclass
+class BudgetView:
+    """Accuracy against budget per arm, the pairs at each budget and the headline budget."""
+
+    budgets: list[int]
+    """The budgets found in the records, smallest first."""
+    headline: int
+    """The budget of the headline row "accuracy at equal budget B" (module docstring)."""
+    cells: dict[str, dict[int, BudgetCell]]
+    """Arm -> budget -> its cell."""
+    pairs: dict[int, list[PairRow]] = field(default_factory=dict)
+    """Budget -> every pair of arms tested at it (set `scored`, Holm per budget)."""
+
+
+@dataclass
+class CoverageRow:
+    """How much of the haystack one arm's context holds."""
+
+    arm: str
+    """The arm."""
+    n: int
+    """Questions with an `ok` result and a known conversation size."""
+    mean_share: float | None
+    """Mean of context tokens / conversation tokens (capped at 1)."""
+    half_or_more: int
+    """Questions whose context holds at least `NEAR_FULL` of the conversation."""
+
+    @property
+    def near_full(self) -> bool:
+        """True when more than half the questions' contexts hold half the haystack or more."""
+        return self.n > 0 and 2 * self.half_or_more > self.n
+
+
 @dataclass
 class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
@@ -268,6 +315,10 @@ class Summary:
     """What a cluster of the clustered tests is (bench.summarise.clustered.clusters_of)."""
     clusters: int = 0
     """K: the clusters (units owning a store) among the run's questions."""
+    budgets: BudgetView | None = None
+    """Accuracy at each context budget and the pairs there (bench.summarise.budgets)."""
+    coverage: list[CoverageRow] = field(default_factory=list)
+    """Each arm's share of the haystack in its context; empty when sizes are unknown."""
 
     @property
     def sets_identical(self) -> bool:

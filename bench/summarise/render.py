@@ -9,6 +9,7 @@ from typing import Any
 
 from bench.runmeta import RunMeta
 from bench.summarise import clustered_view as cv
+from bench.summarise.added import added_json, added_sections
 from bench.summarise.errata import errata_json, render_errata
 from bench.summarise.judge_header import judges_text
 from bench.summarise.model import (
@@ -202,7 +203,7 @@ def _sections(s: Summary) -> list[str]:
         out += ["", f"## Against baseline {s.baseline_dir} ({how}, paired on question_id)"]
         out += ["", _pair_table(s, s.baseline, baseline=True)]
         out += cv.render_clustered(s, s.baseline, baseline=True)
-    out += _added_sections(s)
+    out += added_sections(s)
     out += s.judge_views
     if s.errata is not None:
         out += render_errata(s.errata, s.group_labels)
@@ -219,19 +220,6 @@ def _sections(s: Summary) -> list[str]:
         f"with the discordant pairs observed; underpowered: n < {SMALL_N} or no MDE.",
     ]
     return out
-
-
-def _added_sections(s: Summary) -> list[str]:
-    """Judge runs, equivalence and cost per correct answer (their modules render them)."""
-    from bench.summarise.cost import render_cost
-    from bench.summarise.equivalence import render_equivalence
-
-    out: list[str] = []
-    if s.judge_runs:
-        from bench.summarise.judge_runs import render_judge_runs
-
-        out += render_judge_runs(s.judge_runs, s.group_labels)
-    return out + render_equivalence(s.equivalence) + render_cost(s.cost)
 
 
 def render_text(s: Summary) -> str:
@@ -378,23 +366,6 @@ def summary_to_json(s: Summary) -> dict[str, Any]:
     if s.baseline is not None:
         out["baseline_dir"] = s.baseline_dir
         out["baseline"] = [_row_json(r, baseline=True) for r in s.baseline]
-    out.update(_added_json(s))
+    out.update(added_json(s))
     out.update(s.judge_json)
-    return out
-
-
-def _added_json(s: Summary) -> dict[str, Any]:
-    """`judge_runs`, `equivalence` and `cost_per_correct` (each when there is one)."""
-    from bench.summarise.cost import cost_json
-    from bench.summarise.equivalence import equivalence_json
-
-    out: dict[str, Any] = {}
-    if s.judge_runs:
-        from bench.summarise.judge_runs import judge_runs_json
-
-        out["judge_runs"] = judge_runs_json(s.judge_runs)
-    if s.equivalence:
-        out["equivalence"] = equivalence_json(s.equivalence)
-    if s.cost is not None:
-        out["cost_per_correct"] = cost_json(s.cost)
     return out

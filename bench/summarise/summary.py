@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench.runmeta import RunMeta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
+from bench.summarise.budgets import budget_view, coverage_rows
 from bench.summarise.calibration_view import lenient_judges
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
@@ -212,6 +213,10 @@ def _add_views(
     summary.flags = compute_flags(
         run.meta, run.records, lenient=lenient_judges(run.run_dir, run.meta, summary.outcome)
     )
+    questions = layout.set_questions["scored"]
+    sizes = {n: summary.arms[n].context_tokens_mean for n in names}
+    summary.budgets = budget_view(run.records, names, questions, sizes)
+    summary.coverage = coverage_rows(run.records, names, questions, run.meta)
 
 
 def _add_baseline(

@@ -25,6 +25,7 @@ from bench import records
 from bench.records import (
     SCHEMA_VERSION,
     ArmResult,
+    BudgetResult,
     Imported,
     Judgement,
     QuestionRecord,
@@ -39,6 +40,7 @@ _REFS = {
     Judgement: "#/$defs/judgement",
     RepeatResult: "#/$defs/repeat_result",
     Imported: "#/$defs/imported",
+    BudgetResult: "#/$defs/budget_result",
 }
 
 
@@ -73,6 +75,7 @@ def build_schema() -> dict[str, Any]:
             "judgement": _object(Judgement),
             "repeat_result": _object(RepeatResult),
             "imported": _object(Imported),
+            "budget_result": _object(BudgetResult),
         },
     }
 

@@ -61,8 +61,7 @@ def run_unit(
     from bench.run.directory import RunDirectory
     from bench.run.settings import arm_specs
 
-    started = time.perf_counter()
-    cfg = task.cfg
+    started, cfg = time.perf_counter(), task.cfg
     run_dir = RunDirectory(Path(local_run_dir(cfg, task.run_dir)))
     remote = remote_run(cfg)  # out=s3://: this node's staging folder, synced per unit
     if remote:
@@ -100,6 +99,7 @@ def run_unit(
         health=ext_health.table_to_json(outcome.health),
         retrieval=ret_health.table_to_json(outcome.retrieval),
         seconds=time.perf_counter() - started,
+        sizes=dict(outcome.sizes),
     )
 
 
