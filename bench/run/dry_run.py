@@ -130,6 +130,8 @@ def _open_arms(
         for s in live
     ]
     return {s.name: arms[s.name] for s in specs}
+
+
 def _budgets(est: DryRunEstimate, step: Any, question: Any, context: Any) -> None:
     """Each context budget's answer and verdicts, counted per budget (`est.per_budget`)."""
     from bench.run.budgets import answer_budgets
