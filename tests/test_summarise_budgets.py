@@ -125,3 +125,39 @@ def test_a_budget_listed_twice_counts_once(tmp_path: Path) -> None:
     assert view is not None
     cell = view.cells["raw"][256].accuracy
     assert (cell.k, cell.n) == (1, 1)
+
+
+def test_each_budget_pair_carries_the_clustered_test_over_conversations(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    sizes = {"raw": 3000, "rag": 1200, "mem": 400}
+    records = [
+        record(f"conv-{i % 6}:{i}", 1 + i % 4, {a: _result(rng, sizes[a]) for a in ARMS})
+        for i in range(72)
+    ]
+    summary = summarise_run(write_run(tmp_path / "run", records))
+    view = summary.budgets
+    assert view is not None
+    from bench.summarise.clustered import clustered_paired
+
+    for budget in BUDGETS:
+        rows = view.pairs[budget]
+        for row in rows:
+            pairs = [
+                (rec.conversation_id,
+                 next(b.correct for b in rec.arms[row.a].budgets if b.budget == budget),
+                 next(b.correct for b in rec.arms[row.b].budgets if b.budget == budget))
+                for rec in records
+            ]  # fmt: skip
+            expected = clustered_paired([(c, bool(x), bool(y)) for c, x, y in pairs])
+            got = row.pooled.clustered
+            assert got is not None and (got.k, got.n) == (6, 72)
+            assert (got.p, got.ci95, got.deff) == (expected.p, expected.ci95, expected.deff)
+        clustered = [r.pooled.clustered for r in rows]
+        assert [c.p_holm for c in clustered if c] == holm([c.p for c in clustered if c])
+    text = render_text(summary)
+    assert "| budget | A | B | n | A only | B only | p (exact) | p (Holm) | p (clustered) |" in text
+    pair = summary_to_json(summary)["budgets"]["pairs"]["256"][0]
+    assert (
+        pair["clustered"]["k"] == 6
+        and pair["clustered"]["p"] == view.pairs[256][0].pooled.clustered.p
+    )  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.summarise.clustered_view import P_HEADER, p_cells, pair_json
 from bench.summarise.model import BudgetCell, PairedTest, Summary
 from bench.summarise.stats import Rate
 
@@ -19,10 +20,6 @@ def _acc(rate: Rate) -> str:
 
 def _tokens(value: float | None) -> str:
     return _DASH if value is None else f"{value:,.0f}"
-
-
-def _p(value: float | None) -> str:
-    return _DASH if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -48,20 +45,21 @@ def render_budgets(s: Summary) -> list[str]:
     curve = [[name, *(_acc(c.accuracy) for c in cells.values())]
              for name, cells in view.cells.items()]  # fmt: skip
     out += _table(["arm", *(f"B = {x}" for x in view.budgets)], curve)
-    out += ["", "Pairs at each budget (exact McNemar on question_id, Holm within each budget):"]
+    out += ["", "Pairs at each budget (exact McNemar on question_id and exact sign-flip over "
+            "clusters, each Holm-adjusted within each budget):"]  # fmt: skip
     pairs = [
         [str(budget), row.a, row.b, *_test_cells(row.pooled)]
         for budget, rows in view.pairs.items()
         for row in rows
     ]
-    out += ["", *_table(["budget", "A", "B", "n", "A only", "B only", "p", "p (Holm)"], pairs)]
+    out += ["", *_table(["budget", "A", "B", "n", "A only", "B only", *P_HEADER], pairs)]
     out += ["", f"Headline B: the largest budget every arm fills on average ({b} ≤ the smallest "
             "mean unconstrained context); the context is cut by methodology §3.5."]  # fmt: skip
     return out
 
 
 def _test_cells(t: PairedTest) -> list[str]:
-    return [str(t.n), str(t.a_only), str(t.b_only), _p(t.p), _p(t.p_holm)]
+    return [str(t.n), str(t.a_only), str(t.b_only), *p_cells(t)]
 
 
 def render_coverage(s: Summary) -> list[str]:
@@ -100,7 +98,8 @@ def budgets_json(s: Summary) -> dict[str, Any]:
                      for n, cells in view.cells.items()},
             "pairs": {str(b): [{"a": r.a, "b": r.b, "n": r.pooled.n, "a_only": r.pooled.a_only,
                                 "b_only": r.pooled.b_only, "p": r.pooled.p,
-                                "p_holm": r.pooled.p_holm} for r in rows]
+                                "p_holm": r.pooled.p_holm, "clustered": pair_json(r.pooled)}
+                               for r in rows]
                       for b, rows in view.pairs.items()},
         }  # fmt: skip
     if s.coverage:

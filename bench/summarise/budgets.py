@@ -19,7 +19,7 @@ Standard library only. Both views read the records once more (the main pass,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -38,10 +38,12 @@ def budget_view(
     names: list[str],
     scored: Questions,
     unconstrained: dict[str, Any],
+    clusters: Sequence[int] | None = None,
 ) -> BudgetView | None:
     """The budget view of a run; None when no record holds a budget answer.
 
-    `unconstrained`: arm -> mean context tokens without a budget (`ArmStats`).
+    `unconstrained`: arm -> mean context tokens without a budget (`ArmStats`);
+    `clusters`: record position -> cluster index, for the clustered test at each budget.
     """
     right: dict[tuple[str, int], set[int]] = {}
     wrong: dict[tuple[str, int], set[int]] = {}
@@ -71,18 +73,22 @@ def budget_view(
     view = BudgetView(budgets, headline_budget(budgets, unconstrained), cells)
     for budget in budgets:
         at = {n: outcomes[(n, budget)] for n in names if (n, budget) in outcomes}
-        view.pairs[budget] = budget_pairs(at, scored)
+        view.pairs[budget] = budget_pairs(at, scored, clusters)
     return view
 
 
-def budget_pairs(outcomes: dict[str, Outcomes], scored: Questions) -> list[PairRow]:
+def budget_pairs(
+    outcomes: dict[str, Outcomes], scored: Questions, clusters: Sequence[int] | None = None
+) -> list[PairRow]:
     """Every pair of arms at one budget: exact McNemar per question, Holm over the budget.
 
-    One budget is one family. A clustered counterpart (per conversation) is added by
-    calling it on these rows, as the unconstrained pairs are.
+    One budget is one family. With `clusters`, each test also carries its clustered
+    counterpart (exact sign-flip over clusters, bootstrap interval; bench.summarise.
+    clustered), Holm-adjusted as a second family within the budget, as the
+    unconstrained pairs are.
     """
     rows = [
-        PairRow(a, b, SET, paired(outcomes[a], outcomes[b], scored), {})
+        PairRow(a, b, SET, paired(outcomes[a], outcomes[b], scored, clusters, interval=True), {})
         for a, b in combinations(outcomes, 2)
     ]
     apply_holm(rows)

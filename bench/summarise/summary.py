@@ -215,7 +215,7 @@ def _add_views(
     )
     questions = layout.set_questions["scored"]
     sizes = {n: summary.arms[n].context_tokens_mean for n in names}
-    summary.budgets = budget_view(run.records, names, questions, sizes)
+    summary.budgets = budget_view(run.records, names, questions, sizes, layout.clusters)
     summary.coverage = coverage_rows(run.records, names, questions, run.meta)
 
 
