@@ -205,6 +205,14 @@ class LimitConfig:
     """Most conversations to run; None means all."""
     questions: int | None = None
     """Per conversation."""
+    per_category: int | None = None
+    """Seeded stratified sample: at most N questions of each category (LoCoMo category,
+    LongMemEval question type, BEAM ability), drawn by `bench.loaders.sample`; None: off."""
+    fraction: float | None = None
+    """Seeded stratified sample: ceil(F x n) of each category's n questions (0 < F <= 1);
+    None: off. Exclusive with `per_category` and `questions`."""
+    seed: int = 0
+    """Seed of the stratified sample (`per_category` / `fraction`); recorded in run.json."""
 
 
 @dataclass

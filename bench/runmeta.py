@@ -163,6 +163,10 @@ class RunMeta:
     probe} (bench.scoring.retrieval_health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
+    sample: dict[str, Any] = field(default_factory=dict)
+    """The seeded stratified sample drawn (`limit.per_category` / `limit.fraction`):
+    seed, size, per-category kept/of, ids_sha256 (`bench.types.SampleInfo.to_json`);
+    written only for a sampled run."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -190,6 +194,8 @@ class RunMeta:
             out.pop("retrieval_health")
         if self.repeats.requested <= 1:  # single runs are unchanged
             out.pop("repeats")
+        if not out["sample"]:  # runs of the whole dataset are unchanged
+            out.pop("sample")
         return out
 
 

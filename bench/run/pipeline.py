@@ -17,6 +17,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.loaders import dataset_stats, load_dataset
+from bench.loaders.sample import sample_dataset
 from bench.remote.stage import remote_run
 from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
@@ -216,8 +217,12 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
 
 
 def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
-    """Keep the first `limit.conversations` and `limit.questions` per conversation."""
+    """Keep the first `limit.conversations` and `limit.questions` per conversation.
+
+    Then a seeded stratified sample of what is left (`limit.per_category` / `limit.fraction`,
+    bench.loaders.sample), when one is asked.
+    """
     convs = dataset.conversations[: cfg.limit.conversations]
     if cfg.limit.questions is not None:
         convs = tuple(replace(c, questions=c.questions[: cfg.limit.questions]) for c in convs)
-    return replace(dataset, conversations=tuple(convs))
+    return sample_dataset(replace(dataset, conversations=tuple(convs)), cfg.limit)

@@ -150,4 +150,5 @@ def run_meta(
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),
+        sample=dataset.sample.to_json() if dataset.sample else {},
     )
