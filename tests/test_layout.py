@@ -47,6 +47,7 @@ STAGES = {
     "remote": 3,
     "summarise": 4,  # standard library only (tests/test_summarise_cli.py)
     "report": 5,
+    "export": 5,  # python -m bench.export (inspect logs)
     "verify": 5,
     "run": 6,
     "suite": 7,
