@@ -269,6 +269,23 @@ class S3Config:
 
 
 @dataclass
+class OtelConfig:
+    """OpenTelemetry export of a run (`otel=true`; docs/report.md#opentelemetry); off by default."""
+
+    enabled: bool = False
+    """Emit a span per run and per question and a `gen_ai.evaluation.result` event per
+    verdict (bench/run/otel.py); needs the `otel` extra. `otel=true` sets it."""
+    endpoint: str | None = None
+    """OTLP/HTTP endpoint (`http://127.0.0.1:4318`); None: `$OTEL_EXPORTER_OTLP_ENDPOINT`.
+    Headers (e.g. a key) only from `$OTEL_EXPORTER_OTLP_HEADERS`, never the config."""
+    content: bool = False
+    """Also put question, gold, answer and judge explanations in attributes (off: ids,
+    labels and numbers only)."""
+    service_name: str = "armbench"
+    """The `service.name` resource attribute."""
+
+
+@dataclass
 class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
@@ -312,6 +329,8 @@ class RunConfig:
     """Where `executor=ray` sends its tasks; ignored by the local executor."""
     s3: S3Config = field(default_factory=S3Config)
     """Staging and endpoint for `out=s3://...`; unused for a local `out`."""
+    otel: OtelConfig = field(default_factory=OtelConfig)
+    """OpenTelemetry spans and evaluation events (off unless `otel=true`)."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
     budget: BudgetConfig = field(default_factory=BudgetConfig)

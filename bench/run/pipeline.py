@@ -28,6 +28,7 @@ from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.ingest import arm_ingester
 from bench.run.lanes import Lanes, unit_lanes
+from bench.run.otel import run_telemetry
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
 from bench.run.scale.executor import UnitPlan, plan_units
@@ -53,7 +54,8 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
 
     with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
         try:
-            return _run_locked(cfg, shared_stores)
+            with run_telemetry(cfg, cfg.dataset.name):  # otel=true (bench/run/otel.py)
+                return _run_locked(cfg, shared_stores)
         finally:  # after the providers closed: the cache's WAL is folded into its file
             if (remote := remote_run(cfg)) is not None:
                 remote.push_top()
