@@ -188,6 +188,11 @@ class DatasetConfig:
     """Hugging Face dataset repo to download from; None means none."""
     hf_split: str | None = None
     """Split (file) of `hf_repo` to download."""
+    hf_revision: str | None = None
+    """The Hub commit (40 hex digits) `hf_repo` is fetched at; a Hub fetch needs it and
+    `sha256` pinned (bench/loaders/hub.py), and run.json records both."""
+    variant: str | None = None
+    """LongMemEval: `s`, `m` or `oracle` (the file `longmemeval_<variant>`); None for others."""
     errata: str | None = None
     """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
     tier: str | None = None

@@ -38,6 +38,10 @@ class DatasetMeta:
     """Audit entries matched to loaded questions."""
     errata_score_affected: int | None = None
     """Of those, entries whose gold answer changes."""
+    hf_repo: str | None = None
+    """The Hub dataset pinned (`dataset.hf_repo`), when `dataset.hf_revision` is set."""
+    hf_revision: str | None = None
+    """The pinned Hub commit; `sha256` is then the pinned file's (checked), wherever read."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +190,8 @@ class RunMeta:
         them are unchanged.
         """
         out: dict[str, Any] = _plain(self)
-        for key in [k for k, v in out["dataset"].items() if k.startswith("errata_") and v is None]:
+        optional = ("errata_", "hf_")
+        for key in [k for k, v in out["dataset"].items() if k.startswith(optional) and v is None]:
             del out["dataset"][key]
         if not out["extraction_health"]:  # only runs with extracting arms report it
             out.pop("extraction_health")

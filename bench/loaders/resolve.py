@@ -58,6 +58,9 @@ def cache_dir() -> Path:
 
 def resolve_data_file(cfg: DatasetConfig) -> Path:
     """The dataset file to load, downloading and verifying it when it is nowhere local."""
+    from bench.loaders.hub import check_variant
+
+    check_variant(cfg.loader, cfg.variant)
     if cfg.path:
         return _explicit_path(cfg)
     data_dir = os.environ.get("BENCH_DATA_DIR")
@@ -111,13 +114,17 @@ def _verify(path: Path, cfg: DatasetConfig, origin: str) -> None:
 
 
 def _fetch(cfg: DatasetConfig, looked_in: list[Path]) -> Path:
-    """Download the canonical file into the cache (Hub repo first, else `dataset.url`)."""
+    """The Hub file at its pinned revision (Hub cache), else `dataset.url` into the cache."""
     target = cache_dir() / cfg.filename
     if cfg.hf_repo:
-        from bench.loaders.hub import download_from_hub
+        from bench.loaders.hub import fetch_pinned, require_pins
 
-        download_from_hub(cfg.hf_repo, cfg.hf_split or cfg.filename, target)
-    elif cfg.url:
+        local = f"set BENCH_DATA_DIR=<dir with {cfg.filename}> (or dataset.path=)"
+        revision = require_pins(cfg.hf_repo, cfg.hf_revision, cfg.sha256, local)
+        fetched = fetch_pinned(cfg.hf_repo, cfg.hf_split or cfg.filename, revision, local)
+        _verify(fetched, cfg, origin=f"Hub {cfg.hf_repo}@{revision[:12]}")
+        return fetched
+    if cfg.url:
         download_url(cfg.url, target, expected_sha256=cfg.sha256)
     else:
         where = ", ".join(str(p) for p in looked_in)

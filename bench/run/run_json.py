@@ -134,7 +134,12 @@ def run_meta(
     """
     return RunMeta(
         dataset=DatasetMeta(
-            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
+            dataset.name,
+            dataset.path,
+            dataset.sha256,
+            **errata_meta(dataset.errata),
+            hf_repo=cfg.dataset.hf_repo if cfg.dataset.hf_revision else None,
+            hf_revision=cfg.dataset.hf_revision,
         ),
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
