@@ -135,3 +135,14 @@ def test_unsampled_run_json_has_no_sample_key(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "sample" not in json.loads((out / "run.json").read_text())
     assert "SAMPLE" not in render_text(summarise_run(out))
+
+
+@pytest.mark.parametrize("dataset", ["smoke_longmemeval", "smoke_beam"])
+def test_longmemeval_and_beam_are_stratified_by_type_and_ability(dataset: str) -> None:
+    """LongMemEval's question type and BEAM's ability (both `question_type`) are the strata."""
+    full = load_dataset(compose_run(f"dataset={dataset}").dataset)
+    sampled = sample_dataset(full, LimitConfig(per_category=1, seed=0))
+    types = [q.question_type for q in sampled.questions()]
+    assert sorted(map(str, types)) == sorted({str(q.question_type) for q in full.questions()})
+    assert sampled.sample is not None
+    assert {k for k, _, _ in sampled.sample.strata} == set(types)
