@@ -187,10 +187,10 @@ class DatasetConfig:
     hf_repo: str | None = None
     """Hugging Face dataset repo to download from; None means none."""
     hf_split: str | None = None
-    """Split (file) of `hf_repo` to download."""
+    """The file of `hf_repo` to fetch; None: the variant's (LongMemEval) or the tier's (BEAM)."""
     hf_revision: str | None = None
-    """The Hub commit (40 hex digits) `hf_repo` is fetched at; a Hub fetch needs it and
-    `sha256` pinned (bench/loaders/hub.py), and run.json records both."""
+    """The Hub commit (40 hex digits) `hf_repo` is fetched at (a branch moves); run.json
+    records it with the file's SHA-256, checked when `sha256` is pinned (bench/loaders/hub.py)."""
     variant: str | None = None
     """LongMemEval: `s`, `m` or `oracle` (the file `longmemeval_<variant>`); None for others."""
     errata: str | None = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from bench.types import HubSource
 from bench.untrusted import UntrustedJSONError, read_json
 
 RUN_SCHEMA_VERSION = 1
@@ -39,9 +40,26 @@ class DatasetMeta:
     errata_score_affected: int | None = None
     """Of those, entries whose gold answer changes."""
     hf_repo: str | None = None
-    """The Hub dataset pinned (`dataset.hf_repo`), when `dataset.hf_revision` is set."""
+    """The Hub dataset the file came from (`dataset.hf_repo`); absent for a local copy."""
     hf_revision: str | None = None
-    """The pinned Hub commit; `sha256` is then the pinned file's (checked), wherever read."""
+    """The pinned Hub commit it was read at (`dataset.hf_revision`)."""
+    hf_file: str | None = None
+    """The file inside the Hub repo."""
+    hf_sha256_verified: bool | None = None
+    """True when `sha256` was checked against a pinned `dataset.sha256`; False when none
+    was pinned and it was only recorded (trust on first use)."""
+
+
+def hub_meta(source: HubSource | None) -> dict[str, Any]:
+    """The `DatasetMeta` fields naming the Hub file read (empty for a local copy)."""
+    if source is None:
+        return {}
+    return {
+        "hf_repo": source.repo,
+        "hf_revision": source.revision,
+        "hf_file": source.file,
+        "hf_sha256_verified": source.sha256_verified,
+    }
 
 
 @dataclass(frozen=True)

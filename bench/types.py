@@ -151,6 +151,21 @@ class ErrataSource:
 
 
 @dataclass(frozen=True)
+class HubSource:
+    """The Hugging Face Hub file a dataset was read from, at a pinned commit."""
+
+    repo: str
+    """The Hub dataset (`dataset.hf_repo`)."""
+    revision: str
+    """The commit it was read at (`dataset.hf_revision`, 40 hex digits)."""
+    file: str
+    """The file inside the repo (`longmemeval_s_cleaned.json`, `data/100K-…parquet`)."""
+    sha256_verified: bool
+    """True when its SHA-256 was checked against `dataset.sha256`; False when none was
+    pinned and the hash was only recorded (trust on first use)."""
+
+
+@dataclass(frozen=True)
 class SampleInfo:
     """A seeded stratified sample of a dataset's questions (`limit.per_category` / `fraction`)."""
 
@@ -205,6 +220,8 @@ class Dataset:
     """The answer-key audit applied to the questions, when `dataset.errata` is on."""
     sample: SampleInfo | None = None
     """The stratified sample drawn (`limit.per_category` / `limit.fraction`), None if none."""
+    hub: HubSource | None = None
+    """The Hub file at its pinned commit, when the data came from the Hub; None otherwise."""
 
     def questions(self) -> list[Question]:
         """Every question in conversation order."""

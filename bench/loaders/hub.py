@@ -2,11 +2,13 @@
 
 The file is fetched with `huggingface_hub.hf_hub_download` (the Hub client `datasets` is
 built on) into the Hub's own cache (`$HF_HUB_CACHE`, `datasets--<org>--<name>/snapshots/
-<revision>/`), and read from there like a local JSON file. A fetch needs the commit
-(`dataset.hf_revision`, 40 hex digits: a branch moves) and the file's SHA-256
-(`dataset.sha256`) pinned, and the bytes must match it: a file changed in the cache or
-upstream is refused. armbench pins none for LongMemEval: no verified values are recorded
-(datasets/longmemeval/README.md), so the user pins them, or points at a local copy.
+<revision>/`), and read from there. A fetch needs the commit (`dataset.hf_revision`, 40
+hex digits: a branch moves); conf/dataset/ ships one per Hub dataset, as recorded by a
+public pin table (not verified here: a commit that does not exist fails the fetch).
+No SHA-256 is published for these files, so the checksum is trust-on-first-use
+(`bench.loaders.resolve.hub_file`): with `dataset.sha256` set the bytes must match it (a
+file changed in the cache or upstream is refused); without, the file's SHA-256 is
+computed, recorded in run.json and one note says how to pin it.
 `datasets.load_dataset` itself is not used: LongMemEval's `answer` column mixes strings
 and integers, which pyarrow's schema inference rejects.
 
@@ -28,7 +30,14 @@ from urllib.parse import urlsplit
 from bench.errors import ConfigError, DatasetError
 from bench.names import did_you_mean
 
-VARIANTS = {"longmemeval": ("s", "m", "oracle")}
+LONGMEMEVAL_FILES = {
+    "s": "longmemeval_s_cleaned.json",
+    "m": "longmemeval_m_cleaned.json",
+    "oracle": "longmemeval_oracle.json",
+}
+"""`dataset.variant` → its file in the cleaned release `xiaowu0162/longmemeval-cleaned`
+(the default `dataset.hf_repo`; another repo names its file with `dataset.hf_split`)."""
+VARIANTS = {"longmemeval": tuple(LONGMEMEVAL_FILES)}
 """`dataset.variant` values per loader (LongMemEval's three files)."""
 
 _PIN = re.compile(r"[0-9a-f]{40}")
@@ -45,13 +54,22 @@ def check_variant(loader: str, variant: str | None) -> None:
     )
 
 
-def require_pins(repo: str, revision: str | None, sha256: str | None, local: str) -> str:
-    """The pinned revision; DatasetError when the revision or the SHA-256 is not pinned."""
-    if revision is None or sha256 is None or not _PIN.fullmatch(revision.lower()):
+def hub_file_name(loader: str, variant: str | None, hf_split: str | None, filename: str) -> str:
+    """The file to fetch: `dataset.hf_split` when given, else the variant's, else `filename`."""
+    if hf_split:
+        return hf_split
+    if loader == "longmemeval" and variant in LONGMEMEVAL_FILES:
+        return LONGMEMEVAL_FILES[variant]
+    return filename
+
+
+def require_revision(repo: str, revision: str | None, local: str) -> str:
+    """The pinned commit (lower case); DatasetError when it is not 40 hex digits."""
+    if revision is None or not _PIN.fullmatch(revision.lower()):
         raise DatasetError(
-            f"{repo}: a Hub fetch needs a pinned commit and SHA-256 and armbench records none "
-            f"verified (got dataset.hf_revision={revision}, dataset.sha256={sha256}): pin "
-            f"dataset.hf_revision=<40-hex commit> dataset.sha256=<hex of the file>, or {local}"
+            f"dataset.hf_revision={revision}: a Hub fetch of {repo} needs a commit of 40 hex "
+            f"digits (a branch or tag moves): pin dataset.hf_revision=<40-hex commit of "
+            f"{repo}>, or {local}"
         )
     return revision.lower()
 
@@ -97,7 +115,8 @@ def fetch_pinned(repo: str, remote_name: str, revision: str, local: str) -> Path
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise DatasetError(
             f"{where}: fetching failed ({type(exc).__name__}: {first}); check the network "
-            f"and dataset.hf_repo/hf_split/hf_revision, or {local}"
+            f"and dataset.hf_repo/hf_split/hf_revision (the revision is a commit of that "
+            f"repo: another repo needs its own), or {local}"
         ) from exc
 
 

@@ -24,7 +24,7 @@ from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, outcome_rule
 from bench.run.lock import run_json_lock
 from bench.run.repeat_plan import plan_repeats
-from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, read_run_meta
+from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, hub_meta, read_run_meta
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
@@ -138,8 +138,7 @@ def run_meta(
             dataset.path,
             dataset.sha256,
             **errata_meta(dataset.errata),
-            hf_repo=cfg.dataset.hf_repo if cfg.dataset.hf_revision else None,
-            hf_revision=cfg.dataset.hf_revision,
+            **hub_meta(dataset.hub),
         ),
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
