@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.config import DatasetConfig
-from bench.loaders.beam import load_beam_config
+from bench.loaders.beam_hub import load_beam_config
 from bench.loaders.errata import AUTO, apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.locomo_plus import load_locomo_plus_config
