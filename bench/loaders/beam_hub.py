@@ -48,7 +48,11 @@ def load_beam_config(cfg: DatasetConfig) -> Dataset:
     folder = local_beam_folder(cfg)
     if folder is None and cfg.hf_repo and tier in HUB_SPLITS:
         remote = cfg.hf_split or f"data/{HUB_SPLITS[tier]}-00000-of-00001.parquet"
-        path, hub = hub_file(cfg, remote, f"set BENCH_DATA_DIR=<dir with {spec.folder}/>")
+        local = (
+            f"set BENCH_DATA_DIR=<dir with {spec.folder}/> or dataset.path=<tier folder>, "
+            "or dataset.hf_repo=null to download the tier from upstream's GitHub"
+        )
+        path, hub = hub_file(cfg, remote, local)
         return replace(load_beam_parquet(path, cfg.name, tier), hub=hub)
     return load_beam(folder or resolve_beam_folder(cfg), cfg.name, tier)
 

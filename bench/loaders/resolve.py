@@ -85,7 +85,8 @@ def resolve_source(cfg: DatasetConfig) -> tuple[Path, HubSource | None]:
         from bench.loaders.hub import hub_file_name
 
         remote = hub_file_name(cfg.loader, cfg.variant, cfg.hf_split, cfg.filename)
-        return hub_file(cfg, remote, f"set BENCH_DATA_DIR=<dir with {cfg.filename}>")
+        local = f"set BENCH_DATA_DIR=<dir with {cfg.filename}> (or dataset.path=)"
+        return hub_file(cfg, remote, local)
     return _fetch(cfg, looked_in=candidates), None
 
 
@@ -131,12 +132,11 @@ def hub_file(cfg: DatasetConfig, remote: str, local: str) -> tuple[Path, HubSour
     With `dataset.sha256` set, other bytes are refused; without (none is published for
     the shipped Hub datasets), the file's SHA-256 is recorded (run.json `dataset.sha256`,
     `hf_sha256_verified: false`) and one note tells how to pin it. `local` is the fix
-    naming a local copy, for the errors (`dataset.path=` is offered as well).
+    naming a local copy, for the errors.
     """
     from bench.loaders.hub import fetch_pinned, require_revision
 
     assert cfg.hf_repo is not None
-    local = f"{local} (or dataset.path=)"
     revision = require_revision(cfg.hf_repo, cfg.hf_revision, local)
     path = fetch_pinned(cfg.hf_repo, remote, revision, local)
     origin = f"Hub {cfg.hf_repo}@{revision[:12]}"
