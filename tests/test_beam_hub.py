@@ -95,6 +95,17 @@ def test_a_pinned_parquet_checksum_is_enforced(offline_hub: Path) -> None:
         load_dataset(other)
 
 
+def test_a_local_copy_of_the_parquet_file_is_read_as_dataset_path(tmp_path: Path) -> None:
+    copy = hub_cache(tmp_path / "hf")
+    cfg = compose_run("dataset=beam", f"dataset.path={copy}").dataset
+    loaded = load_dataset(cfg)
+    assert loaded.conversations == load_beam(FIXTURE, "beam", "128k").conversations
+    assert (loaded.path, loaded.hub) == (str(copy), None)
+    missing = compose_run("dataset=beam", f"dataset.path={tmp_path / 'x.parquet'}").dataset
+    with pytest.raises(DatasetError, match="x.parquet: file not found"):
+        load_dataset(missing)
+
+
 def test_10m_and_a_missing_split_are_one_line(offline_hub: Path) -> None:
     cfg = compose_run("dataset=beam", "dataset.tier=500k").dataset
     with pytest.raises(DatasetError, match="data/500K-00000-of-00001.parquet of the Hub dataset"):

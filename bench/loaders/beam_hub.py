@@ -1,5 +1,6 @@
 """BEAM from the Hugging Face Hub: one parquet file per tier, rows converted to the tier layout.
 
+`dataset.path=<file>.parquet` reads such a file where it lies (hashed, not checked).
 `dataset=beam dataset.tier=128k|500k|1m` with no local tier folder (beam_source.py) reads
 `data/<split>-00000-of-00001.parquet` of `dataset.hf_repo` (`Mohammadta/BEAM`) at the
 pinned commit `dataset.hf_revision` (`bench.loaders.resolve.hub_file`: Hub cache first,
@@ -29,7 +30,7 @@ from bench.config import DatasetConfig
 from bench.loaders.beam import beam_conversation, check_beam, load_beam
 from bench.loaders.beam_source import local_beam_folder, resolve_beam_folder, tier_of
 from bench.loaders.check import FileChecker
-from bench.loaders.resolve import hub_file, sha256_file
+from bench.loaders.resolve import hub_file, resolve_data_file, sha256_file
 from bench.types import Conversation, Dataset
 from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, parse_json
 from bench.untrusted import parse_python_literal as parse_literal
@@ -43,8 +44,10 @@ _ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def load_beam_config(cfg: DatasetConfig) -> Dataset:
-    """The configured tier: a local folder, else the Hub's parquet file, else downloaded."""
+    """The configured tier: a local folder (or parquet file), else the Hub's file, else GitHub."""
     tier, spec = tier_of(cfg)
+    if cfg.path and cfg.path.endswith(".parquet"):  # a copy of the Hub file: hashed only
+        return load_beam_parquet(resolve_data_file(cfg), cfg.name, tier)
     folder = local_beam_folder(cfg)
     if folder is None and cfg.hf_repo and tier in HUB_SPLITS:
         remote = cfg.hf_split or f"data/{HUB_SPLITS[tier]}-00000-of-00001.parquet"
