@@ -22,6 +22,7 @@ bounds). A file without those columns, or a malformed value, is one DatasetError
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,8 @@ def _number(check: FileChecker, row: dict[str, Any]) -> str:
     return number
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of the parquet file (at most `MAX_DATASET_BYTES`), with the columns checked."""
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of the parquet file (at most `MAX_DATASET_BYTES`), one by one, columns checked."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -98,19 +99,20 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     if size > MAX_DATASET_BYTES:
         check.fail("", f"{size} bytes, over the {MAX_DATASET_BYTES} read")
     try:
-        table = pq.read_table(path)
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            check.fail(
+                "",
+                f"not the BEAM Hub layout: columns {', '.join(missing)} missing (needs "
+                f"{', '.join(COLUMNS)}; found {', '.join(names) or 'none'})",
+            )
+        for batch in parquet.iter_batches(batch_size=1, columns=list(COLUMNS)):
+            yield from batch.to_pylist()
     except (pa.ArrowException, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         check.fail("", f"not a readable parquet file ({first[:120]})")
-    missing = [c for c in COLUMNS if c not in table.column_names]
-    if missing:
-        check.fail(
-            "",
-            f"not the BEAM Hub layout: columns {', '.join(missing)} missing (needs "
-            f"{', '.join(COLUMNS)}; found {', '.join(table.column_names) or 'none'})",
-        )
-    rows: list[dict[str, Any]] = table.select(list(COLUMNS)).to_pylist()
-    return rows
 
 
 def _batches(check: FileChecker, raw: Any) -> list[Any]:
