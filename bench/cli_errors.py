@@ -7,10 +7,12 @@ never a traceback. Exit 1 stays reserved for "finished with arm results in error
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 _FIXES = {
     errno.EACCES: "make it writable, or pass another out=<dir>",
@@ -51,3 +53,30 @@ def exit_status(main: Callable[[], int]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return PIPE_CLOSED
     return status
+
+
+def one_line_errors(command: Callable[[], int]) -> int:
+    """`command()`'s status; a BenchError or OSError becomes its one `error:` line, exit 2."""
+    from bench.errors import BenchError
+
+    try:
+        return command()
+    except BenchError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(os_error_line(exc), file=sys.stderr)
+        return 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An `argparse` parser whose usage errors are one line, `error: ...: fix`, exit 2.
+
+    argparse's own `error` prints the whole usage block first; a bad flag is one line at
+    this project's command line, like every other bad input.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print `error: <message> (<prog>): see <prog> --help` and exit 2."""
+        sys.stderr.write(f"error: {message} ({self.prog}): see {self.prog} --help\n")
+        raise SystemExit(2)

@@ -187,7 +187,12 @@ class DatasetConfig:
     hf_repo: str | None = None
     """Hugging Face dataset repo to download from; None means none."""
     hf_split: str | None = None
-    """Split (file) of `hf_repo` to download."""
+    """The file of `hf_repo` to fetch; None: the variant's (LongMemEval) or the tier's (BEAM)."""
+    hf_revision: str | None = None
+    """The Hub commit (40 hex digits) `hf_repo` is fetched at (a branch moves); run.json
+    records it with the file's SHA-256, checked when `sha256` is pinned (bench/loaders/hub.py)."""
+    variant: str | None = None
+    """LongMemEval: `s`, `m` or `oracle` (the file `longmemeval_<variant>`); None for others."""
     errata: str | None = None
     """LoCoMo answer-key audit: null (off), `auto` (found or downloaded) or a file path."""
     tier: str | None = None
@@ -205,6 +210,14 @@ class LimitConfig:
     """Most conversations to run; None means all."""
     questions: int | None = None
     """Per conversation."""
+    per_category: int | None = None
+    """Seeded stratified sample: at most N questions of each category (LoCoMo category,
+    LongMemEval question type, BEAM ability), drawn by `bench.loaders.sample`; None: off."""
+    fraction: float | None = None
+    """Seeded stratified sample: ceil(F x n) of each category's n questions (0 < F <= 1);
+    None: off. Exclusive with `per_category` and `questions`."""
+    seed: int = 0
+    """Seed of the stratified sample (`per_category` / `fraction`); recorded in run.json."""
 
 
 @dataclass
@@ -261,6 +274,23 @@ class S3Config:
 
 
 @dataclass
+class OtelConfig:
+    """OpenTelemetry export of a run (`otel=true`; docs/report.md#opentelemetry); off by default."""
+
+    enabled: bool = False
+    """Emit a span per run and per question and a `gen_ai.evaluation.result` event per
+    verdict (bench/run/otel.py); needs the `otel` extra. `otel=true` sets it."""
+    endpoint: str | None = None
+    """OTLP/HTTP endpoint (`http://127.0.0.1:4318`); None: `$OTEL_EXPORTER_OTLP_ENDPOINT`.
+    Headers (e.g. a key) only from `$OTEL_EXPORTER_OTLP_HEADERS`, never the config."""
+    content: bool = False
+    """Also put question, gold, answer and judge explanations in attributes (off: ids,
+    labels and numbers only)."""
+    service_name: str = "armbench"
+    """The `service.name` resource attribute."""
+
+
+@dataclass
 class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
@@ -304,6 +334,8 @@ class RunConfig:
     """Where `executor=ray` sends its tasks; ignored by the local executor."""
     s3: S3Config = field(default_factory=S3Config)
     """Staging and endpoint for `out=s3://...`; unused for a local `out`."""
+    otel: OtelConfig = field(default_factory=OtelConfig)
+    """OpenTelemetry spans and evaluation events (off unless `otel=true`)."""
     dry_run: bool = False
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
     budget: BudgetConfig = field(default_factory=BudgetConfig)

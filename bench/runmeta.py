@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from bench.types import HubSource
 from bench.untrusted import UntrustedJSONError, read_json
 
 RUN_SCHEMA_VERSION = 1
@@ -38,6 +39,27 @@ class DatasetMeta:
     """Audit entries matched to loaded questions."""
     errata_score_affected: int | None = None
     """Of those, entries whose gold answer changes."""
+    hf_repo: str | None = None
+    """The Hub dataset the file came from (`dataset.hf_repo`); absent for a local copy."""
+    hf_revision: str | None = None
+    """The pinned Hub commit it was read at (`dataset.hf_revision`)."""
+    hf_file: str | None = None
+    """The file inside the Hub repo."""
+    hf_sha256_verified: bool | None = None
+    """True when `sha256` was checked against a pinned `dataset.sha256`; False when none
+    was pinned and it was only recorded (trust on first use)."""
+
+
+def hub_meta(source: HubSource | None) -> dict[str, Any]:
+    """The `DatasetMeta` fields naming the Hub file read (empty for a local copy)."""
+    if source is None:
+        return {}
+    return {
+        "hf_repo": source.repo,
+        "hf_revision": source.revision,
+        "hf_file": source.file,
+        "hf_sha256_verified": source.sha256_verified,
+    }
 
 
 @dataclass(frozen=True)
@@ -166,6 +188,10 @@ class RunMeta:
     conversation_tokens: dict[str, Any] = field(default_factory=dict)
     """Unit (conversation, LongMemEval haystack) -> tokens of its whole transcript
     (`Conversation.transcript`, counted with `tokenizer`): coverage's denominator."""
+    sample: dict[str, Any] = field(default_factory=dict)
+    """The seeded stratified sample drawn (`limit.per_category` / `limit.fraction`):
+    seed, size, per-category kept/of, ids_sha256 (`bench.types.SampleInfo.to_json`);
+    written only for a sampled run."""
 
     def arm_option(self, arm: str, key: str) -> Any:
         """`config.arm_options.<arm>.<key>`, or None when the file does not say."""
@@ -185,7 +211,8 @@ class RunMeta:
         them are unchanged.
         """
         out: dict[str, Any] = _plain(self)
-        for key in [k for k, v in out["dataset"].items() if k.startswith("errata_") and v is None]:
+        optional = ("errata_", "hf_")
+        for key in [k for k, v in out["dataset"].items() if k.startswith(optional) and v is None]:
             del out["dataset"][key]
         if not out["extraction_health"]:  # only runs with extracting arms report it
             out.pop("extraction_health")
@@ -195,6 +222,8 @@ class RunMeta:
             out.pop("repeats")
         if not out["conversation_tokens"]:
             out.pop("conversation_tokens")
+        if not out["sample"]:  # runs of the whole dataset are unchanged
+            out.pop("sample")
         return out
 
 

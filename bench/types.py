@@ -176,6 +176,60 @@ class ErrataSource:
 
 
 @dataclass(frozen=True)
+class HubSource:
+    """The Hugging Face Hub file a dataset was read from, at a pinned commit."""
+
+    repo: str
+    """The Hub dataset (`dataset.hf_repo`)."""
+    revision: str
+    """The commit it was read at (`dataset.hf_revision`, 40 hex digits)."""
+    file: str
+    """The file inside the repo (`longmemeval_s_cleaned.json`, `data/100K-…parquet`)."""
+    sha256_verified: bool
+    """True when its SHA-256 was checked against `dataset.sha256`; False when none was
+    pinned and the hash was only recorded (trust on first use)."""
+
+
+@dataclass(frozen=True)
+class SampleInfo:
+    """A seeded stratified sample of a dataset's questions (`limit.per_category` / `fraction`)."""
+
+    seed: int
+    """The sample's seed (`limit.seed`)."""
+    per_category: int | None
+    """At most this many questions per category, or None."""
+    fraction: float | None
+    """ceil(fraction x n) questions of each category's n, or None."""
+    strata: tuple[tuple[str, int, int], ...]
+    """(category key, questions kept, questions offered) per category, keys sorted."""
+    ids_sha256: str
+    """SHA-256 of the kept question ids, sorted and newline-joined: the sample's fingerprint."""
+
+    @property
+    def kept(self) -> int:
+        """Questions in the sample."""
+        return sum(k for _, k, _ in self.strata)
+
+    @property
+    def offered(self) -> int:
+        """Questions the sample was drawn from."""
+        return sum(n for _, _, n in self.strata)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `sample` object of run.json."""
+        return {
+            "method": "stratified by category, sha256(seed:question_id) order",
+            "seed": self.seed,
+            "per_category": self.per_category,
+            "fraction": self.fraction,
+            "questions": self.kept,
+            "of": self.offered,
+            "strata": {key: {"kept": k, "of": n} for key, k, n in self.strata},
+            "ids_sha256": self.ids_sha256,
+        }
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A loaded dataset: its conversations plus where it came from."""
 
@@ -189,6 +243,10 @@ class Dataset:
     """The conversations in file order."""
     errata: ErrataSource | None = None
     """The answer-key audit applied to the questions, when `dataset.errata` is on."""
+    sample: SampleInfo | None = None
+    """The stratified sample drawn (`limit.per_category` / `limit.fraction`), None if none."""
+    hub: HubSource | None = None
+    """The Hub file at its pinned commit, when the data came from the Hub; None otherwise."""
 
     def questions(self) -> list[Question]:
         """Every question in conversation order."""

@@ -20,6 +20,11 @@ damaged input can cost before anything downstream sees it (issue 29):
   reader allows them;
 - shape: `read_json_object` / `expect_object` refuse a top level that is not an object.
 
+A Python literal (`repr` of parsed JSON, as some Hub datasets store a column) is read by
+`parse_python_literal` under the same bounds: its size and its bracket depth (counted by
+the tokenizer, outside strings) are checked before `ast.literal_eval` builds anything
+(the compiler recurses once per level), and the value must be JSON's kinds of data.
+
 Duplicate keys are not refused: the last one wins, as in every JSON parser the upstream
 files are written for; identities are checked on the parsed values instead.
 
@@ -36,9 +41,12 @@ with more than `MAX_DEPTH` of them.
 
 from __future__ import annotations
 
+import ast
 import functools
+import io
 import json
 import math
+import tokenize
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
@@ -51,6 +59,8 @@ MAX_INT_DIGITS: Final = 308
 """Most digits in a JSON integer: every accepted integer converts to a finite float."""
 MAX_DATASET_BYTES: Final = 4 * 1024**3
 """Largest dataset, suite or published-results file read (LongMemEval's `_m` is 2.7 GB)."""
+MAX_LITERAL_CHARS: Final = 64 * 1024**2
+"""Longest Python-literal text evaluated (a BEAM conversation's questions are ~40 kB)."""
 DEFAULT_FIX: Final = "pass the file as it was written (or as upstream publishes it)"
 
 
@@ -170,6 +180,54 @@ def _too_deep(value: Any) -> bool:
             return True
         stack.extend((child, depth + 1) for child in inner)
     return False
+
+
+def parse_python_literal(text: str, where: str, fix: str = DEFAULT_FIX) -> Any:
+    """The value of a Python literal of JSON's kinds (dict, list, str, int, float, bool, None).
+
+    Bounded like `parse_json` (module docstring): at most `MAX_LITERAL_CHARS` characters
+    and `MAX_DEPTH` levels of brackets, checked before evaluation; then integers of at
+    most `MAX_INT_DIGITS` digits, finite floats and string keys only.
+    """
+    if len(text) > MAX_LITERAL_CHARS:
+        raise UntrustedJSONError(f"a literal of {len(text)} characters", where, fix)
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise UntrustedJSONError(f"nested deeper than {MAX_DEPTH} levels", where, fix)
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+        value = ast.literal_eval(text)
+    except (tokenize.TokenError, ValueError, TypeError, SyntaxError, MemoryError) as exc:
+        if isinstance(exc, UntrustedJSONError):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UntrustedJSONError(f"not a Python literal ({first[:80]})", where, fix) from None
+    _check_literal(value, where, fix)
+    return value
+
+
+def _check_literal(value: Any, where: str, fix: str) -> None:
+    """Refuse kinds JSON has not (tuples, sets, bytes, ...) and JSON's refused numbers."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not all(isinstance(k, str) for k in item):
+                raise UntrustedJSONError("a literal with a key that is not a string", where, fix)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and len(str(abs(item))) > MAX_INT_DIGITS:
+            what = f"an integer of {len(str(abs(item)))} digits (at most {MAX_INT_DIGITS})"
+            raise UntrustedJSONError(what, where, fix)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise UntrustedJSONError(f"a number out of range ({item})", where, fix)
+        elif not isinstance(item, (str, int, float)) and item is not None:
+            raise UntrustedJSONError(f"a literal holding a {type(item).__name__}", where, fix)
 
 
 class _Refused(Exception):

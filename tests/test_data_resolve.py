@@ -179,30 +179,6 @@ def test_download_http_error(server: str, tmp_path: Path) -> None:
     assert list((tmp_path / "cache").iterdir()) == []
 
 
-def test_hub_fetch_wiring(server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With hf_repo set, the Hub entry `hf_split` is fetched (stubbed) into the cache."""
-    import huggingface_hub
-    import huggingface_hub.constants
-
-    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server)  # reachable: probe passes
-    calls: list[tuple[str, str, str]] = []
-
-    def fake_download(repo_id: str, filename: str, repo_type: str, local_dir: str) -> str:
-        calls.append((repo_id, filename, repo_type))
-        out = Path(local_dir) / filename
-        shutil.copy(FIXTURES / "smoke_longmemeval.json", out)
-        return str(out)
-
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    cfg = DatasetConfig(
-        name="lme", loader="longmemeval", filename="lme_s.json", hf_repo="o/r", hf_split="lme_s"
-    )
-    ds = load_dataset(cfg)
-    assert calls == [("o/r", "lme_s", "dataset")]
-    assert Path(ds.path) == tmp_path / "cache" / "lme_s.json"
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["lme_s.json"]
-
-
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -218,7 +194,8 @@ def test_hub_without_network_fails_once_quietly(tmp_path: Path, offline: str) ->
     if offline == "HF_HUB_OFFLINE":
         env["HF_HUB_OFFLINE"] = "1"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "dataset=longmemeval", f"out={tmp_path / 'run'}"],
+        [sys.executable, "-m", "bench.run", "dataset=longmemeval", f"out={tmp_path / 'run'}",
+         f"dataset.hf_revision={'0' * 40}", f"dataset.sha256={'0' * 64}"],
         cwd=PROJECT_ROOT, capture_output=True, text=True, env=env, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr[-2000:]

@@ -47,6 +47,8 @@ STAGES = {
     "remote": 3,
     "summarise": 4,  # standard library only (tests/test_summarise_cli.py)
     "report": 5,
+    "export": 5,  # python -m bench.export (inspect logs)
+    "quick": 8,  # armbench run (python -m bench.quick): flags to bench.run overrides
     "verify": 5,
     "run": 6,
     "suite": 7,

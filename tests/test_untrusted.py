@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -494,3 +495,28 @@ def test_a_record_field_of_the_wrong_type_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {path}: unreadable record"), err
     assert said in err, err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{'a': [1, 2.5, 'x', None, True]}", {"a": [1, 2.5, "x", None, True]}),
+        ("['((([[[', ']]]']", ["((([[[", "]]]"]),  # brackets inside strings are not nesting
+        ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+        ("(" * 300 + ")" * 300, "nested deeper than 64 levels"),
+        ("{1: 2}", "a key that is not a string"),
+        ("{'a'}", "a literal holding a set"),
+        ("1e999", "a number out of range"),
+        ("9" * 309, "an integer of 309 digits"),
+        ("__import__('os')", "not a Python literal"),
+        ("{'a': [", "not a Python literal"),
+    ],
+)
+def test_python_literals_are_bounded_like_json(text: str, expected: Any) -> None:
+    from bench.untrusted import parse_python_literal
+
+    if isinstance(expected, str):
+        with pytest.raises(UntrustedJSONError, match=re.escape(expected)):
+            parse_python_literal(text, "t")
+    else:
+        assert parse_python_literal(text, "t") == expected

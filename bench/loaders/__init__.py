@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from bench.config import DatasetConfig
-from bench.loaders.beam import load_beam_config
+from bench.loaders.beam_hub import load_beam_config
 from bench.loaders.errata import AUTO, apply_errata, errata_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.locomo_plus import load_locomo_plus_config
 from bench.loaders.longmemeval import load_longmemeval
-from bench.loaders.resolve import resolve_data_file, sha256_file
+from bench.loaders.resolve import resolve_data_file, resolve_source, sha256_file
 from bench.loaders.stats import dataset_stats
 from bench.names import unknown
 from bench.types import Dataset
@@ -45,7 +46,8 @@ def load_dataset(cfg: DatasetConfig) -> Dataset:
     loader = LOADERS.get(cfg.loader)
     if loader is None:
         raise unknown("loader", cfg.loader, [*LOADERS, *SOURCE_LOADERS], "dataset.loader")
-    dataset = loader(resolve_data_file(cfg), cfg.name)
+    path, hub = resolve_source(cfg)
+    dataset = replace(loader(path, cfg.name), hub=hub)
     if cfg.errata == AUTO and cfg.sha256 and dataset.sha256 != cfg.sha256:
         log.warning(
             "dataset.errata=auto: %s is not the canonical LoCoMo file the audit describes; "

@@ -25,15 +25,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bench.config import DatasetConfig
-from bench.loaders.beam_source import (
-    CHAT,
-    conversation_folders,
-    folder_sha256,
-    questions_file,
-    resolve_beam_folder,
-    tier_of,
-)
+from bench.loaders.beam_source import CHAT, conversation_folders, folder_sha256, questions_file
 from bench.loaders.check import FileChecker
 from bench.loaders.semantics import check_conversation, check_questions
 from bench.types import Conversation, Dataset, Question, Session, Turn
@@ -62,31 +54,40 @@ SPEAKERS = ("user", "assistant")
 _FIX = "fix the file, or point dataset.path at a BEAM tier folder in the upstream layout"
 
 
-def load_beam_config(cfg: DatasetConfig) -> Dataset:
-    """Resolve the configured tier folder and load it."""
-    tier, _ = tier_of(cfg)
-    return load_beam(resolve_beam_folder(cfg), cfg.name, tier)
-
-
 def load_beam(root: Path, name: str = "beam", tier: str = "128k") -> Dataset:
     """Load every numbered conversation folder under `root` (raises DatasetError if malformed)."""
     conversations = []
     for folder in conversation_folders(root):
-        conv_id = f"beam-{tier}-{folder.name}"
-        sessions = _chat(FileChecker(folder / CHAT, _FIX))
+        chat = FileChecker(folder / CHAT, _FIX)
         check = FileChecker(questions_file(folder), _FIX)
-        conv = Conversation(conv_id, SPEAKERS, sessions, _questions(check, conv_id, sessions))
-        check_conversation(FileChecker(folder / CHAT, _FIX), conv, "top level", "id")
-        conversations.append(conv)
-    if not conversations:
-        FileChecker(root, _FIX).fail("", "no numbered conversation folders")
-    check_questions(FileChecker(root, _FIX), conversations, "conversations")
+        conv_id = f"beam-{tier}-{folder.name}"
+        conversations.append(
+            beam_conversation(conv_id, (chat, chat.read_json()), (check, check.read_json()))
+        )
+    check_beam(FileChecker(root, _FIX), conversations)
     return Dataset(name, str(root), folder_sha256(root), tuple(conversations))
 
 
-def _chat(check: FileChecker) -> tuple[Session, ...]:
+def beam_conversation(
+    conv_id: str, chat: tuple[FileChecker, Any], questions: tuple[FileChecker, Any]
+) -> Conversation:
+    """One conversation from its parsed chat and probing questions (each with its checker)."""
+    sessions = _chat(*chat)
+    conv = Conversation(conv_id, SPEAKERS, sessions, _questions(*questions, conv_id, sessions))
+    check_conversation(chat[0], conv, "top level", "id")
+    return conv
+
+
+def check_beam(check: FileChecker, conversations: list[Conversation]) -> None:
+    """Refuse a tier without conversations, or whose question ids repeat."""
+    if not conversations:
+        check.fail("", "no numbered conversation folders")
+    check_questions(check, conversations, "conversations")
+
+
+def _chat(check: FileChecker, raw: Any) -> tuple[Session, ...]:
     """The batches of one `chat.json` as sessions (plans of the 10M tier flattened)."""
-    data = check.typed(check.read_json(), list, "top level (a list of batches)")
+    data = check.typed(raw, list, "top level (a list of batches)")
     batches: list[tuple[Any, str]] = []
     for i, item in enumerate(data):
         where = f"[{i}]"
@@ -138,10 +139,10 @@ def _message(
 
 
 def _questions(
-    check: FileChecker, conv_id: str, sessions: tuple[Session, ...]
+    check: FileChecker, raw: Any, conv_id: str, sessions: tuple[Session, ...]
 ) -> tuple[Question, ...]:
     """Every probing question of one conversation, ability by ability in file order."""
-    data = check.typed(check.read_json(), dict, "top level (an object of abilities)")
+    data = check.typed(raw, dict, "top level (an object of abilities)")
     known = {t.dia_id for s in sessions for t in s.turns}
     out: list[Question] = []
     for ability, items in data.items():

@@ -4,7 +4,8 @@ A tier is a folder of conversations in the upstream layout, one numbered sub-fol
 `<n>/chat.json` and `<n>/probing_questions.json` (the upstream repository itself nests the
 second as `<n>/probing_questions/probing_questions.json`; both are read). Order, as for
 files (docs/interfaces.md): `dataset.path=<folder>` → `$BENCH_DATA_DIR/beam-<tier>` → the
-cache `datasets/.cache/beam-<tier>` → a download of the pinned upstream commit into the cache.
+cache `datasets/.cache/beam-<tier>` → the tier's parquet file on the Hub (`beam_hub.py`) →
+a download of the pinned upstream commit into the cache.
 
 The folder's SHA-256 (`folder_sha256`) is the SHA-256 of the text
 `"<n>/chat.json\t<sha256>\n<n>/probing_questions.json\t<sha256>\n…"`, one line per file
@@ -93,22 +94,28 @@ def folder_sha256(root: Path) -> str:
     return hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
-def resolve_beam_folder(cfg: DatasetConfig) -> Path:
-    """The tier folder to load: given, found by name (checksummed), else downloaded."""
+def local_beam_folder(cfg: DatasetConfig) -> Path | None:
+    """The tier folder given (`dataset.path`) or found by name (checksummed), else None."""
     _, tier = tier_of(cfg)
     if cfg.path:
         return _explicit(cfg.path)
-    data_dir = os.environ.get("BENCH_DATA_DIR")
-    candidates = [Path(data_dir) / tier.folder] if data_dir else []
     cached = cache_dir() / tier.folder
-    candidates.append(cached)
-    for candidate in candidates:
+    for candidate in _candidates(tier):
         usable = _complete(candidate, tier) if candidate == cached else candidate.is_dir()
         if usable and conversation_folders(candidate):
             _verify(candidate, tier, f"found as {tier.folder}")
             return candidate
+    return None
+
+
+def resolve_beam_folder(cfg: DatasetConfig) -> Path:
+    """The tier folder to load: given, found by name (checksummed), else downloaded."""
+    found = local_beam_folder(cfg)
+    if found is not None:
+        return found
+    _, tier = tier_of(cfg)
     if not cfg.url:
-        where = ", ".join(map(str, candidates))
+        where = ", ".join(map(str, _candidates(tier)))
         raise DatasetError(
             f"{tier.folder}: not found (looked in {where}) and no dataset.url; set "
             f"BENCH_DATA_DIR=<dir with {tier.folder}/> or dataset.path=<tier folder>"
@@ -117,6 +124,12 @@ def resolve_beam_folder(cfg: DatasetConfig) -> Path:
     download_tier(cfg.url, tier, target)
     _verify(target, tier, "downloaded")
     return target
+
+
+def _candidates(tier: Tier) -> list[Path]:
+    """`$BENCH_DATA_DIR/<folder>` (when set), then the cache's `<folder>`."""
+    data_dir = os.environ.get("BENCH_DATA_DIR")
+    return [*([Path(data_dir) / tier.folder] if data_dir else []), cache_dir() / tier.folder]
 
 
 def download_tier(base_url: str, tier: Tier, target: Path) -> None:

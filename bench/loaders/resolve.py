@@ -1,11 +1,12 @@
 """Find a dataset file: explicit path, `$BENCH_DATA_DIR`, the cache, else download it.
 
 Order (docs/interfaces.md): `dataset.path` → `$BENCH_DATA_DIR/<filename>` → the git-ignored
-cache `datasets/.cache/<filename>` (override with `$BENCH_CACHE_DIR`) → download from the
-Hub (`dataset.hf_repo`) or `dataset.url` into the cache. The published checksum
-`dataset.sha256` is enforced for the canonical file only (found under `filename` or
-downloaded); an explicit `dataset.path` may be any file in the format, and its SHA-256 is
-only recorded.
+cache `datasets/.cache/<filename>` (override with `$BENCH_CACHE_DIR`) → the Hub file at the
+pinned commit (`dataset.hf_repo`, `hf_revision`; the Hub's own cache) or a download of
+`dataset.url` into the cache. The published checksum `dataset.sha256` is enforced for the
+canonical file only (found under `filename` or downloaded); an explicit `dataset.path` may
+be any file in the format, and its SHA-256 is only recorded. A Hub file without a pinned
+`dataset.sha256` is trusted on first use (`hub_file`): its hash is recorded, not checked.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import BinaryIO
 from bench.config import DatasetConfig
 from bench.errors import DatasetError
 from bench.paths import PROJECT_ROOT
+from bench.types import HubSource
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +60,16 @@ def cache_dir() -> Path:
 
 def resolve_data_file(cfg: DatasetConfig) -> Path:
     """The dataset file to load, downloading and verifying it when it is nowhere local."""
+    return resolve_source(cfg)[0]
+
+
+def resolve_source(cfg: DatasetConfig) -> tuple[Path, HubSource | None]:
+    """The dataset file to load, and the Hub pin when it came from the Hub (else None)."""
+    from bench.loaders.hub import check_variant
+
+    check_variant(cfg.loader, cfg.variant)
     if cfg.path:
-        return _explicit_path(cfg)
+        return _explicit_path(cfg), None
     data_dir = os.environ.get("BENCH_DATA_DIR")
     candidates = [Path(data_dir) / cfg.filename] if data_dir else []
     candidates.append(cache_dir() / cfg.filename)
@@ -68,10 +78,16 @@ def resolve_data_file(cfg: DatasetConfig) -> Path:
     for candidate in candidates:
         if candidate.is_file():
             _verify(candidate, cfg, origin=f"found as {cfg.filename}")
-            return candidate
+            return candidate, None
     if data_dir and not Path(data_dir).is_dir():
         log.warning("BENCH_DATA_DIR=%s is not a directory; ignoring it", data_dir)
-    return _fetch(cfg, looked_in=candidates)
+    if cfg.hf_repo:
+        from bench.loaders.hub import hub_file_name
+
+        remote = hub_file_name(cfg.loader, cfg.variant, cfg.hf_split, cfg.filename)
+        local = f"set BENCH_DATA_DIR=<dir with {cfg.filename}> (or dataset.path=)"
+        return hub_file(cfg, remote, local)
+    return _fetch(cfg, looked_in=candidates), None
 
 
 def _explicit_path(cfg: DatasetConfig) -> Path:
@@ -110,14 +126,36 @@ def _verify(path: Path, cfg: DatasetConfig, origin: str) -> None:
         )
 
 
-def _fetch(cfg: DatasetConfig, looked_in: list[Path]) -> Path:
-    """Download the canonical file into the cache (Hub repo first, else `dataset.url`)."""
-    target = cache_dir() / cfg.filename
-    if cfg.hf_repo:
-        from bench.loaders.hub import download_from_hub
+def hub_file(cfg: DatasetConfig, remote: str, local: str) -> tuple[Path, HubSource]:
+    """`remote` of `dataset.hf_repo` at the pinned commit (Hub cache first), checksum on first use.
 
-        download_from_hub(cfg.hf_repo, cfg.hf_split or cfg.filename, target)
-    elif cfg.url:
+    With `dataset.sha256` set, other bytes are refused; without (none is published for
+    the shipped Hub datasets), the file's SHA-256 is recorded (run.json `dataset.sha256`,
+    `hf_sha256_verified: false`) and one note tells how to pin it. `local` is the fix
+    naming a local copy, for the errors.
+    """
+    from bench.loaders.hub import fetch_pinned, require_revision
+
+    assert cfg.hf_repo is not None
+    revision = require_revision(cfg.hf_repo, cfg.hf_revision, local)
+    path = fetch_pinned(cfg.hf_repo, remote, revision, local)
+    origin = f"Hub {cfg.hf_repo}@{revision[:12]}"
+    if cfg.sha256:
+        _verify(path, cfg, origin=origin)
+    else:
+        digest = sha256_file(path)
+        log.warning(
+            "note: %s %s: SHA-256 %s not verified against a published value (none is "
+            "published; recorded in run.json); pin it with dataset.sha256=%s",
+            origin, remote, digest, digest,
+        )  # fmt: skip
+    return path, HubSource(cfg.hf_repo, revision, remote, sha256_verified=bool(cfg.sha256))
+
+
+def _fetch(cfg: DatasetConfig, looked_in: list[Path]) -> Path:
+    """Download `dataset.url` into the cache (checked against `dataset.sha256` when set)."""
+    target = cache_dir() / cfg.filename
+    if cfg.url:
         download_url(cfg.url, target, expected_sha256=cfg.sha256)
     else:
         where = ", ".join(str(p) for p in looked_in)
@@ -170,5 +208,6 @@ def _stream(url: str, out: BinaryIO, label: str) -> None:
 
 
 __all__ = [
-    "PROJECT_ROOT", "SHARED_DATA", "cache_dir", "download_url", "resolve_data_file", "sha256_file",
+    "PROJECT_ROOT", "SHARED_DATA", "cache_dir", "download_url", "hub_file", "resolve_data_file",
+    "resolve_source", "sha256_file",
 ]  # fmt: skip

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.errors import BenchError
+from bench.cli_errors import one_line_errors
 from bench.published.model import NOT_YET, READABLE, PublishedError
 from bench.types import Dataset
 
@@ -150,13 +150,4 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args.pop(0) if args and args[0] in _COMMANDS else "import"
     run = {"import": _run_import, "merge": _run_merge, "export": _run_export}[command]
-    try:
-        return run(args)
-    except BenchError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
-
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+    return one_line_errors(lambda: run(args))

@@ -31,6 +31,7 @@ from bench.run.answer_step import AnswerStep
 from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory, arms_to_run
 from bench.run.ingest import arm_ingester
+from bench.run.otel import record_written
 from bench.run.outcome import RunOutcome, Tick, no_tick
 from bench.run.repeat_plan import plan_repeats
 from bench.scoring import health as ext_health
@@ -112,6 +113,7 @@ def _write_next(
     """Complete and write the oldest question in flight; count it and tick the progress."""
     errors_before = outcome.errors
     record = waiting.popleft()()
+    record_written(cfg, record)  # otel=true: its spans and evaluation events
     outcome.written += 1
     outcome.count_errors(record, cfg.arms)
     tick(1, outcome.errors - errors_before, 0)

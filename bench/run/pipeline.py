@@ -17,6 +17,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.loaders import dataset_stats, load_dataset
+from bench.loaders.sample import sample_dataset
 from bench.remote.stage import remote_run
 from bench.run import phases, resume
 from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
@@ -28,6 +29,7 @@ from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.ingest import arm_ingester
 from bench.run.lanes import Lanes, unit_lanes
+from bench.run.otel import run_telemetry
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson, run_meta
 from bench.run.scale.executor import UnitPlan, plan_units
@@ -53,7 +55,8 @@ def run_benchmark(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutco
 
     with run_lock(Path(cfg.out), parse_shard(cfg.shard)):
         try:
-            return _run_locked(cfg, shared_stores)
+            with run_telemetry(cfg, cfg.dataset.name):  # otel=true (bench/run/otel.py)
+                return _run_locked(cfg, shared_stores)
         finally:  # after the providers closed: the cache's WAL is folded into its file
             if (remote := remote_run(cfg)) is not None:
                 remote.push_top()
@@ -218,8 +221,12 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
 
 
 def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
-    """Keep the first `limit.conversations` and `limit.questions` per conversation."""
+    """Keep the first `limit.conversations` and `limit.questions` per conversation.
+
+    Then a seeded stratified sample of what is left (`limit.per_category` / `limit.fraction`,
+    bench.loaders.sample), when one is asked.
+    """
     convs = dataset.conversations[: cfg.limit.conversations]
     if cfg.limit.questions is not None:
         convs = tuple(replace(c, questions=c.questions[: cfg.limit.questions]) for c in convs)
-    return replace(dataset, conversations=tuple(convs))
+    return sample_dataset(replace(dataset, conversations=tuple(convs)), cfg.limit)

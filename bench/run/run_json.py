@@ -24,7 +24,7 @@ from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, outcome_rule
 from bench.run.lock import run_json_lock
 from bench.run.repeat_plan import plan_repeats
-from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, read_run_meta
+from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, hub_meta, read_run_meta
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
@@ -135,7 +135,11 @@ def run_meta(
     """
     return RunMeta(
         dataset=DatasetMeta(
-            dataset.name, dataset.path, dataset.sha256, **errata_meta(dataset.errata)
+            dataset.name,
+            dataset.path,
+            dataset.sha256,
+            **errata_meta(dataset.errata),
+            **hub_meta(dataset.hub),
         ),
         dataset_stats=dataset_stats(dataset),
         provider=ProviderMeta(
@@ -151,6 +155,7 @@ def run_meta(
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),
+        sample=dataset.sample.to_json() if dataset.sample else {},
     )
 
 

@@ -62,7 +62,7 @@ def launch(hydra_entry: Callable[..., None], entry_file: str, job: str | None = 
     flag goes to Hydra's own entry point, `hydra_entry` (a `hydra.main` function).
     """
     try:
-        args = with_plugins(sys.argv[1:])
+        args = [otel_shorthand(a) for a in with_plugins(sys.argv[1:])]
         args = with_overrides(args, [f"hydra.job.name={job}"]) if job else args
         check_group_overrides(args)
         if is_plain_run(args):
@@ -73,6 +73,14 @@ def launch(hydra_entry: Callable[..., None], entry_file: str, job: str | None = 
         sys.exit(2)
     sys.argv[1:] = args  # a multirun or a `--` flag: Hydra reads the plug-ins' overrides here
     hydra_entry()
+
+
+def otel_shorthand(override: str) -> str:
+    """`otel=true` / `otel=false` as `otel.enabled=...` (`otel` is a table, not a switch)."""
+    key, sep, value = override.partition("=")
+    if sep and key == "otel" and value.lower() in ("true", "false"):
+        return f"otel.enabled={value.lower()}"
+    return override
 
 
 def with_overrides(args: list[str], overrides: list[str]) -> list[str]:

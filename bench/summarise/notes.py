@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
 from bench.summarise.cautions import offline_caution
@@ -25,12 +27,28 @@ def closing_notes(summary: Summary) -> list[str]:
             f"n = {n} scored questions: too few for a result (not a result); "
             f"nothing under {SMALL_N} paired questions is evidence"
         )
+    if summary.meta and summary.meta.sample:
+        notes.append(sample_note(summary.meta.sample))
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
     notes.extend(extraction_notes(summary.meta))
     notes.extend(retrieval_notes(summary.meta.retrieval_health if summary.meta else None))
     notes.extend(proxy_notes(summary.meta.accounting if summary.meta else None))
     return notes
+
+
+def sample_note(sample: dict[str, Any]) -> str:
+    """`SAMPLE: 100 of 1986 questions, 20 per category (seed 0) ...` for a sampled run."""
+    size = sample.get("per_category")
+    how = (
+        f"{size} per category" if size is not None else f"{sample.get('fraction')} of each category"
+    )
+    return (
+        f"SAMPLE: {sample.get('questions')} of {sample.get('of')} questions, {how} "
+        f"(seed {sample.get('seed')}, stratified by category; "
+        f"ids sha256 {str(sample.get('ids_sha256'))[:12]}); "
+        "figures are for this sample, not the whole dataset"
+    )
 
 
 def cap_notes(scan: RunScan) -> list[str]:

@@ -1,0 +1,1 @@
+"""`python -m bench.export`: a run directory in another tool's format (inspect logs)."""
