@@ -33,6 +33,8 @@ def test_a_closed_port_stops_the_run_in_seconds_naming_the_url(tmp_path: Path) -
     assert proc.returncode == 2 and line.startswith("error: ") and url in line
     assert "refused" in line.lower() and "provider.answerer.base_url" in line
     assert not list((tmp_path / "run").glob("questions/*.json"))
+    corrected = run_cli("dataset=smoke", f"out={tmp_path / 'run'}", "progress=false", "arms=[raw]")
+    assert corrected.returncode == 0, last_line(corrected.stderr)  # the folder is not pinned
 
 
 def test_a_listening_server_passes_the_probe_without_a_request(tmp_path: Path) -> None:

@@ -34,12 +34,13 @@ from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
 from bench.files import write_json_atomic
 from bench.paths import contained
+from bench.run.directory import PREDICTIONS
 from bench.run.outcome import Tick, no_tick
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 from bench.untrusted import expect_object, read_json, refuse
 
 PHASES = ("all", "predict", "evaluate")
-FOLDER = "predictions"
+FOLDER = PREDICTIONS
 PREDICTED_MS = "predicted_retrieve_ms"
 """Context meta key: the retrieval time measured in `predict` (records keep that, not the read)."""
 
