@@ -23,7 +23,7 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
 from bench.end_tokens import strip_end_tokens
-from bench.errors import ConfigError, ProviderError
+from bench.errors import ConfigError, ProviderError, raise_if_permanent
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
 from bench.types import Usage
 from bench.untrusted import UntrustedJSONError, parse_json
@@ -174,6 +174,7 @@ class LLMExtractor:
                 options=options,
             )
         except ProviderError as exc:
+            raise_if_permanent(exc)  # a rejected key or unknown model: the run stops
             return _failed(exc, "tools")
         if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
             call = {"name": TOOL_NAME, "arguments": rule_arguments(exchange)}
@@ -203,6 +204,7 @@ class LLMExtractor:
                 options=options,
             )
         except ProviderError as exc:
+            raise_if_permanent(exc)  # a rejected key or unknown model: the run stops
             return _failed(exc, "json_schema")
         if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
             result = replace(result, text=json.dumps(rule_arguments(exchange)))

@@ -20,6 +20,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.config import RunConfig
+from bench.errors import raise_if_permanent
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
@@ -228,6 +229,7 @@ class QuestionRun:
         try:
             context = self.arms[name].retrieve(question)
         except Exception as exc:
+            raise_if_permanent(exc)
             log.exception("retrieve %s %s failed", name, question.question_id)
             error = f"{type(exc).__name__}: {exc}"
             failure = ret_health.query_failure(error)
@@ -255,6 +257,7 @@ def answer_and_judge(
         drawn = run_repeats.draw(step, step.repeats, question, got.context, got.retrieve_ms, first)
         return replace(first, repeats=drawn) if drawn else first
     except Exception as exc:  # recorded as `error`, retried on resume, never scored
+        raise_if_permanent(exc)
         log.warning("answer %s failed: %s", question.question_id, exc)
         return ArmResult.failed(f"{type(exc).__name__}: {exc}")
 
