@@ -137,17 +137,20 @@ def test_prose_verdicts_become_unparseable_and_are_not_asked_again(tmp_path: Pat
             *overrides(server.base_url, tmp_path / "run", *extra, "scoring.rejudge=true"), env=ENV
         )
         rejudge_requests = len(server.requests)
-    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.returncode == 1, first.stderr[-2000:]  # a missing verdict is no success
     assert "0 judge errors, 3 unparseable verdicts" in first.stderr
+    assert "error: 3 verdicts missing (0 judge errors, 3 unparseable)" in first.stderr
     assert asked == 3 + 3 * 2  # three answers, two asks per verdict
     for record in load_records(tmp_path / "run").values():
         verdict = record["arms"]["raw"]["judgements"]["llm"]
         assert (verdict["status"], verdict["attempts"]) == ("unparseable", 2)
         assert record["arms"]["raw"]["correct"] is None  # no outcome, never "wrong"
     assert "0 records written" in again.stderr and rerun_requests == 0
-    assert rejudged.returncode == 0 and rejudge_requests == 3 * 2
+    assert rejudged.returncode == 1 and rejudge_requests == 3 * 2
     summary = run_cli(str(tmp_path / "run"), module="bench.summarise")
     assert "unparseable verdicts raw: 3" in summary.stdout
+    opening = summary.stdout.splitlines()[1]  # under the title: the count, first thing read
+    assert "judge llm: missing verdicts — 3 of 3 verdicts missing" in opening
 
 
 def test_schema_constrained_verdicts_parse(tmp_path: Path) -> None:
