@@ -104,6 +104,8 @@ def test_identity_mismatch_names_what_changed(tmp_path) -> None:
     rundir = RunDirectory(tmp_path)
     rundir.write_run_json(run, identity(run, "a" * 64, "p" * 64))
     rundir.check_identity(identity(run, "a" * 64, "p" * 64))  # same: fine
+    (tmp_path / "questions").mkdir()
+    (tmp_path / "questions" / "q.json").write_text("{}")  # a first result fixes the identity
     with pytest.raises(ConfigError, match="dataset_sha256"):
         rundir.check_identity(identity(run, "b" * 64, "p" * 64))
 
