@@ -117,3 +117,13 @@ def test_embedder_override_works_as_typed_in_local_providers(provider: str) -> N
         f"provider={provider}", "provider.embedder.kind=openai", f"provider.embedder.base_url={url}"
     )
     assert (cfg.provider.embedder.kind, cfg.provider.embedder.base_url) == ("openai", url)
+
+
+def test_limits_count_questions_then_cap_each_conversation() -> None:
+    from bench.config import LimitConfig
+
+    assert LimitConfig(questions=7).kept([5, 5, 5]) == [5, 2, 0]
+    assert LimitConfig(questions=4).kept([1] * 6) == [1, 1, 1, 1, 0, 0]  # LongMemEval
+    assert LimitConfig(conversations=2, per_conversation=2).kept([5, 5, 5]) == [2, 2, 0]
+    assert LimitConfig(per_conversation=3, questions=4).kept([5, 5]) == [3, 1]
+    assert LimitConfig().kept([2, 0, 3]) == [2, 0, 3]

@@ -216,8 +216,11 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
 
 
 def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
-    """Keep the first `limit.conversations` and `limit.questions` per conversation."""
+    """The dataset within `cfg.limit` (`LimitConfig.kept`); a conversation it empties is dropped."""
     convs = dataset.conversations[: cfg.limit.conversations]
-    if cfg.limit.questions is not None:
-        convs = tuple(replace(c, questions=c.questions[: cfg.limit.questions]) for c in convs)
-    return replace(dataset, conversations=tuple(convs))
+    kept = cfg.limit.kept([len(c.questions) for c in convs])
+    return replace(dataset, conversations=tuple(
+        replace(c, questions=c.questions[:n]) for c, n in zip(convs, kept, strict=True)
+        if n or not c.questions  # one the limit emptied is not run
+    ))  # fmt: skip
+

@@ -26,12 +26,13 @@ def run(cfg: SuiteConfig) -> dict[str, Any]:
 
     `phase=predict` only stores the retrievals and returns an empty report.
     """
-    from bench.suite.adapters import load_suites
+    from bench.suite.adapters import limit_suites, load_suites
     from bench.suite.output import write_outputs
     from bench.suite.runner import run_suites
 
     path = Path(cfg.suite.path or "")
     suites = load_suites(cfg.suite.adapter, path, cfg.suite.split, cfg.suite.seed)
+    suites = limit_suites(suites, cfg.limit)
     runs = run_suites(cfg, suites)
     if cfg.phase == "predict":
         return {}
