@@ -82,7 +82,10 @@ def load_suite_config(cfg: DictConfig) -> SuiteConfig:
         merged = OmegaConf.merge(OmegaConf.structured(SuiteConfig), plain)
         typed = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:
-        raise ConfigError(f"config: {' '.join(str(exc).split())}") from None
+        from bench.run.hydra_job import override_error
+
+        schema = OmegaConf.structured(SuiteConfig)
+        raise override_error(exc, lambda: schema, "config") from None
     assert isinstance(typed, SuiteConfig)
     if not typed.suite.path:
         raise ConfigError("suite.path is not set: pass suite.path=<suite file or folder>")
