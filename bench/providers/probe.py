@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import threading
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,7 @@ PROBE_TIMEOUT_S = 5.0
 """Longest wait for a connect; a slower server is left to the normal retry path."""
 _FATAL = (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH)
 _probed: set[str] = set()
+_probing = threading.Lock()
 OPENAI_URL = "https://api.openai.com/v1"
 """OpenAI's own API, the default base URL: its `/models` lists every model a key may use."""
 
@@ -56,15 +58,26 @@ def probe_endpoints(cfg: Any) -> None:
 
     Raises ProviderError naming an unreachable URL, a rejected key or an unknown model.
     """
+    with _probing:  # units side by side (lanes) probe once between them
+        for setting, url, _ in _endpoints(cfg):
+            if url not in _probed:
+                probe(url, setting)
+                _probed.add(url)
+        for seen, (setting, url, endpoint) in key_checks(cfg).items():
+            if seen not in _probed:
+                check_key(url, setting, endpoint)
+                _probed.add(seen)
+
+
+def key_checks(cfg: Any) -> dict[str, tuple[str, str, Any]]:
+    """The distinct `check_key` requests of a RunConfig: one per URL, key variable, model."""
+    checks = {}
     for setting, url, endpoint in _endpoints(cfg):
-        if url not in _probed:
-            probe(url, setting)
-            _probed.add(url)
         key_env = getattr(endpoint, "api_key_env", None)
         seen = f"{url} {key_env} {getattr(endpoint, 'model', '')}"
-        if key_env and seen not in _probed:
-            check_key(url, setting, endpoint)
-            _probed.add(seen)
+        if key_env and seen not in checks:
+            checks[seen] = (setting, url, endpoint)
+    return checks
 
 
 def probe(url: str, setting: str) -> None:

@@ -80,12 +80,17 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
                 for conversation in dataset.conversations:
                     failed = ingest_arms(arms, conversation)
                     for question in conversation.questions:
+                        per_arm = []
                         for name, arm in arms.items():
                             if name not in failed:
+                                before = est.judge_calls()
                                 context = arm.retrieve(question)
                                 result = step.answer(question, context, 0.0)
                                 first = step.judge(question, result, rejudge=False)
                                 draw(step, step.repeats, question, context, 0.0, first)
+                                after = est.judge_calls()
+                                per_arm.append({n: c - before.get(n, 0) for n, c in after.items()})
+                        est.judged(per_arm)
             finally:
                 for arm in arms.values():
                     arm.close()
@@ -93,7 +98,24 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
             providers.close()
             if cache is not None:
                 cache.close()
+    est.probes = startup_probes(cfg)
     return est
+
+
+def startup_probes(cfg: RunConfig) -> tuple[int, int]:
+    """(fewest, most) GET requests a run sends before its first model call.
+
+    One `GET <base_url>/models` per endpoint, key and model that has a key
+    (`bench.providers.probe.check_key`), and the answerer's context-window probe
+    (`bench.providers.context_window`: llama.cpp `/props`, then vLLM `/models`) unless
+    `provider.context_tokens` is set. The TCP connects send no request.
+    """
+    from bench.providers.probe import key_checks
+
+    p = cfg.provider
+    keyed = len(key_checks(cfg))
+    window = p.answerer.kind == "openai" and p.context_tokens is None and cfg.phase != "predict"
+    return keyed + int(window), keyed + 2 * int(window)
 
 
 class _DryProviders:
