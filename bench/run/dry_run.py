@@ -15,7 +15,11 @@ would), and an LLM extractor reads the rule extractor's facts
 (`arms.neuromorphic.dry_extract`), whose embeddings are then counted. Against a server
 that replies as the offline pipeline does (the tests' stub) every role's count is the
 real run's; against a model, judge and embedding counts follow its actual replies, so
-they are estimates. Retries (timeouts, 429s) are not foreseeable and not counted.
+they are estimates, so each role also gets a range (`dry_estimate.RoleEstimate`): its low
+end judges identical answers once (per question, what one arm needs), its high end sends
+every request, identical or not, and `budget.max_usd` is checked against the high end.
+Start-up probes (`startup_probes`) are counted apart. Retries (timeouts, 429s) are not
+foreseeable and not counted.
 
 Per role: requests not already in the response cache, prompt tokens counted with the
 run's tokenizer on every message's content, completion tokens bounded by `max_tokens`
