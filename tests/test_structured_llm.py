@@ -267,3 +267,21 @@ def test_context_overflow_is_never_retried(status: int, message: str) -> None:
             chat.complete([{"role": "user", "content": "hi"}])
         assert len(server.requests) == 1
     assert "answer.max_context_tokens" in str(caught.value)
+
+
+def test_the_ignored_tools_warning_is_logged_once_per_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Every arm and lane has its own extractor: four warnings per run before (issue 41)."""
+    from arms.neuromorphic.exchange import Exchange
+    from arms.neuromorphic.extract_llm import LLMExtractor
+    from bench.types import Turn
+    from tests.fault_clients import quick_chat
+
+    exchange = Exchange(1, "1:56 pm on 8 May, 2023", (Turn("Ann", "I moved to Berlin", "D1:1", 1),))
+    with FaultServer() as server:
+        server.ignore_tools()
+        for _ in range(3):  # three arms' (or lanes') extractors on one model
+            chat = quick_chat(server.base_url, role="extractor", model="once-model",
+                              json_schema=True)  # fmt: skip
+            assert LLMExtractor(chat).extract(exchange, []).tools_ignored
+    warned = [r for r in caplog.records if "ignored tools" in r.getMessage()]
+    assert len(warned) == 1 and "once-model" in warned[0].getMessage()

@@ -102,6 +102,24 @@ CAP_BASE_TOKENS = 256
 """Room for the JSON keys of a few items, on top of the restated facts."""
 
 
+_WARNED: set[str] = set()
+"""Models the "ignored tools" warning was logged for in this process (the run)."""
+_WARNED_LOCK = threading.Lock()
+
+
+def warn_once(model: str) -> None:
+    """Log that `model` ignored tools, once per run: every arm and lane has its extractor."""
+    with _WARNED_LOCK:
+        if model in _WARNED:
+            return
+        _WARNED.add(model)
+    log.warning(
+        "extractor %s ignored tools (free text, no tool call): asking with a JSON Schema for "
+        "the rest of this run",
+        model,
+    )
+
+
 class LLMExtractor:
     """Fact extraction by a chat model: an `update_memory` tool call or schema-bound JSON.
 
@@ -151,11 +169,7 @@ class LLMExtractor:
             return first
         with self._lock:
             if not self._use_schema:
-                log.warning(
-                    "extractor %s ignored tools (free text, no tool call): asking with a JSON "
-                    "Schema for the rest of this run",
-                    self.model,
-                )
+                warn_once(self.model)
             self._use_schema = True
         second = self._by_schema(exchange, known)
         usage = Usage(
