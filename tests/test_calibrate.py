@@ -117,6 +117,7 @@ def test_a_misaligned_answer_file_is_one_line_error(tmp_path: Path, capsys) -> N
         ("calibrate.max_items=0", "positive integer"),
         ("calibrate.colour=red", "unknown"),
         ("judge=nope", "unknown judge"),
+        ("calibrate.answers=/nonexistent/x.json", "calibrate.answers=/nonexistent/x.json: no such"),
     ],
 )
 def test_bad_arguments_are_one_line(arg: str, expected: str, capsys) -> None:
@@ -258,3 +259,10 @@ def test_ctrl_c_stops_a_calibration_at_once(tmp_path: Path) -> None:
     assert proc.returncode == 130, err[-2000:]
     assert err.strip().splitlines()[-1].startswith("interrupted by SIGINT: calibration stopped")
     assert "Traceback" not in err
+
+
+def test_a_missing_answer_file_is_refused_before_the_dataset_loads(capsys) -> None:
+    """The check comes first: a dataset that cannot even load is never reached (issue 41)."""
+    args = ["dataset.path=/nonexistent/locomo.json", "calibrate.answers=/nonexistent/x.json"]
+    assert main(args) == 2
+    assert "calibrate.answers=/nonexistent/x.json: no such file" in capsys.readouterr().err

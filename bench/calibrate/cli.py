@@ -83,6 +83,17 @@ def _split(args: list[str]) -> tuple[Options, list[str]]:
     return opts, rest
 
 
+def _check_answer_files(paths: list[str]) -> None:
+    """ConfigError (one line) for a `calibrate.answers` file that is not there."""
+    for path in paths:
+        if not Path(path).expanduser().is_file():
+            raise ConfigError(
+                f"calibrate.answers={path}: no such file: give an answer file in the "
+                "EverMemOS eval_results.json shape (e.g. $BENCH_DATA_DIR/locomo-audit/"
+                "ap-v2-vague-wrong.json, docs/calibration.md)"
+            )
+
+
 def _run_config(overrides: list[str]) -> Any:
     """The run configuration composed as `bench.run` composes it (one line on error)."""
     from hydra import compose, initialize_config_dir
@@ -220,6 +231,7 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         opts, overrides = _split(argv)
+        _check_answer_files(opts.answers)  # before the dataset loads (half a minute)
         cfg = _run_config(overrides)
         problems: list[str] = []
         data = _interruptible(calibrate_config, cfg, opts, problems)
