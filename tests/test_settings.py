@@ -127,3 +127,14 @@ def test_limits_count_questions_then_cap_each_conversation() -> None:
     assert LimitConfig(conversations=2, per_conversation=2).kept([5, 5, 5]) == [2, 2, 0]
     assert LimitConfig(per_conversation=3, questions=4).kept([5, 5]) == [3, 1]
     assert LimitConfig().kept([2, 0, 3]) == [2, 0, 3]
+
+
+def test_the_licence_is_an_spdx_expression_setuptools_reads() -> None:
+    """`license = { text = ... }` drew four deprecation walls per install (issue 41)."""
+    import tomllib
+
+    from bench.paths import PROJECT_ROOT
+
+    data = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    assert data["project"]["license"] == "MIT"  # the same licence, as PEP 639 spells it
+    assert "setuptools>=77" in data["build-system"]["requires"]
