@@ -20,12 +20,28 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bench.errors import ConfigError
 from bench.names import did_you_mean
 from bench.paths import CONF_DIR
+
+_SHELL_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@%:-]")
+"""Characters a shell would read (`[]` globs, quotes, spaces, `$`, `/` a new folder ...)."""
+
+
+def shell_safe(name: str) -> str:
+    """`name` with each character a shell would interpret as `_` (sweep job folders).
+
+    `arms=[raw,rag]` becomes `arms=_raw,rag_`: a job folder is typed or pasted into a
+    shell without quoting. Registered as the `shell_safe` resolver the sweep `subdir` of
+    conf/config.yaml and conf/suite.yaml uses.
+    """
+    return _SHELL_UNSAFE.sub("_", str(name))
+
+
+OmegaConf.register_new_resolver("shell_safe", shell_safe, replace=True)
 
 Adjust = Callable[[DictConfig], list[str]]
 """Extra overrides chosen from a composed config (none: the composition is final)."""
