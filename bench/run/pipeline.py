@@ -223,4 +223,3 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
         replace(c, questions=c.questions[:n]) for c, n in zip(convs, kept, strict=True)
         if n or not c.questions  # one the limit emptied is not run
     ))  # fmt: skip
-
