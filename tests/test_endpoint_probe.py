@@ -7,6 +7,8 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.e2e_support import last_line, run_cli
 from tests.fault_server import Fault, FaultServer
 
@@ -47,6 +49,7 @@ def test_a_listening_server_passes_the_probe_without_a_request(tmp_path: Path) -
         assert all(r.path.endswith("/chat/completions") for r in server.requests)
 
 
+@pytest.mark.slow
 def test_a_rejected_key_stops_the_run_before_any_record(tmp_path: Path) -> None:
     """HTTP 401 on every call: one line naming the key's variable, exit 2, no record."""
     with FaultServer() as server:
@@ -62,15 +65,18 @@ def test_a_rejected_key_stops_the_run_before_any_record(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["workers=1", "workers=2"])
 def test_a_model_the_server_does_not_have_stops_the_run_at_the_first_call(
-    tmp_path: Path,
+    tmp_path: Path, workers: str
 ) -> None:
     """HTTP 404 to a chat call is permanent: no retry, one line, exit 2, no record."""
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         proc = run_cli(
-            *_openai_at(server.base_url, tmp_path / "run"), env={"OPENAI_API_KEY": "sk-x"}
-        )
+            *_openai_at(server.base_url, tmp_path / "run"), workers,
+            env={"OPENAI_API_KEY": "sk-x"},
+        )  # fmt: skip
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
     line = last_line(proc.stderr)
     assert proc.returncode == 2 and line.startswith("error: "), proc.stderr[-2000:]
