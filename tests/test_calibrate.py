@@ -117,6 +117,7 @@ def test_a_misaligned_answer_file_is_one_line_error(tmp_path: Path, capsys) -> N
         ("calibrate.max_items=0", "positive integer"),
         ("calibrate.colour=red", "unknown"),
         ("judge=nope", "unknown judge"),
+        ("scoring.f1_treshold=0.3", "did you mean 'f1_threshold'?"),
         ("calibrate.answers=/nonexistent/x.json", "calibrate.answers=/nonexistent/x.json: no such"),
     ],
 )

@@ -101,15 +101,16 @@ def _run_config(overrides: list[str]) -> Any:
     from omegaconf.errors import OmegaConfBaseException
 
     from bench.paths import CONF_DIR
-    from bench.run.hydra_job import one_line
+    from bench.run.hydra_job import override_error, without_key
     from bench.run.settings import check_group_overrides, load_run_config
 
     check_group_overrides(overrides)
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        try:
             composed = compose("config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"override: {one_line(exc)}") from None
+        except (HydraException, OmegaConfBaseException) as exc:
+            rest = without_key(overrides, exc)  # a typo: the keys that do exist, for its line
+            raise override_error(exc, lambda: compose("config", overrides=rest)) from None
     return load_run_config(composed)
 
 
