@@ -146,6 +146,7 @@ def test_prose_verdicts_become_unparseable_and_are_not_asked_again(tmp_path: Pat
         assert (verdict["status"], verdict["attempts"]) == ("unparseable", 2)
         assert record["arms"]["raw"]["correct"] is None  # no outcome, never "wrong"
     assert "0 records written" in again.stderr and rerun_requests == 0
+    assert again.returncode == 1 and "3 verdicts missing" in again.stderr  # still missing
     assert rejudged.returncode == 1 and rejudge_requests == 3 * 2
     summary = run_cli(str(tmp_path / "run"), module="bench.summarise")
     assert "unparseable verdicts raw: 3" in summary.stdout

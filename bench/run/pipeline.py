@@ -212,6 +212,10 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
     previous, _ = read_run_meta(run_dir.run_json)
     outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
     outcome.retrieval = ret_health.table_from_json(previous and previous.retrieval_health)
+    for unit in units:  # verdicts left unparseable: the run still exits 1 for them
+        for question in unit.conversation.questions:
+            if (record := run_dir.load_record(question)) is not None:
+                outcome.count_errors(record, cfg.arms)
     return outcome
 
 
