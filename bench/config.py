@@ -207,9 +207,12 @@ class LimitConfig:
     """Caps for quick runs; None means everything."""
 
     conversations: int | None = None
-    """Most conversations to run; None means all."""
+    """Most conversations to run (the first ones); None means all."""
     questions: int | None = None
-    """Per conversation."""
+    """Most questions to run, in dataset order, on every dataset (LongMemEval: 4 is four
+    questions, so four haystacks); a conversation left with none is not run. None: all."""
+    per_conversation: int | None = None
+    """Most questions per conversation (the first ones), applied before `questions`."""
     per_category: int | None = None
     """Seeded stratified sample: at most N questions of each category (LoCoMo category,
     LongMemEval question type, BEAM ability), drawn by `bench.loaders.sample`; None: off."""
@@ -218,6 +221,23 @@ class LimitConfig:
     None: off. Exclusive with `per_category` and `questions`."""
     seed: int = 0
     """Seed of the stratified sample (`per_category` / `fraction`); recorded in run.json."""
+
+    def kept(self, sizes: list[int]) -> list[int]:
+        """How many questions each unit (of `sizes` questions, in order) keeps; 0: not run.
+
+        The first `conversations` units, at most `per_conversation` questions each, then
+        the first `questions` of those in order: `questions` counts questions on every
+        dataset, so one-question units (LongMemEval) stop at N as LoCoMo's do. The one
+        rule `bench.run` (`limit_dataset`) and `bench.suite` (`limit_suites`) limit by.
+        """
+        left, kept = self.questions, []
+        for unit, size in enumerate(sizes):
+            n = 0 if self.conversations is not None and unit >= self.conversations else size
+            n = n if self.per_conversation is None else min(n, self.per_conversation)
+            n = n if left is None else min(n, left)
+            left = None if left is None else left - n
+            kept.append(n)
+        return kept
 
 
 @dataclass

@@ -17,6 +17,35 @@ class ProviderError(BenchError):
     """A model provider failed after its retries, or is misconfigured."""
 
 
+class PermanentError(BenchError):
+    """A failure no re-run of the same command can fix.
+
+    A rejected key (HTTP 401/403), a model or path the server does not have (404), a
+    parameter the model rejects, missing predictions, a plug-in that cannot be built.
+
+    Per-question handlers let it pass (`raise_if_permanent`): the run stops at the first
+    one with one `error:` line naming the cause and the fix, exit 2, and writes no record
+    for it, instead of a folder of `error` records and "re-run the same command".
+    """
+
+
+class PermanentProviderError(PermanentError, ProviderError):
+    """A provider's permanent failure (401, 403, 404, a rejected parameter): both kinds."""
+
+
+def raise_if_permanent(exc: BaseException) -> None:
+    """Re-raise `exc` when it is a `PermanentError` (or caused by one); else return.
+
+    Called first in every handler that records a failure as an `error` result, so that
+    only what a re-run may fix (network, 429, 5xx, timeouts, one odd reply) is recorded.
+    """
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, PermanentError):
+            raise cause
+        cause = cause.__cause__
+
+
 class ContainmentError(BenchError):
     """A path built from data would resolve outside the run directory."""
 

@@ -24,7 +24,8 @@ def quick_chat(
     from bench.providers.ratelimit import SlidingWindowLimiter
     from bench.providers.retry import RetryPolicy
 
-    cfg = EndpointConfig(kind="openai", model="test-model", base_url=base_url, **overrides)
+    overrides.setdefault("model", "test-model")
+    cfg = EndpointConfig(kind="openai", base_url=base_url, **overrides)
     deployment = Deployment(
         base_url=base_url,
         model=cfg.model,

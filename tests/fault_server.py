@@ -425,11 +425,18 @@ class _Handler(BaseHTTPRequestHandler):
         return rejection(body)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        """llama.cpp `/props` or vLLM `/v1/models`, when `serve_context` set one up."""
+        """llama.cpp `/props` or vLLM `/v1/models`, when `serve_context` set one up.
+
+        A permanent 401/403 (`always`) answers every GET too, as a server rejecting a key does.
+        """
         path = urlsplit(self.path).path.rstrip("/")
         ctx = self.state.context
         with self.state.lock:
             self.state.gets.append(path)
+            denied = self.state.permanent
+        if denied is not None and denied.kind == "status" and denied.status in (401, 403):
+            self._apply(denied)  # a rejected key is rejected on every path
+            return
         if ctx and ctx["style"] == "llamacpp" and path == "/props":
             body = {
                 "default_generation_settings": {"n_ctx": ctx["n_ctx"], "params": {}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,8 @@ def test_a_misaligned_answer_file_is_one_line_error(tmp_path: Path, capsys) -> N
         ("calibrate.max_items=0", "positive integer"),
         ("calibrate.colour=red", "unknown"),
         ("judge=nope", "unknown judge"),
+        ("scoring.f1_treshold=0.3", "did you mean 'f1_threshold'?"),
+        ("calibrate.answers=/nonexistent/x.json", "calibrate.answers=/nonexistent/x.json: no such"),
     ],
 )
 def test_bad_arguments_are_one_line(arg: str, expected: str, capsys) -> None:
@@ -222,3 +225,45 @@ def test_a_judge_within_the_bound_or_without_calibration_is_not_flagged(tmp_path
         "llm" not in summarise_run(_judged_run(tmp_path / "a", [_wrong_cell(5, 50)])).flags.judges
     )
     assert "llm" not in summarise_run(_judged_run(tmp_path / "b", [])).flags.judges
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_calibration_at_once(tmp_path: Path) -> None:
+    """SIGINT while every judge call hangs on a slow server: one line, exit 130 (issue 41)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.e2e_support import ROOT
+    from tests.fault_server import Fault, FaultServer
+
+    with FaultServer() as server:
+        server.always(Fault.slow(90.0))  # no reply before the communicate timeout below
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.calibrate", "dataset=smoke", "judge=llm",
+             "judges.0.endpoint.kind=openai", f"judges.0.endpoint.base_url={server.base_url}",
+             "judges.0.endpoint.model=slow-judge", f"calibrate.out={tmp_path / 'cal'}",
+             "calibrate.sets=gold"],
+            cwd=ROOT, env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            while not server.requests:  # a judge call is in flight
+                assert proc.poll() is None, proc.communicate()[1][-2000:]
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=45)  # before: blocked on the 90 s replies
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("interrupted by SIGINT: calibration stopped")
+    assert "Traceback" not in err
+
+
+def test_a_missing_answer_file_is_refused_before_the_dataset_loads(capsys) -> None:
+    """The check comes first: a dataset that cannot even load is never reached (issue 41)."""
+    args = ["dataset.path=/nonexistent/locomo.json", "calibrate.answers=/nonexistent/x.json"]
+    assert main(args) == 2
+    assert "calibrate.answers=/nonexistent/x.json: no such file" in capsys.readouterr().err

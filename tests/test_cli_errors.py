@@ -239,3 +239,36 @@ def test_report_into_a_read_only_folder_is_one_line(base_run: Path, sandbox: Pat
         env={**os.environ, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
     )  # fmt: skip
     _assert_one_line(proc, "report.html")
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("limit.conversation=1", "did you mean 'conversations'?"),
+        ("+limit.conversation=1", "did you mean 'conversations'?"),
+        ("answr.max_tokens=3", "did you mean 'answer'?"),
+        ("scoring.f1_treshold=0.3", "did you mean 'f1_threshold'?"),
+    ],
+)
+def test_a_config_key_typo_is_one_line_with_a_did_you_mean(override: str, expected: str) -> None:
+    proc = run_cli("dataset=smoke", override, "dry_run=true")
+    line = last_line(proc.stderr)
+    assert proc.returncode == 2 and line.startswith("error: unknown config key "), proc.stderr
+    assert expected in line and "+" not in line.split("(a typo?)")[1]
+    assert "full_key" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("how", ["searchpath", "config-dir"])
+def test_a_users_own_config_folder_is_searched(tmp_path: Path, how: str) -> None:
+    """A provider YAML outside the checkout, chosen by name (issue 41)."""
+    (tmp_path / "mine" / "provider").mkdir(parents=True)
+    own = (ROOT / "conf/provider/offline.yaml").read_text().replace("name: offline", "name: mine")
+    (tmp_path / "mine" / "provider" / "mine.yaml").write_text(own)
+    where = (
+        [f"hydra.searchpath=[file://{tmp_path / 'mine'}]"]
+        if how == "searchpath"
+        else ["--config-dir", str(tmp_path / "mine")]
+    )
+    proc = run_cli(*where, "dataset=smoke", "provider=mine", "dry_run=true",
+                   f"out={tmp_path / 'run'}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -10,12 +10,14 @@ already cached.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ import pytest
 from bench.tokens import TokenCounter
 from tests.e2e_support import ROOT, run_cli
 from tests.fault_server import FaultServer
+from tests.judge_stub import shared_data_dir
 from tests.test_fault_e2e import ENV, smoke_overrides
 
 ROW = re.compile(
@@ -213,3 +216,72 @@ def test_dry_run_reaches_no_live_service(tmp_path: Path):
     assert [n.split(" (")[0] for n in notes] == ["arm http", "arm mcp"]
     assert "note: arm http (http) is a live memory service, not contacted" in proc.stdout
     assert not (out / "state.json").exists() and not (out / "questions").exists()
+
+
+def _distinct_answers(messages: list[dict[str, Any]]) -> str:
+    """Every prompt its own answer: no two arms' answers (so judge prompts) coincide."""
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+    return f"answer {digest[:10]}"
+
+
+def _by_model(server: FaultServer) -> dict[str, int]:
+    """Requests the stub answered per role, told apart by the model each role names."""
+    counts: dict[str, int] = {}
+    for r in server.requests:
+        role = (
+            "embedder"
+            if "embeddings" in r.path
+            else {"ans-model": "answerer"}.get(r.model, "judge")
+        )
+        counts[role] = counts.get(role, 0) + 1
+    return counts
+
+
+DATA = shared_data_dir()
+RANGE_CASES = {
+    "smoke": ("dataset=smoke", "judge=llm"),
+    "locomo-1-conversation": (
+        "dataset=locomo", f"dataset.path={DATA and DATA / 'locomo10.json'}",
+        "limit.conversations=1", "limit.per_conversation=12", "judge=llm",
+    ),
+    "longmemeval-4-questions-3-judge-runs": (
+        "dataset=longmemeval", f"dataset.path={DATA and DATA / 'longmemeval-s-subset16.json'}",
+        "limit.questions=4", "judge=longmemeval_official", "judges.0.runs=3",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(RANGE_CASES))
+def test_the_dry_run_range_holds_what_a_run_with_differing_answers_sends(
+    tmp_path: Path, case: str
+) -> None:
+    """Per role, low <= sent <= high, when arms' answers all differ (issue 41, item 7)."""
+    if case != "smoke" and DATA is None:
+        pytest.skip("shared data (locomo10.json, longmemeval-s-subset16.json) not present")
+    with FaultServer(chat_fn=_distinct_answers) as stub:
+        args = [
+            *RANGE_CASES[case], "arms=[raw,rag]", "progress=false", "provider=openai",
+            f"provider.answerer.base_url={stub.base_url}", "provider.answerer.model=ans-model",
+            f"provider.embedder.base_url={stub.base_url}", "provider.embedder.model=fault-wl",
+            "provider.embedder.dim=256", f"judges.0.endpoint.base_url={stub.base_url}",
+            "judges.0.endpoint.model=judge-model",
+        ]  # fmt: skip
+        dry = run_cli(*args, f"out={tmp_path / 'run'}", "dry_run=true", env=ENV)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        real = run_cli(*args, f"out={tmp_path / 'run'}", env=ENV)
+        assert real.returncode in (0, 1), real.stderr[-3000:]  # 1: a verdict may be missing
+        sent, probes = _by_model(stub), len(stub.gets)
+    estimate = json.loads((tmp_path / "run" / "dry_run.json").read_text())
+    roles = {
+        ("judge" if r.startswith("judge") else r): v
+        for r, v in estimate["roles"].items()
+        if v["requests_high"]  # an extractor no arm of these uses: nothing to send
+    }
+    assert set(roles) == set(sent), (roles, sent)
+    for role, n in sent.items():
+        low, high = roles[role]["requests_low"], roles[role]["requests_high"]
+        assert low <= n <= high, (role, low, n, high)
+    assert roles["judge"]["requests_low"] < roles["judge"]["requests_high"]  # a real range
+    low, high = estimate["total"]["probes"]
+    assert low <= probes <= high, (low, probes, high)

@@ -181,6 +181,19 @@ def test_bad_endpoints_end_in_one_line_and_exit_2(
 
 
 @pytest.mark.slow
+def test_a_wrong_results_path_leaves_no_run_the_corrected_command_trips_on(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    with reference_server(tmp_path / "data") as url:
+        wrong = run_cli("arms=[http]", *live_args(url, out), "arm_options.http.results_path=hits")
+        assert wrong.returncode == 2 and "results_path" in last_line(wrong.stderr)
+        corrected = run_cli("arms=[http]", *live_args(url, out))
+        assert corrected.returncode == 0, last_line(corrected.stderr)
+        assert len(load_records(out)) == 16
+
+
+@pytest.mark.slow
 def test_predict_then_evaluate_equals_all_and_evaluate_calls_no_service(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         arms = "arms=[neuromorphic,http]"

@@ -180,3 +180,25 @@ def test_the_report_carries_the_run_flags(tmp_path: Path):
     assert (
         run_flags(tiny_run(tmp_path / "ok", accept=False, judge_url="http://x/v1", facts=3)) == []
     )
+
+
+def test_the_smoke_as_designed_exits_0_and_a_real_failure_still_fails():
+    """A tiny model's degraded extraction is the expected finding, not `make` Error 1."""
+    from dataclasses import replace
+
+    from bench.dev.llm_smoke import SmokeReport, exit_status
+
+    stats = run_stats(ROOT / "results" / "smoke-offline-v0.1.0", max_tokens=256)
+    degraded = "error: extraction degraded for 2 arm/conversation pair(s) (over 50% ...)"
+    report = SmokeReport(
+        first_rc=1, degraded_warning=True, wall_s=1.0, tokens_per_s=1.0, first_run=stats,
+        rerun_rc=1, rerun_requests=0, rerun_server_decodes=0.0, flags=[], findings=[degraded],
+    )  # fmt: skip
+    status, line = exit_status(report)
+    assert status == 0 and "ran as designed" in line and "extraction degraded" in line
+    failed = "error: 3 arm results in `error` (first: ...); re-run the same command"
+    errors = replace(report, first_run=replace(stats, errors=3), findings=[failed, degraded])
+    assert exit_status(errors)[0] == 1  # an arm result in error is a real failure
+    assert exit_status(replace(report, rerun_requests=4))[0] == 1  # the cache failed
+    assert exit_status(replace(report, first_rc=2, findings=["error: config"]))[0] == 2
+    assert exit_status(replace(report, first_rc=0, findings=[])) == (0, "")

@@ -118,3 +118,17 @@ def test_malformed_one_line_error(tmp_path: Path, mutate: Any, needle: str) -> N
     assert "\n" not in message
     assert message.startswith(f"{path}: ")
     assert needle in message
+
+
+def test_limit_questions_counts_questions_on_longmemeval() -> None:
+    """One question per haystack: limit.questions=2 is two questions, not two per haystack."""
+    from bench.loaders import load_dataset
+    from bench.run.pipeline import limit_dataset
+    from tests.test_settings import compose_run
+
+    fixture = "datasets/fixtures/smoke_longmemeval.json"
+    cfg = compose_run("dataset=longmemeval", f"dataset.path={fixture}", "limit.questions=2")
+    cfg.dataset.sha256 = None
+    limited = limit_dataset(load_dataset(cfg.dataset), cfg)
+    assert sum(len(c.questions) for c in limited.conversations) == 2
+    assert len(limited.conversations) == 2  # the third haystack is not ingested

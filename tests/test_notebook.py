@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,16 @@ def test_notebook_runs_on_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         if "application/vnd.plotly.v1+json" in out.get("data", {})
     ]
     assert len(plots) == 6 and plots[0]["layout"]["yaxis"]["range"][0] == 0  # axes from 0
+    if shutil.which("chromium") or shutil.which("chromium-browser"):  # kaleido can draw
+        pngs = [
+            out["data"]["image/png"]
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for out in cell.get("outputs", [])
+            if "application/vnd.plotly.v1+json" in out.get("data", {})
+            and "image/png" in out["data"]
+        ]
+        assert len(pngs) == 6  # a static preview (GitHub, nbviewer) shows every figure
     assert _streams(nb, "stderr") == ""  # no warnings (deprecations included)
     assert snapshot(run_dir) == before  # reading never mutates the run
 

@@ -336,3 +336,33 @@ def test_other_400s_are_not_taken_for_a_reasoning_model() -> None:
     assert rejected_parameter(_bad_request(effort)) is None  # reasoning mode sends it
     assert rejected_parameter(_bad_request(relayed)) == "max_tokens"  # read from the text
     assert rejected_parameter(ValueError("x")) is None
+
+
+def _modes(*overrides: str) -> dict[str, str]:
+    """Each role's `reasoning` setting as composed from the project's config."""
+    from tests.test_settings import compose_run
+
+    cfg = compose_run(*overrides)
+    p = cfg.provider
+    roles = {"answerer": p.answerer.reasoning, "extractor": p.extractor.reasoning}
+    return roles | {j.judge_id: str(j.endpoint.reasoning).lower() for j in cfg.judges}
+
+
+@pytest.mark.parametrize("provider", ["openai", "azure"])
+@pytest.mark.parametrize(
+    "judge", ["llm", "mem0_locomo", "longmemeval_official", "locomo_plus_official",
+              "beam_official"],
+)  # fmt: skip
+def test_openai_and_azure_endpoints_detect_a_reasoning_model_by_default(
+    provider: str, judge: str
+) -> None:
+    """A gpt-5 judge (what replaces the retired gpt-4o) works without `reasoning: auto`."""
+    modes = _modes(f"provider={provider}", f"judge={judge}")
+    assert set(modes.values()) == {"auto"}, modes
+
+
+@pytest.mark.parametrize("provider", ["offline", "llamacpp", "vllm", "ollama", "lmstudio"])
+def test_other_servers_keep_reasoning_false_so_their_bodies_and_keys(provider: str) -> None:
+    """Other servers keep `false` (`auto` would send and key alike: the ordinary-endpoint test)."""
+    modes = _modes(f"provider={provider}", "judge=llm")
+    assert {str(m).lower() for m in modes.values()} == {"false"}, modes

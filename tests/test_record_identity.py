@@ -149,3 +149,26 @@ def test_records_carry_the_fingerprint_and_readable_model_ids(tmp_path: Path) ->
     }
     meta = json.loads((tmp_path / "run.json").read_text())
     assert stamp["config_hash"] == meta["config_hash"] and stamp["run"] == tmp_path.name
+
+
+def test_a_run_json_without_results_is_replaced_and_one_with_a_record_binds(
+    tmp_path: Path,
+) -> None:
+    """A session that failed at start-up fixed no identity; a written record fixes it."""
+    cfg = compose_run("dataset=smoke", "arms=[raw]")
+    first = _golden_identity()
+    RunDirectory(tmp_path).write_run_json(cfg, first)
+    changed = _golden_identity()
+    changed["answerer"] = "openai:http://127.0.0.1:9/v1:gpt-4o-mini"
+    corrected = RunDirectory(tmp_path)
+    corrected.check_identity(changed)  # no record, no prediction: replaced, not refused
+    corrected.write_run_json(cfg, changed)
+    assert (
+        json.loads((tmp_path / "run.json").read_text())["identity"]["answerer"]
+        == (changed["answerer"])
+    )
+    path = record_path(tmp_path, QUESTION.file_stem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(PRINTED, path)
+    with pytest.raises(ConfigError, match="made with different answerer;"):
+        RunDirectory(tmp_path).check_identity(first)

@@ -122,3 +122,16 @@ def test_a_session_left_unused_closes_its_browser(tmp_path: Path) -> None:
         written, skipped = session.write([("blank", go.Figure())], tmp_path)
     assert skipped is None and [p.name for p in written] == ["blank.png"]
     assert _png_size(written[0]) == (WIDTH, DEFAULT_HEIGHT)  # no height in the layout
+
+
+def test_the_png_export_adds_no_info_lines_under_a_runs_logging(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kaleido and choreographer logged ~50 INFO lines after every summary (issue 41)."""
+    import logging
+
+    caplog.set_level(logging.INFO)  # what a run's job logging lets through
+    _, skipped = export_pngs([("blank", go.Figure(layout={"height": 420}))], tmp_path)
+    assert skipped is None
+    quiet = ("kaleido", "choreographer")
+    assert [r.name for r in caplog.records if r.name.split(".")[0] in quiet] == []

@@ -147,3 +147,19 @@ def test_an_honest_run_has_no_flags_and_renders_as_before(tmp_path: Path) -> Non
     records = iter_records(run_dir)
     assert explorer_data(records, {})["arm_labels"] == ["raw", "neuromorphic"]
     assert not compute_flags(None, records)
+
+
+def test_missing_verdicts_open_the_summary_with_their_count(tmp_path: Path) -> None:
+    """A judge that failed on some answers: the first lines say how many (issue 41)."""
+    run = tiny_run(tmp_path / "run", judge_url="http://127.0.0.1:9090/v1")
+    records = sorted((run / "questions").glob("*.json"))
+    for path in records[:3]:
+        data = json.loads(path.read_text())
+        data["arms"]["raw"]["judgements"]["llm"] = {
+            "judge_id": "llm", "status": "error", "verdict": None, "model": MODEL,
+            "error": "judge call failed: ProviderError: HTTP 500",
+        }  # fmt: skip
+        data["arms"]["raw"]["correct"] = None
+        path.write_text(json.dumps(data))
+    lines = render_text(summarise_run(run)).splitlines()
+    assert "FLAGGED primary judge llm: missing verdicts — 3 of 64 verdicts missing" in lines[2]

@@ -37,6 +37,23 @@ def test_heartbeat_names_the_units_being_ingested_with_an_eta(monkeypatch) -> No
     assert table.line() == "" and table.postfix() == ""
 
 
+def test_the_eta_counts_ingestion_and_does_not_climb_during_it(monkeypatch) -> None:
+    """Before: `ETA unknown` while extracting, then a rate diluted by the extraction time."""
+    now = [100.0]
+    monkeypatch.setattr(ingesting.time, "monotonic", lambda: now[0])
+    tracker = Tracker(10, show=False, heartbeat_s=0, workers=1)
+    tracker.ingesting("neuromorphic", "c1", 0, 10, 0)
+    now[0] = 110.0
+    tracker.ingesting("neuromorphic", "c1", 5, 10, 4)  # 5 exchanges in 10 s: 10 s left
+    assert "ETA >= 0:00:10," in tracker.heartbeat()  # at least the ingestion left
+    now[0] = 120.0
+    tracker.ingesting("neuromorphic", "c1", 10, 10, 9)  # 20 s of ingestion, then answering
+    now[0] = 130.0
+    tracker.tick(5, 0)  # 5 questions in the 10 s of answering: 5 left take 10 s more
+    assert "ETA 0:00:10," in tracker.heartbeat()  # not 30 s (5 questions per 30 s elapsed)
+    tracker.close()
+
+
 def test_a_resumed_start_stays_out_of_the_rate() -> None:
     table = ingesting.IngestTable()
     table.update("tuned", "c1", 40, 50, 30)  # resumed mid-conversation: no exchange yet

@@ -104,6 +104,8 @@ def test_identity_mismatch_names_what_changed(tmp_path) -> None:
     rundir = RunDirectory(tmp_path)
     rundir.write_run_json(run, identity(run, "a" * 64, "p" * 64))
     rundir.check_identity(identity(run, "a" * 64, "p" * 64))  # same: fine
+    (tmp_path / "questions").mkdir()
+    (tmp_path / "questions" / "q.json").write_text("{}")  # a first result fixes the identity
     with pytest.raises(ConfigError, match="dataset_sha256"):
         rundir.check_identity(identity(run, "b" * 64, "p" * 64))
 
@@ -115,3 +117,24 @@ def test_embedder_override_works_as_typed_in_local_providers(provider: str) -> N
         f"provider={provider}", "provider.embedder.kind=openai", f"provider.embedder.base_url={url}"
     )
     assert (cfg.provider.embedder.kind, cfg.provider.embedder.base_url) == ("openai", url)
+
+
+def test_limits_count_questions_then_cap_each_conversation() -> None:
+    from bench.config import LimitConfig
+
+    assert LimitConfig(questions=7).kept([5, 5, 5]) == [5, 2, 0]
+    assert LimitConfig(questions=4).kept([1] * 6) == [1, 1, 1, 1, 0, 0]  # LongMemEval
+    assert LimitConfig(conversations=2, per_conversation=2).kept([5, 5, 5]) == [2, 2, 0]
+    assert LimitConfig(per_conversation=3, questions=4).kept([5, 5]) == [3, 1]
+    assert LimitConfig().kept([2, 0, 3]) == [2, 0, 3]
+
+
+def test_the_licence_is_an_spdx_expression_setuptools_reads() -> None:
+    """`license = { text = ... }` drew four deprecation walls per install (issue 41)."""
+    import tomllib
+
+    from bench.paths import PROJECT_ROOT
+
+    data = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    assert data["project"]["license"] == "MIT"  # the same licence, as PEP 639 spells it
+    assert "setuptools>=77" in data["build-system"]["requires"]

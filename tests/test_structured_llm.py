@@ -137,17 +137,21 @@ def test_prose_verdicts_become_unparseable_and_are_not_asked_again(tmp_path: Pat
             *overrides(server.base_url, tmp_path / "run", *extra, "scoring.rejudge=true"), env=ENV
         )
         rejudge_requests = len(server.requests)
-    assert first.returncode == 0, first.stderr[-2000:]
+    assert first.returncode == 1, first.stderr[-2000:]  # a missing verdict is no success
     assert "0 judge errors, 3 unparseable verdicts" in first.stderr
+    assert "error: 3 verdicts missing (0 judge errors, 3 unparseable)" in first.stderr
     assert asked == 3 + 3 * 2  # three answers, two asks per verdict
     for record in load_records(tmp_path / "run").values():
         verdict = record["arms"]["raw"]["judgements"]["llm"]
         assert (verdict["status"], verdict["attempts"]) == ("unparseable", 2)
         assert record["arms"]["raw"]["correct"] is None  # no outcome, never "wrong"
     assert "0 records written" in again.stderr and rerun_requests == 0
-    assert rejudged.returncode == 0 and rejudge_requests == 3 * 2
+    assert again.returncode == 1 and "3 verdicts missing" in again.stderr  # still missing
+    assert rejudged.returncode == 1 and rejudge_requests == 3 * 2
     summary = run_cli(str(tmp_path / "run"), module="bench.summarise")
     assert "unparseable verdicts raw: 3" in summary.stdout
+    opening = summary.stdout.splitlines()[1]  # under the title: the count, first thing read
+    assert "judge llm: missing verdicts — 3 of 3 verdicts missing" in opening
 
 
 def test_schema_constrained_verdicts_parse(tmp_path: Path) -> None:
@@ -264,3 +268,21 @@ def test_context_overflow_is_never_retried(status: int, message: str) -> None:
             chat.complete([{"role": "user", "content": "hi"}])
         assert len(server.requests) == 1
     assert "answer.max_context_tokens" in str(caught.value)
+
+
+def test_the_ignored_tools_warning_is_logged_once_per_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Every arm and lane has its own extractor: four warnings per run before (issue 41)."""
+    from arms.neuromorphic.exchange import Exchange
+    from arms.neuromorphic.extract_llm import LLMExtractor
+    from bench.types import Turn
+    from tests.fault_clients import quick_chat
+
+    exchange = Exchange(1, "1:56 pm on 8 May, 2023", (Turn("Ann", "I moved to Berlin", "D1:1", 1),))
+    with FaultServer() as server:
+        server.ignore_tools()
+        for _ in range(3):  # three arms' (or lanes') extractors on one model
+            chat = quick_chat(server.base_url, role="extractor", model="once-model",
+                              json_schema=True)  # fmt: skip
+            assert LLMExtractor(chat).extract(exchange, []).tools_ignored
+    warned = [r for r in caplog.records if "ignored tools" in r.getMessage()]
+    assert len(warned) == 1 and "once-model" in warned[0].getMessage()

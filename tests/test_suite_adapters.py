@@ -106,6 +106,10 @@ def test_beir_mini_runs_with_every_default_arm(tmp_path: Path) -> None:
         module="bench.suite",
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+    printed = proc.stdout.splitlines()  # after the log lines: the headline, then the path
+    assert any(line.startswith("# Suite ") for line in printed)
+    assert any(line.startswith("| arm | recall |") for line in printed)
+    assert printed[-1] == str(out / "SUMMARY.md") and "## Top 20" not in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert list(report["arms"]) == ["raw", "rag", "neuromorphic", "tuned"]
     for diag in report["arms"].values():

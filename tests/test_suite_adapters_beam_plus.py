@@ -196,3 +196,30 @@ def test_beam_fixture_runs_through_bench_suite(tmp_path: Path) -> None:
     for arm in ("rag", "neuromorphic"):
         # 14 + 4 memories: every relevant id is within the top 20 of any ranking
         assert report["arms"][arm]["retrieval"]["byK"]["20"]["recall"] == 1.0
+
+
+def test_suite_limits_are_bench_runs_on_every_adapter(tmp_path: Path) -> None:
+    """`limit.conversations` and `limit.questions` cut LoCoMo-Plus suites as bench.run does."""
+    from bench.config import LimitConfig
+    from bench.suite.adapters import limit_suites
+
+    suites = _plus(tmp_path, 0)
+    assert len(suites) >= 3
+    assert limit_suites(suites, LimitConfig(conversations=2)) == suites[:2]
+    cut = limit_suites(suites, LimitConfig(questions=1))
+    assert [s.name for s in cut] == [suites[0].name]
+
+
+def test_bench_suite_takes_limit_overrides(tmp_path: Path) -> None:
+    """Before: "Could not override 'limit.conversations'... use +limit..." (wrong advice)."""
+    from hydra import compose, initialize_config_dir
+
+    from bench.paths import CONF_DIR
+    from bench.suite.config import load_suite_config
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(
+            config_name="suite",
+            overrides=["suite.adapter=locomo_plus", "suite.path=x", "limit.conversations=3"],
+        )
+    assert load_suite_config(cfg).limit.conversations == 3

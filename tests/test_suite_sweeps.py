@@ -57,3 +57,21 @@ def test_run_sweep_over_retrieval_knobs_reuses_one_ingestion(tmp_path: Path) -> 
     assert third.returncode == 0, third.stderr[-2000:]
     assert len(list((out / "stores").iterdir())) == 2
     assert {p: p.stat().st_mtime_ns for p in store.rglob("*") if p.is_file()} == files
+
+
+@pytest.mark.slow
+def test_sweep_job_folders_need_no_shell_quoting(tmp_path: Path) -> None:
+    """`arms=[raw],[raw,rag]` made folders `arms=[raw,rag],...`: a glob in zsh (issue 41)."""
+    import shlex
+
+    from bench.run.hydra_job import shell_safe
+
+    assert shell_safe("arms=[raw,rag],dataset.path=/a b/c.json") == (
+        "arms=_raw,rag_,dataset.path=_a_b_c.json"
+    )
+    out = tmp_path / "sweep"
+    proc = run_cli("-m", "dataset=smoke", "arms=[raw],[raw,rag]", "limit.conversations=1",
+                   "limit.questions=1", f"out={out}", "progress=false")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    jobs = sorted(p.name for p in out.iterdir() if p.name.startswith("arms="))
+    assert len(jobs) == 2 and all(shlex.quote(job) == job for job in jobs)

@@ -52,7 +52,7 @@ from bench import __version__
 from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.arm.probe import StoreProbe
-from bench.errors import ConfigError
+from bench.errors import ConfigError, PermanentError
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
 from bench.text import session_date
@@ -193,7 +193,7 @@ class GraphitiArm:
             for query in get_fulltext_indices(provider):  # the Kuzu driver creates none
                 self._run(client.driver.execute_query(query))
             for position, turn in enumerate(turns):
-                self._run(client.add_episode(
+                self._add(turn.dia_id, client.add_episode(
                     name=turn.dia_id, episode_body=turn.render(),
                     source_description=f"conversation {conversation.conversation_id} "
                     f"session {turn.session}",
@@ -203,6 +203,24 @@ class GraphitiArm:
                 ))  # fmt: skip
         finally:
             self._release(client)
+
+    def _add(self, dia_id: str, coroutine: Coroutine[Any, Any, T]) -> T:
+        """One episode; a reply Graphiti's schema refuses stops the run in one line.
+
+        Graphiti has already asked again by then (its own retries): a model that cannot
+        follow the schema fails every turn alike, so no re-run of the command fixes it.
+        """
+        try:
+            return self._run(coroutine)
+        except Exception as exc:
+            if not type(exc).__module__.startswith("pydantic"):
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise PermanentError(
+                f"arm {self.name}: turn {dia_id}: the extractor's reply does not fit "
+                f"Graphiti's schema ({first}): set provider.extractor.model to a model "
+                "that follows JSON schemas"
+            ) from None
 
     def retrieve(self, question: Question) -> Context:
         """Graphiti's top-k facts for the question, each mapped to its episodes' dia_ids."""

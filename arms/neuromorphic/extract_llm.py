@@ -23,7 +23,7 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extraction import Extraction, ExtractionError
 from arms.neuromorphic.records import Fact, FactDraft, parse_tier
 from bench.end_tokens import strip_end_tokens
-from bench.errors import ConfigError, ProviderError
+from bench.errors import ConfigError, ProviderError, raise_if_permanent
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, supports_json_schema
 from bench.types import Usage
 from bench.untrusted import UntrustedJSONError, parse_json
@@ -102,6 +102,24 @@ CAP_BASE_TOKENS = 256
 """Room for the JSON keys of a few items, on top of the restated facts."""
 
 
+_WARNED: set[str] = set()
+"""Models the "ignored tools" warning was logged for in this process (the run)."""
+_WARNED_LOCK = threading.Lock()
+
+
+def warn_once(model: str) -> None:
+    """Log that `model` ignored tools, once per run: every arm and lane has its extractor."""
+    with _WARNED_LOCK:
+        if model in _WARNED:
+            return
+        _WARNED.add(model)
+    log.warning(
+        "extractor %s ignored tools (free text, no tool call): asking with a JSON Schema for "
+        "the rest of this run",
+        model,
+    )
+
+
 class LLMExtractor:
     """Fact extraction by a chat model: an `update_memory` tool call or schema-bound JSON.
 
@@ -151,11 +169,7 @@ class LLMExtractor:
             return first
         with self._lock:
             if not self._use_schema:
-                log.warning(
-                    "extractor %s ignored tools (free text, no tool call): asking with a JSON "
-                    "Schema for the rest of this run",
-                    self.model,
-                )
+                warn_once(self.model)
             self._use_schema = True
         second = self._by_schema(exchange, known)
         usage = Usage(
@@ -174,6 +188,7 @@ class LLMExtractor:
                 options=options,
             )
         except ProviderError as exc:
+            raise_if_permanent(exc)  # a rejected key or unknown model: the run stops
             return _failed(exc, "tools")
         if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
             call = {"name": TOOL_NAME, "arguments": rule_arguments(exchange)}
@@ -203,6 +218,7 @@ class LLMExtractor:
                 options=options,
             )
         except ProviderError as exc:
+            raise_if_permanent(exc)  # a rejected key or unknown model: the run stops
             return _failed(exc, "json_schema")
         if is_dry_run(self.provider):  # counted, never sent: the rules' facts stand in
             result = replace(result, text=json.dumps(rule_arguments(exchange)))

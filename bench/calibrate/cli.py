@@ -21,7 +21,9 @@ Exit 0; 1 when some LLM verdicts are missing (errors); 2 with one line on bad in
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,17 @@ def _split(args: list[str]) -> tuple[Options, list[str]]:
         else:
             opts.max_items = int(value)
     return opts, rest
+
+
+def _check_answer_files(paths: list[str]) -> None:
+    """ConfigError (one line) for a `calibrate.answers` file that is not there."""
+    for path in paths:
+        if not Path(path).expanduser().is_file():
+            raise ConfigError(
+                f"calibrate.answers={path}: no such file: give an answer file in the "
+                "EverMemOS eval_results.json shape (e.g. $BENCH_DATA_DIR/locomo-audit/"
+                "ap-v2-vague-wrong.json, docs/calibration.md)"
+            )
 
 
 def _run_config(overrides: list[str]) -> Any:
@@ -170,6 +183,30 @@ def write_outputs(data: dict[str, Any], out: Path, locomo_style: bool) -> str:
     return text
 
 
+def _interruptible(
+    calibrate: Callable[[Any, Options, list[str]], dict[str, Any]],
+    cfg: Any,
+    opts: Options,
+    problems: list[str],
+) -> dict[str, Any]:
+    """`calibrate(cfg, opts, problems)`; Ctrl-C (SIGINT) or SIGTERM ends it within seconds.
+
+    Judge calls run in threads that a plain KeyboardInterrupt would wait for (each up to
+    its timeout and retries): `bench.run.interrupt` leaves with one line, exit 130/143.
+    Nothing is written before the end; verdicts already asked stay in the cache.
+    """
+    from bench.run.interrupt import interruptible
+
+    def line(signum: int) -> str:
+        return (
+            f"interrupted by {signal.Signals(signum).name}: calibration stopped, no output "
+            "written; re-run the same command (verdicts already asked come from the cache)"
+        )
+
+    with interruptible(Path("."), line=line):
+        return calibrate(cfg, opts, problems)
+
+
 def main(argv: list[str]) -> int:
     """The command; returns its exit status."""
     import logging
@@ -182,9 +219,10 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         opts, overrides = _split(argv)
+        _check_answer_files(opts.answers)  # before the dataset loads (half a minute)
         cfg = _run_config(overrides)
         problems: list[str] = []
-        data = calibrate_config(cfg, opts, problems)
+        data = _interruptible(calibrate_config, cfg, opts, problems)
         out = Path(opts.out or f"outputs/calibration-{data['dataset']['name']}")
         text = write_outputs(data, out, cfg.dataset.loader == "locomo")
     except BenchError as exc:

@@ -20,7 +20,7 @@ second run against an instant stub (latency 0) gives the harness CPU per model c
 Settings among the overrides: `stub.latency=<s>`, `stub.slots=<n>`, and
 `stub.baseline=<checkout>`, which measures that checkout (say, the previous release) the
 same way in a child process and reports it beside this one as `baseline`. Any other
-override goes to the run (e.g. `dataset=locomo limit.conversations=2 limit.questions=30`).
+override goes to the run (e.g. `dataset=locomo limit.conversations=2 limit.per_conversation=30`).
 
 Offline (a stub, not a model): the figures measure the harness's scheduling, not a
 server. The module imports only what older checkouts also have, which is what lets it

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import tenacity
 
-from bench.errors import ProviderError
+from bench.errors import PermanentProviderError, ProviderError
 from bench.providers.reasoning import rejected_parameter
 from bench.providers.secrets import redact
 
@@ -49,6 +49,9 @@ class Failure:
     """One-line description of the failure."""
     retry_after_s: float | None = None
     """Wait the server asked for (Retry-After), seconds; None when it asked none."""
+    permanent: bool = False
+    """True when every call of the role would fail alike (401, 403, 404, a rejected
+    parameter): the run stops (`bench.errors.PermanentError`) instead of recording it."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,14 @@ CONTEXT_OVERFLOW = (
 """Lower-case fragments of the errors servers give for a prompt that does not fit."""
 
 
+_PERMANENT = {
+    401: "the key is rejected: export a valid key in the endpoint's api_key_env",
+    403: "the key may not use this model or endpoint: use a key with access, or another model",
+    404: "the server has no such model or path: fix the endpoint's model or base_url",
+}
+"""Statuses every call of a role would get alike, with the fix (the run stops at once)."""
+
+
 def is_context_overflow(message: str) -> bool:
     """True when an error message says the request does not fit the model's context."""
     text = message.lower()
@@ -125,7 +136,9 @@ def classify(exc: BaseException) -> Failure:
         if status == 400 and (param := rejected_parameter(exc)) is not None:
             return Failure(False, f"the model rejects {param!r} (HTTP 400, not retried): "
                            f"{message}; it is a reasoning model: set reasoning: true (or auto) "
-                           "on this endpoint (docs/providers.md)")  # fmt: skip
+                           "on this endpoint (docs/providers.md)", permanent=True)  # fmt: skip
+        if status in _PERMANENT:
+            return Failure(False, f"HTTP {status}: {message}; {_PERMANENT[status]}", None, True)
         reason = f"HTTP {status}: {message}"
         retryable = status == 429 or status >= 500
         headers = exc.response.headers
@@ -242,8 +255,14 @@ def call_with_retry(
     try:
         return retrying(attempt)
     except Exception as exc:
-        failure = classify(exc)
-        attempts = retrying.statistics.get("attempt_number", 1)
-        raise ProviderError(
-            redact(f"{where}: failed after {attempts} attempt(s): {failure.reason}")
-        ) from exc
+        raise final_error(exc, where, retrying.statistics.get("attempt_number", 1)) from exc
+
+
+def final_error(exc: Exception, where: str, attempts: int) -> ProviderError:
+    """The error a call ends in: permanent (the run stops) or recorded, its reason redacted."""
+    failure = classify(exc)
+    if failure.permanent:  # a re-run of the same command cannot succeed: stop the run
+        return PermanentProviderError(
+            redact(f"{where}: {failure.reason} (re-running the same command cannot fix it)")
+        )
+    return ProviderError(redact(f"{where}: failed after {attempts} attempt(s): {failure.reason}"))

@@ -15,6 +15,7 @@ none, or without kaleido, the export is skipped and the report says so in one li
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
 from pathlib import Path
@@ -59,6 +60,10 @@ def _specs(figures: list[tuple[str, Any]], out: Path) -> list[Spec]:
     ]
 
 
+QUIET_LOGGERS = ("kaleido", "choreographer", "logistro")
+"""Loggers of the PNG export kept to warnings: each logs every browser step at INFO."""
+
+
 class PngSession:
     """A browser session opened on entry; `write` draws the charts in it.
 
@@ -69,6 +74,8 @@ class PngSession:
     """
 
     def __init__(self) -> None:
+        for chatty in QUIET_LOGGERS:  # ~50 INFO lines per export under a run's INFO logging
+            logging.getLogger(chatty).setLevel(logging.WARNING)
         self._jobs: queue.Queue[list[Spec] | None] = queue.Queue(maxsize=1)
         self._thread = threading.Thread(target=self._serve, name="png-export", daemon=True)
         self._error: BaseException | None = None

@@ -8,7 +8,8 @@ Examples::
 
 Re-running with the same `out` resumes: complete questions are skipped, arms that
 are missing or in `error` are redone. Exit status: 0 when every requested result is
-`ok`, 1 when some remain in `error`, 2 on a configuration or data error, 130/143 when
+`ok`, 1 when some remain in `error` or lack a verdict, 2 on a configuration or data error
+(or a failure no re-run can fix: bench.errors.PermanentError), 130/143 when
 stopped by SIGINT/SIGTERM (bench.run.interrupt: one end line, within seconds).
 """
 
@@ -101,7 +102,14 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             file=sys.stderr,
         )
         sys.exit(1)
-    if degraded:
+    if missing := outcome.judge_errors + outcome.judge_unparseable:
+        print(
+            f"error: {missing} verdicts missing ({outcome.judge_errors} judge errors, "
+            f"{outcome.judge_unparseable} unparseable): those answers are not scored; re-run "
+            "the same command to ask again (unparseable ones: add scoring.rejudge=true)",
+            file=sys.stderr,
+        )
+    if degraded or missing:
         sys.exit(1)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.config import RunConfig
+from bench.errors import raise_if_permanent
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
@@ -236,6 +237,7 @@ class QuestionRun:
         try:
             context = self.arms[name].retrieve(question)
         except Exception as exc:
+            raise_if_permanent(exc)
             log.exception("retrieve %s %s failed", name, question.question_id)
             error = f"{type(exc).__name__}: {exc}"
             failure = ret_health.query_failure(error)
@@ -284,6 +286,7 @@ def answer_and_judge(
         at = run_budgets.answer_budgets(step, question, got.context, got.retrieve_ms, kept)
         return replace(first, budgets=at)
     except Exception as exc:  # recorded as `error`, retried on resume, never scored
+        raise_if_permanent(exc)
         log.warning("answer %s failed: %s", question.question_id, exc)
         return ArmResult.failed(f"{type(exc).__name__}: {exc}")
 

@@ -25,6 +25,7 @@ from bench.scoring.rules import Outcome
 from bench.types import Question
 from bench.verify.journal import note_record
 
+PREDICTIONS = "predictions"  # a `phase=predict` session's results (bench.run.phases)
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
     "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
@@ -110,6 +111,7 @@ class RunDirectory:
         """The identity every record must match when run.json cannot vouch for them."""
         self._verify_prints: dict[str, str] = {}
         """`fingerprint(_verify_records)`, made once for all the records read."""
+        self._replacing = False  # run.json of a session that wrote no result: replaced
 
     def check_identity(self, ident: dict[str, Any]) -> None:
         """Refuse to resume a run made under a different identity (name what changed).
@@ -117,7 +119,7 @@ class RunDirectory:
         run.json is not trusted alone: when it is missing, truncated or foreign (no
         identity of the project's shape in it: `identity_shaped`), every record read
         later is checked against `ident` instead (`load_record`), from the identity
-        fingerprint each record carries.
+        fingerprint each record carries. One with no result yet is replaced (`holds_results`).
         """
         meta, _ = read_run_meta(self.run_json)
         if meta is None or not identity_shaped(meta.identity):
@@ -125,11 +127,16 @@ class RunDirectory:
             self._verify_prints = fingerprint(ident)
             return
         changed = changed_keys(meta.identity, ident)
-        if changed:
+        self._replacing = bool(changed)  # a session that failed at start-up fixed nothing
+        if changed and self.holds_results():
             raise ConfigError(
                 f"{self.run_json}: this run was made with different {', '.join(changed)}; "
                 f"pass a new out=<dir> (or delete {self.path} to start over)"
             )
+
+    def holds_results(self) -> bool:
+        """Whether a record or prediction is here: the first one fixes the run's identity."""
+        return any(any((self.path / d).glob("*.json")) for d in ("questions", PREDICTIONS))
 
     def _check_record_identity(self, record: QuestionRecord, path: Path) -> None:
         """Compare a record's own identity with this run's (run.json could not vouch)."""
@@ -152,7 +159,7 @@ class RunDirectory:
         self, cfg: RunConfig, ident: dict[str, Any], details: RunMeta | None = None
     ) -> None:
         """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
-        previous = read_run_meta(self.run_json)[0] or RunMeta()
+        previous = (not self._replacing and read_run_meta(self.run_json)[0]) or RunMeta()
         kept = previous.identity if identity_shaped(previous.identity) else {}  # never foreign
         merged_ident = {
             **kept,  # keys a predict session leaves unbound stay as recorded

@@ -44,6 +44,36 @@ class RoleEstimate:
     """The endpoint's request rate limit; None when unlimited."""
     tokens_per_minute: int | None = None
     """The endpoint's token rate limit; None when unlimited."""
+    calls: int = 0
+    """Uncached requests counted without merging identical ones (`requests_high`)."""
+    prompt_tokens_high: int = 0
+    """Prompt tokens of all `calls`."""
+    completion_tokens_high: int = 0
+    """Completion cap of all `calls`."""
+    judged_low: int | None = None
+    """A judge's requests were every arm's answer to a question the same: per question,
+    the most any one arm needed (`DryRunEstimate.judged`); None for other roles."""
+
+    @property
+    def requests_low(self) -> int:
+        """Fewest requests: identical answers judged once (a judge), else `requests`."""
+        return self.requests if self.judged_low is None else min(self.judged_low, self.requests)
+
+    @property
+    def requests_high(self) -> int:
+        """Most requests: every answer judged, every identical request sent again."""
+        return max(self.calls, self.requests)
+
+    @property
+    def cost_high(self) -> float | None:
+        """`cost` at `requests_high` (what `budget.max_usd` is checked against)."""
+        if self.price_prompt_per_1k is None and self.price_completion_per_1k is None:
+            return None
+        prompt = max(self.prompt_tokens_high, self.prompt_tokens)
+        completion = max(self.completion_tokens_high, self.completion_tokens_max)
+        return prompt / 1000 * (self.price_prompt_per_1k or 0.0) + completion / 1000 * (
+            self.price_completion_per_1k or 0.0
+        )
 
     @property
     def phase(self) -> str:
@@ -91,6 +121,24 @@ class DryRunEstimate:
             if added := role.requests - before.get(name, 0):
                 counts[name] = counts.get(name, 0) + added
 
+    probes: tuple[int, int] = (0, 0)
+    """Start-up GET requests (key checks, context window): (fewest, most); no tokens."""
+
+    def judge_calls(self) -> dict[str, int]:
+        """Each judge role's `calls` so far (`judged` takes the per-arm differences)."""
+        return {n: r.calls for n, r in self.roles.items() if n.startswith("judge")}
+
+    def judged(self, per_arm: list[dict[str, int]]) -> None:
+        """Add one question's judge calls, one dict per arm: the low end takes the largest.
+
+        Identical answers are judged once, so when every arm answers alike the question
+        costs what one arm's answer does; when all differ, the sum (`calls`) is paid.
+        """
+        for name in {n for calls in per_arm for n in calls}:
+            role = self.roles[name]
+            most = max(calls.get(name, 0) for calls in per_arm)
+            role.judged_low = (role.judged_low or 0) + most
+
     def role(self, name: str, model: str, endpoint: EndpointConfig | EmbedderConfig) -> Any:
         """The (created on first use) estimate of one role."""
         if name not in self.roles:
@@ -111,21 +159,31 @@ class DryRunEstimate:
         for r in self.roles.values():
             cost = "price unknown" if r.cost is None else f"${r.cost:.4f}"
             wall = "no rate limit" if r.min_wall_s is None else f">= {r.min_wall_s:.0f} s"
+            span = "" if r.requests_low == r.requests_high else (
+                f" [{r.requests_low}-{r.requests_high} as answers repeat or differ"
+                + ("" if r.cost_high is None else f", up to ${r.cost_high:.4f}") + "]"
+            )  # fmt: skip
             out.append(
                 f"  {r.phase:<10} {r.role:<14} {r.model}: {r.requests} requests "
                 f"({r.cached} already cached, not counted), {r.prompt_tokens} prompt tokens, "
-                f"<= {r.completion_tokens_max} completion tokens, {cost}, {wall}"
+                f"<= {r.completion_tokens_max} completion tokens, {cost}, {wall}{span}"
             )
+        if any(self.probes):
+            low, high = self.probes
+            out.append(f"  start-up   probes: {low}-{high} GET requests (no tokens, no cost)")
         if not self.roles:
             out.append("  every role is offline: no requests, no cost")
             return out
         total = self.total()
         cost = "no price configured" if total["priced_cost"] is None else (
-            f"${total['priced_cost']:.4f}"
+            f"${total['priced_cost']:.4f} (up to ${total['cost_high']:.4f})"
         )  # fmt: skip
         if total["unpriced_roles"]:
             cost += f" + unknown ({', '.join(total['unpriced_roles'])}: no price configured)"
-        out.append(f"  total: {total['requests']} requests, cost {cost}")
+        out.append(
+            f"  total: {total['requests']} requests ({total['requests_low']}-"
+            f"{total['requests_high']}), cost {cost}"
+        )
         for budget, counts in sorted(self.per_budget.items()):
             extra = ", ".join(f"{n} {r}" for r, n in counts.items()) or "none (offline roles)"
             out.append(f"  of which context budget {budget}: {extra} requests")
@@ -143,6 +201,10 @@ class DryRunEstimate:
         priced = sum(costs) if costs else None
         return {
             "requests": sum(r.requests for r in roles),
+            "requests_low": sum(r.requests_low for r in roles),
+            "requests_high": sum(r.requests_high for r in roles),
+            "probes": list(self.probes),
+            "cost_high": sum(r.cost_high or 0.0 for r in roles) if costs else None,
             "chat_requests": sum(r.requests for r in roles if r.role != "embedder"),
             "cached": sum(r.cached for r in roles),
             "prompt_tokens": sum(r.prompt_tokens for r in roles),
@@ -157,7 +219,7 @@ class DryRunEstimate:
         if max_usd is None:
             return
         total = self.total()
-        cost = total["priced_cost"] or 0.0
+        cost = total["cost_high"] or 0.0  # every answer judged: the most the run can send
         if total["unpriced_roles"]:
             raise ConfigError(
                 f"budget.max_usd={max_usd:g}: cannot check it, "
@@ -184,7 +246,8 @@ class DryRunEstimate:
             r.role: {"phase": r.phase, "model": r.model, "requests": r.requests,
                      "cached": r.cached, "prompt_tokens": r.prompt_tokens,
                      "completion_tokens_max": r.completion_tokens_max, "cost": r.cost,
-                     "min_wall_s": r.min_wall_s}
+                     "min_wall_s": r.min_wall_s, "requests_low": r.requests_low,
+                     "requests_high": r.requests_high, "cost_high": r.cost_high}
             for r in self.roles.values()
         }  # fmt: skip
         out = {"dry_run": True, "roles": roles, "total": self.total(), "notes": self.notes}

@@ -55,21 +55,24 @@ class DryChat:
         """Count the request (unless the cache holds it); reply with a placeholder."""
         remote = self._ctx.remote
         key = self._real.request_key(messages, tools, prompt_version, options) if remote else None
+        cached = key is not None and self._ctx.cached(key)
+        prompt = sum(self._ctx.tokens.count(str(m.get("content") or "")) for m in messages)
+        cap = self._real.max_completion(options) if remote else self._cfg.max_tokens
         with self._lock:
+            if not cached:  # the high end: identical requests sent again (answers differ)
+                self._est.calls += 1
+                self._est.prompt_tokens_high += prompt
+                self._est.completion_tokens_high += cap
             if key is not None and key in self._seen:  # the real client shares repeats
                 return self._reply(messages)
             if key is not None:
                 self._seen.add(key)
-            if key is not None and self._ctx.cached(key):
+            if cached:
                 self._est.cached += 1
             else:
                 self._est.requests += 1
-                self._est.prompt_tokens += sum(
-                    self._ctx.tokens.count(str(m.get("content") or "")) for m in messages
-                )
-                self._est.completion_tokens_max += (
-                    self._real.max_completion(options) if remote else self._cfg.max_tokens
-                )
+                self._est.prompt_tokens += prompt
+                self._est.completion_tokens_max += cap
         return self._reply(messages)
 
     def _reply(self, messages: list[Message]) -> ChatResult:

@@ -15,7 +15,11 @@ would), and an LLM extractor reads the rule extractor's facts
 (`arms.neuromorphic.dry_extract`), whose embeddings are then counted. Against a server
 that replies as the offline pipeline does (the tests' stub) every role's count is the
 real run's; against a model, judge and embedding counts follow its actual replies, so
-they are estimates. Retries (timeouts, 429s) are not foreseeable and not counted.
+they are estimates, so each role also gets a range (`dry_estimate.RoleEstimate`): its low
+end judges identical answers once (per question, what one arm needs), its high end sends
+every request, identical or not, and `budget.max_usd` is checked against the high end.
+Start-up probes (`startup_probes`) are counted apart. Retries (timeouts, 429s) are not
+foreseeable and not counted.
 
 With `context_budgets`, every arm's answer and verdicts at each budget are made too (on
 the cut context, bench/run/budgets.py) and counted in their roles, and per budget apart.
@@ -87,13 +91,18 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
                 for conversation in dataset.conversations:
                     failed = ingest_arms(arms, conversation)
                     for question in conversation.questions:
+                        per_arm = []
                         for name, arm in arms.items():
                             if name not in failed:
+                                before = est.judge_calls()
                                 context = arm.retrieve(question)
                                 result = step.answer(question, context, 0.0)
                                 first = step.judge(question, result, rejudge=False)
                                 draw(step, step.repeats, question, context, 0.0, first)
                                 _budgets(est, step, question, context)
+                                after = est.judge_calls()
+                                per_arm.append({n: c - before.get(n, 0) for n, c in after.items()})
+                        est.judged(per_arm)
             finally:
                 for arm in arms.values():
                     arm.close()
@@ -101,6 +110,7 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
             providers.close()
             if cache is not None:
                 cache.close()
+    est.probes = startup_probes(cfg)
     return est
 
 
@@ -140,6 +150,22 @@ def _budgets(est: DryRunEstimate, step: Any, question: Any, context: Any) -> Non
         before = {name: r.requests for name, r in est.roles.items()}
         answer_budgets(replace(step, budgets=(budget,)), question, context, 0.0)
         est.add_budget(budget, before)
+
+
+def startup_probes(cfg: RunConfig) -> tuple[int, int]:
+    """(fewest, most) GET requests a run sends before its first model call.
+
+    One `GET <base_url>/models` per endpoint, key and model that has a key
+    (`bench.providers.probe.check_key`), and the answerer's context-window probe
+    (`bench.providers.context_window`: llama.cpp `/props`, then vLLM `/models`) unless
+    `provider.context_tokens` is set. The TCP connects send no request.
+    """
+    from bench.providers.probe import key_checks
+
+    p = cfg.provider
+    keyed = len(key_checks(cfg))
+    window = p.answerer.kind == "openai" and p.context_tokens is None and cfg.phase != "predict"
+    return keyed + int(window), keyed + 2 * int(window)
 
 
 class _DryProviders:

@@ -15,13 +15,33 @@ A multirun and any `--` flag (`--cfg`, `--help`, ...) stay with `hydra.main`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bench.errors import ConfigError
+from bench.names import did_you_mean
 from bench.paths import CONF_DIR
+
+_SHELL_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+@%:-]")
+"""Characters a shell would read (`[]` globs, quotes, spaces, `$`, `/` a new folder ...)."""
+
+
+def shell_safe(name: str) -> str:
+    """`name` with each character a shell would interpret as `_` (sweep job folders).
+
+    `arms=[raw,rag]` becomes `arms=_raw,rag_`: a job folder is typed or pasted into a
+    shell without quoting. Registered as the `shell_safe` resolver the sweep `subdir` of
+    conf/config.yaml and conf/suite.yaml uses.
+    """
+    return _SHELL_UNSAFE.sub("_", str(name))
+
+
+OmegaConf.register_new_resolver("shell_safe", shell_safe, replace=True)
 
 Adjust = Callable[[DictConfig], list[str]]
 """Extra overrides chosen from a composed config (none: the composition is final)."""
@@ -56,10 +76,10 @@ def run_job_once(
     name = detect_task_name(calling_file=entry_file, calling_module=None)
     hydra = Hydra.create_main_hydra2(name, create_config_search_path(str(CONF_DIR)))
 
-    def compose(extra: list[str]) -> DictConfig:
+    def compose(extra: list[str], base: list[str] = overrides) -> DictConfig:
         return hydra.compose_config(
             config_name=config_name,
-            overrides=[*overrides, *extra],
+            overrides=[*base, *extra],
             with_log_configuration=True,
             run_mode=RunMode.RUN,
         )
@@ -71,7 +91,7 @@ def run_job_once(
             if extra:
                 cfg = compose(extra)
         except (HydraException, OmegaConfBaseException) as exc:
-            raise ConfigError(f"override: {one_line(exc)}") from None
+            raise override_error(exc, partial(compose, [], without_key(overrides, exc))) from None
         cfg.hydra.mode = RunMode.RUN
         callbacks = Callbacks(cfg)
         callbacks.on_run_start(config=cfg, config_name=config_name)
@@ -87,6 +107,71 @@ def run_job_once(
         _ = ret.return_value  # re-raises the job's exception, as Hydra's run mode does
     finally:
         GlobalHydra.instance().clear()
+
+
+_UNKNOWN_KEY = (
+    re.compile(r"Could not override '([^']+)'"),  # Hydra: `a.b=1` where a has no b
+    re.compile(r"Key '[^']+' (?:is )?not in [^']*'[^']*'?.*?full_key: (\S+)"),  # OmegaConf
+    re.compile(r"Key '([^']+)' is not in struct"),
+)
+
+
+def unknown_key(exc: BaseException) -> str | None:
+    """The dotted config key an unknown-key error from Hydra or OmegaConf names, else None."""
+    text = one_line(exc)
+    for pattern in _UNKNOWN_KEY:
+        if found := pattern.search(text):
+            return found.group(1)
+    return None
+
+
+def override_error(
+    exc: BaseException, known_config: Callable[[], Any], prefix: str = "override"
+) -> ConfigError:
+    """One line for a bad override: an unknown key gets a did-you-mean, never Hydra's "+".
+
+    `known_config()`: a config that holds every valid key (composed without the bad
+    override, or the schema), or None. Hydra's advice to append with `+` would only move
+    the typo to the schema check. The first segment of the key that does not exist is
+    the one named (`answr.max_tokens`: `answr`, did you mean `answer`).
+    """
+    key = unknown_key(exc)
+    if key is None:
+        return ConfigError(f"{prefix}: {one_line(exc)}")
+    try:
+        cfg = known_config()
+    except Exception:  # the other overrides fail too: the line still names the key
+        cfg = None
+    parts = key.split(".")
+    for depth in range(len(parts)):
+        known = keys_at(cfg, parts[:depth])
+        if parts[depth] not in known:
+            break
+    parent, leaf = ".".join(parts[:depth]), parts[depth]
+    where = f"under {parent}" if parent else "at the top level"
+    listed = f" known {where}: {', '.join(sorted(known))}" if known else ""
+    return ConfigError(
+        f"unknown config key {key} (a typo?);{did_you_mean(leaf, known)}{listed}".rstrip(";")
+    )
+
+
+def without_key(overrides: list[str], exc: BaseException) -> list[str]:
+    """`overrides` less the one setting the key `exc` names (so the rest can compose)."""
+    key = unknown_key(exc)
+    return [o for o in overrides if o.lstrip("+~").split("=", 1)[0] != key]
+
+
+def keys_at(cfg: Any, path: list[str]) -> list[str]:
+    """The keys of the node at `path` in `cfg` (a DictConfig; [] where there is none)."""
+    node: Any = cfg
+    for part in path:
+        if not isinstance(node, DictConfig) or part not in node:
+            return []
+        try:
+            node = node[part]
+        except Exception:  # an interpolation that cannot resolve: no list
+            return []
+    return [str(k) for k in node if k != "hydra"] if isinstance(node, DictConfig) else []
 
 
 def one_line(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.arm.probe import probe_store, requested_k
 from bench.config import RunConfig
+from bench.errors import raise_if_permanent
 from bench.run.outcome import RunOutcome
 from bench.run.side_by_side import side_by_side
 from bench.scoring import health as ext_health
@@ -50,6 +51,7 @@ def ingest_arms(
     cid = conversation.conversation_id
     for name, got in done.items():
         if got.error is not None:  # an arm's failure is recorded, the run goes on
+            raise_if_permanent(got.error)  # unless no re-run could fix it
             log.error("ingest %s/%s failed", name, cid, exc_info=got.error)
             failed[name] = f"ingest failed: {type(got.error).__name__}: {got.error}"
             continue

@@ -22,7 +22,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -59,9 +59,13 @@ def end_line(out: Path, signum: int, argv: list[str]) -> str:
 
 
 @contextmanager
-def interruptible(out: Path, argv: list[str] | None = None) -> Iterator[None]:
+def interruptible(
+    out: Path, argv: list[str] | None = None, line: Callable[[int], str] | None = None
+) -> Iterator[None]:
     """Run the block so that SIGINT/SIGTERM end it within `GRACE_S` with `end_line`.
 
+    `line(signum)`, when given, is the closing line instead (another command: e.g.
+    `bench.calibrate`, whose judge threads would otherwise hold Ctrl-C off for minutes).
     Only in the main thread (signal handlers can be set nowhere else); elsewhere the
     block runs unchanged.
     """
@@ -73,7 +77,8 @@ def interruptible(out: Path, argv: list[str] | None = None) -> Iterator[None]:
 
     def leave(signum: int) -> None:
         logging.shutdown()
-        os.write(2, (end_line(out, signum, args) + "\n").encode())
+        text = line(signum) if line is not None else end_line(out, signum, args)
+        os.write(2, (redact(text) + "\n").encode())
         os._exit(128 + signum)  # worker threads may sit in an HTTP call: do not join them
 
     def handler(signum: int, frame: FrameType | None) -> None:

@@ -31,15 +31,16 @@ from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.arm.registry import arm_kind
 from bench.config import RunConfig
-from bench.errors import BenchError, ConfigError
+from bench.errors import BenchError, ConfigError, PermanentError, raise_if_permanent
 from bench.files import write_json_atomic
 from bench.paths import contained
+from bench.run.directory import PREDICTIONS
 from bench.run.outcome import Tick, no_tick
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
 from bench.untrusted import expect_object, read_json, refuse
 
 PHASES = ("all", "predict", "evaluate")
-FOLDER = "predictions"
+FOLDER = PREDICTIONS
 PREDICTED_MS = "predicted_retrieve_ms"
 """Context meta key: the retrieval time measured in `predict` (records keep that, not the read)."""
 
@@ -180,6 +181,7 @@ def predict_conversation(
                     if (k := requested_k(arms[name])) is not None:
                         entry["requested_k"] = k  # replayed by StoredArm for the record
                 except Exception as exc:  # stored; predict retries it on resume
+                    raise_if_permanent(exc)
                     entry["error"] = f"retrieve failed: {type(exc).__name__}: {exc}"
             stored[name] = entry
         path = prediction_path(run_dir, question)
@@ -198,7 +200,13 @@ class StoredArm:
         self.requested_k: int | None = None
         """The k the predicting arm asked for, read with each stored context."""
         folder = run_dir / FOLDER
-        for path in sorted(folder.glob("*.json")) if folder.exists() else []:
+        found = sorted(folder.glob("*.json")) if folder.exists() else []
+        if not found:
+            raise PermanentError(
+                f"{folder}: no predictions to evaluate: run phase=predict with out={run_dir} "
+                "first (or phase=all)"
+            )
+        for path in found:
             entry = _load(path).get(name)
             got = None if entry is None else entry.get("identity")
             if entry is not None and got != identity:  # no identity at all: foreign too
@@ -223,8 +231,8 @@ class StoredArm:
         path = prediction_path(self.run_dir, question)
         entry = _load(path, question.question_id).get(self.name)
         if entry is None:
-            raise BenchError(f"no prediction for {question.question_id} arm {self.name}; "
-                             "run phase=predict first")  # fmt: skip
+            raise PermanentError(f"{path}: no prediction for {question.question_id} arm "
+                                 f"{self.name}: run phase=predict first")  # fmt: skip
         if entry.get("identity") != self.identity:  # the file changed since __init__
             refuse(f"arms.{self.name} was predicted under another predict identity",
                    str(path), "re-run phase=predict")  # fmt: skip

@@ -217,16 +217,23 @@ def _finished_outcome(cfg: RunConfig, dataset: Dataset, run_dir: RunDirectory) -
     previous, _ = read_run_meta(run_dir.run_json)
     outcome.health = ext_health.table_from_json(previous and previous.extraction_health)
     outcome.retrieval = ret_health.table_from_json(previous and previous.retrieval_health)
+    for unit in units:  # verdicts left unparseable: the run still exits 1 for them
+        for question in unit.conversation.questions:
+            if (record := run_dir.load_record(question)) is not None:
+                outcome.count_errors(record, cfg.arms)
     return outcome
 
 
 def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
-    """Keep the first `limit.conversations` and `limit.questions` per conversation.
+    """The dataset within `cfg.limit` (`LimitConfig.kept`); a conversation it empties is dropped.
 
     Then a seeded stratified sample of what is left (`limit.per_category` / `limit.fraction`,
     bench.loaders.sample), when one is asked.
     """
     convs = dataset.conversations[: cfg.limit.conversations]
-    if cfg.limit.questions is not None:
-        convs = tuple(replace(c, questions=c.questions[: cfg.limit.questions]) for c in convs)
-    return sample_dataset(replace(dataset, conversations=tuple(convs)), cfg.limit)
+    kept = cfg.limit.kept([len(c.questions) for c in convs])
+    limited = tuple(
+        replace(c, questions=c.questions[:n]) for c, n in zip(convs, kept, strict=True)
+        if n or not c.questions  # one the limit emptied is not run
+    )  # fmt: skip
+    return sample_dataset(replace(dataset, conversations=limited), cfg.limit)

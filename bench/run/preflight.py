@@ -89,11 +89,11 @@ def check_retry_budgets(run: Any) -> None:
 
 
 def check_limits(limit: Any) -> None:
-    """`limit.conversations` and `limit.questions` must be null or a positive integer.
+    """Every `limit.*` count must be null or a positive integer.
 
     (A negative limit would silently drop the last items; zero would be an empty "ok" run.)
     """
-    for name in ("conversations", "questions"):
+    for name in ("conversations", "questions", "per_conversation"):
         value = getattr(limit, name, None)
         if value is None:
             continue

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bench.errors import raise_if_permanent
 from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
 from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.judge_runs import group_verdict, judge_run_ids
@@ -109,6 +110,7 @@ def _one(
             drawn = replace(drawn, answer=got.answer or "", correct=got.correct, cached=got.cached)
         return _judged(step, question, drawn)
     except Exception as exc:  # recorded; the arm is redone on resume
+        raise_if_permanent(exc)
         return RepeatResult(repeat, ERROR, error=f"{type(exc).__name__}: {exc}".splitlines()[0])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -20,7 +21,13 @@ from bench.errors import ConfigError
 from bench.names import load_symbol, unknown
 from bench.paths import CONF_DIR
 from bench.remote.uri import is_remote, parse_s3, staging_dir
-from bench.run.hydra_job import is_plain_run, one_line, run_job_once
+from bench.run.hydra_job import (
+    is_plain_run,
+    one_line,
+    override_error,
+    run_job_once,
+    without_key,
+)
 
 CHOICE_GROUPS = ("dataset", "provider", "judge", "experiment")
 
@@ -37,19 +44,44 @@ class ArmSpec:
     """The arm kind's typed options (e.g. `RagConfig`)."""
 
 
-def group_options(group: str) -> list[str]:
-    """The option names of a config group (its YAML files)."""
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+def group_options(group: str, extra: list[Path] | None = None) -> list[str]:
+    """The option names of a config group (its YAML files in conf/ and in `extra` dirs)."""
+    dirs = [CONF_DIR, *(extra or [])]
+    return sorted({p.stem for d in dirs for p in (d / group).glob("*.yaml")})
 
 
 def check_group_overrides(overrides: list[str]) -> None:
-    """Reject `dataset=foo` style choices that name no file in conf/<group>/."""
+    """Reject `dataset=foo` style choices that name no file in conf/<group>/.
+
+    A user's own config folders count too: `hydra.searchpath=[file://<dir>]` and
+    `--config-dir <dir>` (docs/live.md: a service YAML kept outside the checkout).
+    """
+    extra = user_config_dirs(overrides)
     for override in overrides:
         key, sep, value = override.lstrip("+~").partition("=")
         if sep and key in CHOICE_GROUPS and value not in ("", "null"):
-            known = group_options(key)
+            known = group_options(key, extra)
             if value not in known:
                 raise unknown(key, value, known, f"{key}={value}")
+
+
+def user_config_dirs(args: list[str]) -> list[Path]:
+    """The folders `hydra.searchpath=[file://...]` and `--config-dir`/`-cd` add."""
+    dirs: list[Path] = []
+    for i, arg in enumerate(args):
+        key, sep, value = arg.lstrip("+~").partition("=")
+        if sep and key == "hydra.searchpath":
+            entries = value.strip("[]").split(",")
+            dirs += [
+                Path(e.strip()[len("file://") :])
+                for e in entries
+                if e.strip().startswith("file://")
+            ]
+        elif arg in ("--config-dir", "-cd") and i + 1 < len(args):
+            dirs.append(Path(args[i + 1]))
+        elif arg.startswith("--config-dir="):
+            dirs.append(Path(arg.split("=", 1)[1]))
+    return dirs
 
 
 def launch(hydra_entry: Callable[..., None], entry_file: str, job: str | None = None) -> None:
@@ -98,7 +130,27 @@ def with_plugins(args: list[str]) -> list[str]:
     from bench.arm.plugins import plugin_arms, plugin_overrides
     from bench.arm.registry import ARM_KINDS
 
-    return with_overrides(args, plugin_overrides(plugin_arms(set(ARM_KINDS))))
+    added = plugin_overrides(plugin_arms(set(ARM_KINDS)))
+    return with_overrides(*merged_searchpath(args, added))
+
+
+def merged_searchpath(args: list[str], added: list[str]) -> tuple[list[str], list[str]]:
+    """(`args`, `added`) with one `hydra.searchpath` holding both sides' folders.
+
+    Hydra keeps only the last `hydra.searchpath=[...]`: the plug-ins' would otherwise
+    drop the user's (or the user's the plug-ins'), without a word.
+    """
+    key = "hydra.searchpath="
+    mine = [a for a in args if a.startswith(key)]
+    theirs = [a for a in added if a.startswith(key)]
+    if not mine or not theirs:
+        return args, added
+    paths = [p for a in [*theirs, *mine] for p in a[len(key) :].strip("[]").split(",") if p]
+    rest = [a for a in args if not a.startswith(key)]
+    return rest, [
+        f"{key}[{','.join(dict.fromkeys(paths))}]",
+        *(a for a in added if a not in theirs),
+    ]
 
 
 def job_dir_overrides(composed: DictConfig) -> list[str]:
@@ -130,7 +182,8 @@ def load_run_config(cfg: DictConfig) -> RunConfig:
         merged = OmegaConf.merge(OmegaConf.structured(RunConfig), plain)
         run = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:
-        raise ConfigError(f"config: {one_line(exc)}") from None
+        schema = OmegaConf.structured(RunConfig)
+        raise override_error(exc, lambda: schema, "config") from None
     assert isinstance(run, RunConfig)
     from bench.run.preflight import check_limits, check_retry_budgets
 
@@ -149,11 +202,12 @@ def compose_run_config(overrides: list[str]) -> RunConfig:
     from hydra.errors import HydraException
 
     check_group_overrides(overrides)
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        try:
             composed = compose("config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"override: {one_line(exc)}") from None
+        except (HydraException, OmegaConfBaseException) as exc:
+            rest = without_key(overrides, exc)  # a typo: the keys that do exist, for its line
+            raise override_error(exc, lambda: compose("config", overrides=rest)) from None
     return load_run_config(composed)
 
 

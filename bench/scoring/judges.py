@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.config import JudgeConfig
 from bench.end_tokens import strip_end_tokens
-from bench.errors import ConfigError
+from bench.errors import ConfigError, raise_if_permanent
 from bench.providers.base import (
     CallOptions,
     ChatProvider,
@@ -182,6 +182,7 @@ class Judge:
             try:
                 result = self.chat.complete(messages, prompt_version=version, options=self.options)
             except Exception as exc:  # any failure is an error verdict, retried on resume
+                raise_if_permanent(exc)
                 return self._error(f"judge call failed: {type(exc).__name__}: {exc}", None)
             try:
                 verdict = parse_verdict(result.text)

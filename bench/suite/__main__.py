@@ -26,12 +26,13 @@ def run(cfg: SuiteConfig) -> dict[str, Any]:
 
     `phase=predict` only stores the retrievals and returns an empty report.
     """
-    from bench.suite.adapters import load_suites
+    from bench.suite.adapters import limit_suites, load_suites
     from bench.suite.output import write_outputs
     from bench.suite.runner import run_suites
 
     path = Path(cfg.suite.path or "")
     suites = load_suites(cfg.suite.adapter, path, cfg.suite.split, cfg.suite.seed)
+    suites = limit_suites(suites, cfg.limit)
     runs = run_suites(cfg, suites)
     if cfg.phase == "predict":
         return {}
@@ -75,7 +76,17 @@ def _hydra_main(cfg: DictConfig) -> None:
         print(f"{Path(suite_cfg.out) / 'suites'}: predictions stored; run phase=evaluate")
         return
     record_sweep_row(suite_cfg.out, report)
-    print(Path(suite_cfg.out) / "SUMMARY.md")
+    summary = Path(suite_cfg.out) / "SUMMARY.md"
+    print(headline(summary.read_text(encoding="utf-8")))
+    print(summary)
+
+
+def headline(summary: str) -> str:
+    """SUMMARY.md's opening: its title, what was run and the first (smallest K) table."""
+    lines = summary.splitlines()
+    sections = [i for i, line in enumerate(lines) if line.startswith("## ")]
+    end = sections[1] if len(sections) > 1 else len(lines)
+    return "\n".join(lines[:end]).rstrip() + "\n"
 
 
 def main() -> None:

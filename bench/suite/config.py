@@ -8,7 +8,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from bench.config import AnswerConfig, DatasetConfig, ProviderConfig, RunConfig
+from bench.config import AnswerConfig, DatasetConfig, LimitConfig, ProviderConfig, RunConfig
 from bench.errors import ConfigError
 
 
@@ -52,6 +52,9 @@ class SuiteConfig:
     phase: str = "all"
     """`all`, `predict` (ingest + retrieve, stored per query) or `evaluate` (score and
     answer the stored retrievals; builds no arm). See bench/suite/phased.py."""
+    limit: LimitConfig = field(default_factory=LimitConfig)
+    """`limit.conversations`, `limit.questions`, `limit.per_conversation` as `bench.run`
+    takes them, on every adapter: a suite is a conversation, its queries its questions."""
     stores: str | None = None
     """Folder holding `stores/<arm>/<suite>`; default `out` (a multirun: the sweep folder,
     so every job of a sweep over retrieval knobs reuses one ingestion)."""
@@ -79,11 +82,17 @@ def load_suite_config(cfg: DictConfig) -> SuiteConfig:
         merged = OmegaConf.merge(OmegaConf.structured(SuiteConfig), plain)
         typed = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:
-        raise ConfigError(f"config: {' '.join(str(exc).split())}") from None
+        from bench.run.hydra_job import override_error
+
+        schema = OmegaConf.structured(SuiteConfig)
+        raise override_error(exc, lambda: schema, "config") from None
     assert isinstance(typed, SuiteConfig)
     if not typed.suite.path:
         raise ConfigError("suite.path is not set: pass suite.path=<suite file or folder>")
     if not typed.suite.cutoffs or any(k < 1 for k in typed.suite.cutoffs):
         raise ConfigError(f"suite.cutoffs={typed.suite.cutoffs}: give positive integers")
     typed.suite.cutoffs = sorted(set(typed.suite.cutoffs))
+    from bench.run.preflight import check_limits
+
+    check_limits(typed.limit)
     return typed

@@ -8,7 +8,8 @@ so each shows the same marks:
 
 - arm `extraction degraded` (bench.scoring.health: failed exchanges, no facts, duplicate or
   ungrounded facts);
-- judge `self-judging` and `degenerate` (rules in bench.summarise.judge_checks);
+- judge `self-judging`, `degenerate` and `missing verdicts` (rules in
+  bench.summarise.judge_checks);
 - judge `lenient (calibration)`: the hook for a calibration set's acceptance rate of
   wrong answers — `compute_flags(..., lenient={judge_id: reason})`, from the run's
   `calibration.json` (`calibration_view.lenient_judges`).
@@ -30,12 +31,19 @@ from bench.scoring.health import (
     table_from_json,
 )
 from bench.scoring.retrieval_health import table_from_json as retrieval_table
-from bench.summarise.judge_checks import agreements, degenerate_reason, self_judging
+from bench.summarise.judge_checks import (
+    agreements,
+    degenerate_reason,
+    missing_reason,
+    self_judging,
+)
 
 EXTRACTION_DEGRADED = "extraction degraded"
 RETRIEVAL_DEGRADED = "retrieval degraded"
 SELF_JUDGING = "self-judging"
 DEGENERATE = "degenerate"
+MISSING_VERDICTS = "missing verdicts"
+"""Answers the judge left without a verdict (`error`, `unparseable`); the run exited 1."""
 LENIENT = "lenient (calibration)"
 """Set by a calibration set (acceptance rate of known-wrong answers); see `compute_flags`."""
 
@@ -188,6 +196,8 @@ def compute_flags(
     meta = meta or RunMeta()
     judges: dict[str, list[Flag]] = {}
     for judge_id, per_arm in agreements(records).items():
+        if missing := missing_reason(per_arm):
+            judges.setdefault(judge_id, []).append(Flag(MISSING_VERDICTS, missing))
         reason = degenerate_reason(per_arm)
         if reason:
             judges.setdefault(judge_id, []).append(Flag(DEGENERATE, reason))

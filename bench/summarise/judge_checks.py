@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.records import OK, QuestionRecord
+from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, QuestionRecord
 
 MIN_ACCURACY = 0.90
 """Judge accuracy at or above which a near-zero F1 is implausible."""
@@ -50,6 +50,10 @@ class Agreement:
     """Of those, judged correct."""
     f1_sum: float = 0.0
     """Sum of their official F1."""
+    verdicts: int = 0
+    """Verdicts asked of the judge on `ok` answers, gold or not (the `POOLED` row only)."""
+    missing: int = 0
+    """Of those, none came back (`error` or `unparseable`; the `POOLED` row only)."""
 
     @property
     def accuracy(self) -> float | None:
@@ -87,10 +91,12 @@ def agreements(records: Iterable[QuestionRecord]) -> dict[str, dict[str, Agreeme
     """Judge id -> arm (and `POOLED`) -> its `Agreement` with the answers' F1."""
     table: dict[str, dict[str, Agreement]] = {}
     for record in records:
-        if _abstention_item(record) or record.gold is None:
-            continue
+        graded = not _abstention_item(record) and record.gold is not None
         for arm, res in record.arms.items():
             if not res.judgements or res.status != OK:
+                continue
+            _count_missing(table, res.judgements)
+            if not graded:
                 continue
             f1 = res.scores.get("f1")
             if not isinstance(f1, int | float) or isinstance(f1, bool):
@@ -104,6 +110,28 @@ def agreements(records: Iterable[QuestionRecord]) -> dict[str, dict[str, Agreeme
                     row.accepted += bool(verdict.verdict)
                     row.f1_sum += float(f1)
     return table
+
+
+def _count_missing(table: dict[str, dict[str, Agreement]], judgements: Mapping[str, Any]) -> None:
+    """Count each verdict asked, and each that did not come back, on the judge's `POOLED` row."""
+    for judge_id, verdict in judgements.items():
+        if verdict.status in (ERROR, UNPARSEABLE):
+            row = table.setdefault(judge_id, {}).setdefault(POOLED, Agreement())
+            row.missing += 1
+        if verdict.status != SKIPPED:
+            table.setdefault(judge_id, {}).setdefault(POOLED, Agreement()).verdicts += 1
+
+
+def missing_reason(per_arm: Mapping[str, Agreement]) -> str | None:
+    """`3 of 16 verdicts missing (...)` when the judge left any answer without one, else None."""
+    row = per_arm.get(POOLED)
+    if row is None or not row.missing:
+        return None
+    return (
+        f"{row.missing} of {row.verdicts} verdicts missing (judge error or unparseable reply; "
+        "those answers are not scored): re-run the same command to ask again (unparseable "
+        "ones: with scoring.rejudge=true)"
+    )
 
 
 def degenerate_reason(per_arm: Mapping[str, Agreement]) -> str | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from bench.config import EmbedderConfig, EndpointConfig, ExtractorConfig, RunConfig
-from bench.errors import ConfigError
+from bench.errors import ConfigError, raise_if_permanent
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.outcome import UnitResult
 from bench.run.scale.tracker import Tracker
@@ -150,6 +150,7 @@ def _result_or_error(future: Future[UnitResult], task: UnitTask, tracker: Tracke
     try:
         return future.result()
     except Exception as exc:  # a dead or failing worker costs its unit, not the run
+        raise_if_permanent(exc)  # unless no re-run could fix it: then it stops the run
         message = f"unit {task.unit.unit_id} failed: {type(exc).__name__}: {exc}"
         log.error(message)
         failed = fail_unit(task, message)

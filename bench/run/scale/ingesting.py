@@ -52,13 +52,23 @@ class IngestTable:
             return
         self._pairs[key] = _Pair(done, total, facts)
 
-    def eta(self) -> str:
-        """Time left for the pairs under way at this session's rate ("unknown" before any)."""
+    @property
+    def busy(self) -> bool:
+        """True while a pair is under way."""
+        return bool(self._pairs)
+
+    def eta_s(self) -> float | None:
+        """Seconds left for the pairs under way at this session's rate; None before any."""
         elapsed = time.monotonic() - self._since if self._since is not None else 0.0
         if self._fresh == 0 or elapsed <= 0:
-            return "unknown"
+            return None
         left = sum(p.total - p.done for p in self._pairs.values())
-        return str(timedelta(seconds=round(left * elapsed / self._fresh)))
+        return left * elapsed / self._fresh
+
+    def eta(self) -> str:
+        """`eta_s` as `H:MM:SS` ("unknown" before any exchange was ingested)."""
+        seconds = self.eta_s()
+        return "unknown" if seconds is None else str(timedelta(seconds=round(seconds)))
 
     def postfix(self) -> str:
         """A short note for the bar: the pairs under way, exchanges done of total."""

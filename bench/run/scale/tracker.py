@@ -5,8 +5,11 @@ finished by an earlier session tick at once, so the ETA reflects only what is le
 Ticks arrive from this process, from child processes through a queue, or from Ray
 tasks through an actor: the tracker always sees the whole run (the cluster's total).
 
-ETA = (total - done) / rate, rate = questions finished this session / seconds elapsed;
-questions found finished do not count towards the rate.
+ETA = (total - done) / rate + the ingestion ETA of the units under way, rate = questions
+finished this session / seconds elapsed outside ingestion (seconds in which a unit was
+being ingested count only once a question finished in them); questions found finished
+do not count towards the rate. So the ETA counts the ingestion left, and does not climb
+while an LLM extractor works through a unit with no question finishing.
 
 Ingestion (no question is finished while a unit is being ingested, often for minutes
 with an LLM extractor) is reported by the arms per exchange (`ingesting`, wired to
@@ -51,6 +54,8 @@ class Tracker:
             total=total, desc="questions", unit="q", disable=not show, dynamic_ncols=True
         )
         self._ingest = IngestTable()
+        self._ingest_s = 0.0  # seconds with ingestion under way and no question finished
+        self._ingest_mark: float | None = None  # when the current such stretch began
         self._drawn = 0.0
         self._console = ExitStack()
         if show:
@@ -75,6 +80,8 @@ class Tracker:
             before = self.done
             self.done = min(self.total, self.done + done + resumed)
             self._resumed += resumed
+            if done and self._ingest_mark is not None:  # answering overlaps ingestion
+                self._ingest_mark = time.monotonic()
             self.errors += errors
             self._bar.update(self.done - before)
 
@@ -84,8 +91,11 @@ class Tracker:
         The signature of `bench.arm.ArmServices.progress`; safe from any thread.
         """
         with self._lock:
-            self._ingest.update(arm, unit, done, total, facts)
             now = time.monotonic()
+            if self._ingest_mark is not None:
+                self._ingest_s += now - self._ingest_mark
+            self._ingest.update(arm, unit, done, total, facts)
+            self._ingest_mark = now if self._ingest.busy else None
             if now - self._drawn >= REFRESH_S or done >= total:
                 self._drawn = now
                 self._bar.set_postfix_str(self._ingest.postfix())
@@ -93,18 +103,30 @@ class Tracker:
     def heartbeat(self) -> str:
         """One line: done/total, errors, rate, ETA and workers; then ingestion under way."""
         with self._lock:
-            elapsed = max(time.monotonic() - self._started, 1e-9)
+            now = time.monotonic()
             fresh = self.done - self._resumed
-            rate = fresh / elapsed
-            left = max(self.total - self.done, 0)
-            eta = str(timedelta(seconds=round(left / rate))) if rate > 0 else "unknown"
+            per_min = fresh / max(now - self._started, 1e-9) * 60
             share = 100.0 * self.done / self.total if self.total else 100.0
             ingesting = self._ingest.line()
             return (
                 f"heartbeat: {self.done}/{self.total} questions ({share:.0f}%), "
-                f"{self.errors} arm results in error, {rate * 60:.1f} q/min, ETA {eta}, "
-                f"{self._workers} worker(s)" + (f"; {ingesting}" if ingesting else "")
+                f"{self.errors} arm results in error, {per_min:.1f} q/min, "
+                f"ETA {self._eta(now, fresh)}, {self._workers} worker(s)"
+                + (f"; {ingesting}" if ingesting else "")
             )
+
+    def _eta(self, now: float, fresh: int) -> str:
+        """The module's ETA: questions left at the answering rate, plus ingestion left."""
+        mark = self._ingest_mark
+        answering = max(now - self._started - self._ingest_s - (now - mark if mark else 0.0), 1e-9)
+        rate = fresh / answering
+        left = max(self.total - self.done, 0)
+        ingest = self._ingest.eta_s()
+        if rate > 0 or (ingest is not None and left == 0):
+            return str(timedelta(seconds=round((left / rate if rate > 0 else 0.0) + (ingest or 0))))
+        if ingest is not None:  # no question finished yet: at least the ingestion left
+            return f">= {timedelta(seconds=round(ingest))}"
+        return "unknown"
 
     def _heartbeat_loop(self, every_s: float) -> None:
         while not self._stop.wait(every_s):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bench.errors import raise_if_permanent
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
@@ -67,6 +68,7 @@ class _Asker:
         try:
             result = chat.complete(messages, prompt_version=self.version, options=options)
         except Exception as exc:  # any failure is an error judgement, retried on resume
+            raise_if_permanent(exc)
             raise _NoScore(ERROR, f"judge call failed: {type(exc).__name__}: {exc}") from None
         self.replies.append(result.text)
         self.all_cached = self.all_cached and result.cached

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.config import JudgeConfig
-from bench.errors import ConfigError
+from bench.errors import ConfigError, raise_if_permanent
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
@@ -150,6 +150,7 @@ class OfficialJudge(OfficialBase):
         try:
             result = self.chat.complete(messages, prompt_version=version, options=self.options)
         except Exception as exc:  # any failure is an error verdict, retried on resume
+            raise_if_permanent(exc)
             return self.stamped(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
         if self.spec is LONGMEMEVAL:
             verdict = longmemeval_verdict(result.text)

@@ -18,6 +18,7 @@ a question that is not a LoCoMo-Plus item is `skipped`.
 
 from __future__ import annotations
 
+from bench.errors import raise_if_permanent
 from bench.loaders.locomo_plus import RELATION_TYPES
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import repeat_version
@@ -84,6 +85,7 @@ class PlusOfficialJudge(OfficialBase):
         try:
             result = self.chat.complete(messages, prompt_version=version, options=self.options)
         except Exception as exc:  # any failure is an error verdict, retried on resume
+            raise_if_permanent(exc)
             return self.stamped(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
         label = plus_label(result.text)
         score = self.templates.label_scores.get(label.strip().lower(), 0.0)

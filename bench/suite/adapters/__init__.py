@@ -6,8 +6,10 @@ only the one used loads; a seeded adapter (`SEEDED`) also takes `seed` (`suite.s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from bench.config import LimitConfig
 from bench.errors import ConfigError
 from bench.names import did_you_mean, load_symbol
 from bench.suite.model import Suite, suite_to_json
@@ -49,3 +51,9 @@ def load_suites(adapter: str, path: Path, split: str, seed: int | None = None) -
     if len(set(names)) != len(names):
         raise ConfigError(f"suite.path={path}: two suites share a name; names must differ")
     return suites
+
+
+def limit_suites(suites: list[Suite], limit: LimitConfig) -> list[Suite]:
+    """The suites within `limit` (`LimitConfig.kept`, as `bench.run`); emptied ones dropped."""
+    kept = limit.kept([len(s.queries) for s in suites])
+    return [replace(s, queries=s.queries[:n]) for s, n in zip(suites, kept, strict=True) if n]
