@@ -19,7 +19,7 @@ import pytest
 from bench.paths import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord, iter_records, read_record
 from bench.run.answer_step import AnswerStep
-from bench.run.directory import arms_to_run
+from bench.run.arms_pending import arms_to_run
 from bench.run.resume import JudgeKey
 from bench.scoring.judges import needs_judgement
 from bench.summarise import load_run, summarise_records

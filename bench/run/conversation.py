@@ -29,8 +29,9 @@ from bench.run import phases, resume
 from bench.run import repeats as run_repeats
 from bench.run.answer_prompt import AnswerPrompt
 from bench.run.answer_step import AnswerStep
+from bench.run.arms_pending import arms_to_run
 from bench.run.context_fit import answer_cap
-from bench.run.directory import RunDirectory, arms_to_run
+from bench.run.directory import RunDirectory
 from bench.run.ingest import arm_ingester
 from bench.run.otel import record_written
 from bench.run.outcome import RunOutcome, Tick, no_tick

@@ -15,11 +15,8 @@ from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained
 from bench.providers.secrets import redact_value
-from bench.records import OK, ArmResult, QuestionRecord, read_record, record_path, write_record
-from bench.run.budgets import pending as budgets_pending
+from bench.records import QuestionRecord, read_record, record_path, write_record
 from bench.run.provenance import provenance, secret_values
-from bench.run.repeat_plan import RepeatPlan
-from bench.run.repeats import pending
 from bench.runmeta import ProvenanceMeta, RunMeta, read_run_meta
 from bench.scoring.rules import Outcome
 from bench.types import Question
@@ -351,45 +348,6 @@ def _unstamped_changes(record: QuestionRecord, ident: dict[str, Any]) -> list[st
     if outcomes - {ident["outcome"]}:
         changed.append("outcome")
     return changed
-
-
-def arms_to_run(
-    record: QuestionRecord | None,
-    arms: list[str],
-    judges: tuple[Any, ...],
-    rejudge: bool,
-    repeats: RepeatPlan | None = None,
-    budgets: tuple[int, ...] = (),
-) -> tuple[list[str], list[str]]:
-    """(arms needing an answer, arms needing only judging) for a question's record.
-
-    With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
-    incomplete is answered again: finished draws come back from the response cache; so is
-    one lacking a context budget (`bench.run.budgets`, finished ones kept). An
-    imported result (`ArmResult.imported`, `bench.published`) is in neither list.
-    """
-    from bench.scoring.judges import needs_judgement
-
-    if record is None:
-        return list(arms), []
-    answer, judge = [], []
-    for name in arms:
-        result = record.arms.get(name)
-        if result is not None and result.imported is not None:
-            continue  # a published result: never re-answered, never re-judged
-        if (
-            result is None or result.status != OK or _draws_pending(result, repeats, judges)
-            or budgets_pending(result, budgets, judges)
-        ):  # fmt: skip
-            answer.append(name)
-        elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
-            judge.append(name)
-    return answer, judge
-
-
-def _draws_pending(result: ArmResult, plan: RepeatPlan | None, judges: tuple[Any, ...]) -> bool:
-    """True when a `repeats=N` plan still lacks draws of this result (bench.run.repeats)."""
-    return plan is not None and pending(result, plan, judges)
 
 
 def _is_file(path: Path) -> bool:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 from bench.config import JudgeConfig, RunConfig
 from bench.errors import ConfigError
+from bench.run.arms_pending import arms_to_run
 from bench.run.budgets import plan_budgets
-from bench.run.directory import RunDirectory, arms_to_run
+from bench.run.directory import RunDirectory
 from bench.run.repeat_plan import plan_repeats
 from bench.types import Conversation
 
