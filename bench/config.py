@@ -311,3 +311,7 @@ class RunConfig:
     repeats: int = 1
     """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
     repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""
+    held_out: str | None = None
+    """The split this run's questions are held out from, when its settings were tuned on
+    other questions (e.g. `conv-26..conv-41`); recorded in run.json. A job of a `-m` sweep
+    that names none is marked `tuned-in-sample` (bench/summarise/claims.py)."""

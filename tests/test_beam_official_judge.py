@@ -290,7 +290,8 @@ def test_no_upstream_prompt_text_in_the_project() -> None:
 @pytest.mark.slow
 def test_a_beam_run_stores_the_scores_and_summarises_them(tmp_path: Path) -> None:
     """End to end: bench.run with judge=beam_official on the smoke fixture, then the summary."""
-    from bench.summarise.render import render_markdown, summary_to_json
+    from bench.summarise.render import render_markdown
+    from bench.summarise.render_json import summary_to_json
     from bench.summarise.summary import summarise_run
     from tests.e2e_support import load_records, run_cli
 

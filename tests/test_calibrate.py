@@ -14,7 +14,8 @@ from bench.calibrate.sets import ABSTAIN, all_questions, derived_sets, shift_yea
 from bench.errors import DatasetError
 from bench.loaders.locomo import load_locomo
 from bench.scoring.locomo import normalize_answer, outcome_from_f1, score_answer
-from bench.summarise.render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import wilson_interval
 from bench.summarise.summary import summarise_run
 from tests.judge_stub import JudgeStub, shared_data_dir

@@ -14,7 +14,8 @@ from bench.paths import PROJECT_ROOT
 from bench.perf.summarise import figures
 from bench.summarise import load_run, main, summarise_records, summarise_run
 from bench.summarise.comparable import comparable_export
-from bench.summarise.render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown
+from bench.summarise.render_json import summary_to_json
 from tests.test_summarise import arm, record, small_run, write_run
 
 GOLDEN = Path(__file__).parent / "golden" / "summarise"

@@ -21,6 +21,7 @@ from bench.runmeta import RunMeta
 from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.flags import RunFlags
 from bench.summarise.stats import Rate, cohen_kappa
+from bench.summarise.verdict import Verdict
 
 if TYPE_CHECKING:
     from bench.summarise.cost import CostView
@@ -261,6 +262,8 @@ class Summary:
     `judge_migration`); empty when none applies."""
     flags: RunFlags = field(default_factory=RunFlags)
     """Degraded arms and untrustworthy judges (bench.summarise.flags), shown with every number."""
+    verdict: Verdict = field(default_factory=Verdict)
+    """Publishable or not, with every reason (bench.summarise.claims), shown first everywhere."""
 
     @property
     def sets_identical(self) -> bool:

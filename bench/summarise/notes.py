@@ -6,24 +6,21 @@ from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
 from bench.summarise.cautions import offline_caution
 from bench.summarise.flags import extraction_notes
-from bench.summarise.model import SMALL_N, Summary
+from bench.summarise.model import Summary
 from bench.summarise.scan import RunScan
 
 
 def closing_notes(summary: Summary) -> list[str]:
-    """The notes under every summary: offline caution, small n, run warnings, extraction."""
+    """The notes under every summary: offline caution, run warnings, extraction.
+
+    Too few questions is a reason of the verdict (`too-few-questions`), not a note.
+    """
     notes = []
     if summary.meta and summary.meta.offline:
         caution = offline_caution(summary.meta, summary.dataset, summary.locomo_style)
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
             f"{summary.outcome}; these numbers are not LLM-judged. {caution}"
-        )
-    n = summary.n_questions["scored"]
-    if n < SMALL_N:
-        notes.append(
-            f"n = {n} scored questions: too few for a result (not a result); "
-            f"nothing under {SMALL_N} paired questions is evidence"
         )
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")

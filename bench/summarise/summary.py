@@ -13,6 +13,7 @@ from pathlib import Path
 from bench.runmeta import RunMeta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.calibration_view import lenient_judges
+from bench.summarise.claims import compute_verdict
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
@@ -198,7 +199,7 @@ def _add_views(
     names: list[str],
     margin: float,
 ) -> None:
-    """Judge runs (only when verdicts exist), equivalence, cost per correct answer, flags."""
+    """Judge runs (if verdicts exist), equivalence, cost per correct, flags, then the verdict."""
     if scan.judged:
         from bench.summarise.judge_runs import judge_runs_view
 
@@ -210,6 +211,7 @@ def _add_views(
     summary.flags = compute_flags(
         run.meta, run.records, lenient=lenient_judges(run.run_dir, run.meta, summary.outcome)
     )
+    summary.verdict = compute_verdict(summary, run.records)
 
 
 def _add_baseline(
