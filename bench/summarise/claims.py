@@ -139,6 +139,8 @@ def compute_verdict(summary: Summary, records: list[QuestionRecord]) -> v.Verdic
     found += _provenance(facts)
     found += _history(run_dir, meta)
     for arm in names:
+        for flag in summary.flags.arms.get(arm, ()):
+            found.append((v.ARM_DEGRADED, f"{flag.kind}: {flag.detail}", arm))
         near = near_full_context(meta, arm)
         if near:
             found.append((v.NEAR_FULL_CONTEXT, near, arm))
