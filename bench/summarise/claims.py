@@ -25,20 +25,16 @@ run.json, the records and the run directory's ledger and calibration, and return
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.ledger import LEDGER_FILE, read_ledger, reruns_by_outcome
-from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
-from bench.scoring.rules import Outcome
 from bench.summarise import verdict as v
 from bench.summarise.calibration_view import calibration_problems, lenient_judges
 from bench.summarise.cautions import dataset_loader
 from bench.summarise.flags import DEGENERATE, SELF_JUDGING
 from bench.summarise.model import SMALL_N, Summary
+from bench.summarise.scales import RecordFacts, judge_base, rule_judge
 
 OFFICIAL_JUDGE = {
     "locomo": "mem0_locomo",
@@ -52,57 +48,6 @@ SWEEP_ROWS = "sweep-rows"
 
 Found = tuple[str, str, str | None]
 """(code, sentence, arm or None for the whole run)."""
-
-
-@dataclass
-class RecordFacts:
-    """What the verdict needs from the records, in one pass."""
-
-    rules: dict[str, Counter[str]] = field(default_factory=dict)
-    """Arm -> outcome rule -> `ok` results scored by it."""
-    imported: set[str] = field(default_factory=set)
-    """Arms holding imported (published) results."""
-    commits: Counter[str] = field(default_factory=Counter)
-    """Code commit -> records written by it."""
-    dirty: int = 0
-    """Records written from a checkout with uncommitted changes."""
-
-    def rule(self, arm: str) -> str:
-        """The arm's outcome rule (the most common; `unknown` when it has none)."""
-        found = self.rules.get(arm)
-        return found.most_common(1)[0][0] if found else "unknown"
-
-
-def record_facts(records: Iterable[QuestionRecord]) -> RecordFacts:
-    """Per-arm outcome rules, imported arms, commits and dirty flags of the records."""
-    facts = RecordFacts()
-    for record in records:
-        commit = record.provenance.get("git_commit")
-        if isinstance(commit, str) and commit:
-            facts.commits[commit] += 1
-        facts.dirty += record.provenance.get("git_dirty") is True
-        for arm, res in record.arms.items():
-            if res.imported is not None:
-                facts.imported.add(arm)
-            if res.status == OK and res.outcome:
-                facts.rules.setdefault(arm, Counter())[res.outcome] += 1
-    return facts
-
-
-def arm_scale(rule: str, meta: RunMeta | None) -> str:
-    """The scale of an arm's numbers: its rule, and the judge's model when one judged."""
-    parsed = Outcome.parse(rule)
-    if parsed is None or parsed.f1_threshold is not None:
-        return rule
-    base = parsed.judge_id or parsed.majority_of or ""
-    models = {j.model for j in meta.judges if _judge_base(j.judge_id) == base} if meta else set()
-    models.discard(None)
-    return f"{rule} ({', '.join(sorted(m for m in models if m))})" if models else rule
-
-
-def _judge_base(judge_id: str | None) -> str:
-    """`mem0_locomo#2` -> `mem0_locomo` (a judge run's base id)."""
-    return (judge_id or "").split("#", 1)[0]
 
 
 def near_full_context(meta: RunMeta | None, arm: str) -> str | None:
@@ -127,15 +72,17 @@ def near_full_context(meta: RunMeta | None, arm: str) -> str | None:
     )
 
 
-def compute_verdict(summary: Summary, records: list[QuestionRecord]) -> v.Verdict:
-    """The run's verdict: every reason of every rule (module docstring), merged."""
+def compute_verdict(summary: Summary, records: int, facts: RecordFacts) -> v.Verdict:
+    """The run's verdict: every reason of every rule (module docstring), merged.
+
+    `records`: how many records the run holds; `facts`: `scales.record_facts` of them.
+    """
     meta, names = summary.meta, list(summary.arms)
-    facts = record_facts(records)
     run_dir = Path(summary.run_dir)
     found: list[Found] = []
     found += _answerer_and_rule(summary, facts)
     found += _judges(summary, facts, run_dir)
-    found += _coverage(summary, len(records))
+    found += _coverage(summary, records)
     found += _provenance(facts)
     found += _history(run_dir, meta)
     for arm in names:
@@ -147,8 +94,7 @@ def compute_verdict(summary: Summary, records: list[QuestionRecord]) -> v.Verdic
         n = summary.arms[arm].accuracy["scored"].n
         if n < SMALL_N:
             found.append((v.TOO_FEW, f"{n} scored answers: under {SMALL_N} is not a result", arm))
-    scales = {arm: arm_scale(facts.rule(arm), meta) for arm in names}
-    return v.Verdict(_merged(found, names), tuple(names), scales)
+    return v.Verdict(_merged(found, names), tuple(names), dict(summary.flags.scales))
 
 
 def _merged(found: list[Found], names: list[str]) -> tuple[v.Reason, ...]:
@@ -188,9 +134,8 @@ def _answerer_and_rule(summary: Summary, facts: RecordFacts) -> list[Found]:
 
 def _is_official(rule: str, meta: RunMeta | None, official: str) -> bool:
     """True when the rule's judge is `official`'s kind, run with upstream's model."""
-    parsed = Outcome.parse(rule)
-    base = (parsed.judge_id or parsed.majority_of) if parsed else None
-    judges = [j for j in (meta.judges if meta else []) if _judge_base(j.judge_id) == base]
+    base = rule_judge(rule)
+    judges = [j for j in (meta.judges if meta else []) if judge_base(j.judge_id) == base]
     return bool(judges) and all(j.kind == official and not j.model_differs for j in judges)
 
 
@@ -207,19 +152,13 @@ def _judges(summary: Summary, facts: RecordFacts, run_dir: Path) -> list[Found]:
         out += [(code, why, arm) for code, why in found.items() for arm in arms]
     codes = {DEGENERATE: v.JUDGE_DEGENERATE, SELF_JUDGING: v.JUDGE_SELF}
     for judge_id, flags in summary.flags.judges.items():
-        rules = [r for r in by_rule if _judge_of(r) == _judge_base(judge_id)]
+        rules = [r for r in by_rule if rule_judge(r) == judge_base(judge_id)]
         for flag in flags:
             if flag.kind in codes:
                 why = f"judge {judge_id} is {flag.kind}: {flag.detail}"
                 hits: list[Found] = [(codes[flag.kind], why, a) for r in rules for a in by_rule[r]]
                 out += hits or [(codes[flag.kind], why, None)]
     return out
-
-
-def _judge_of(rule: str) -> str | None:
-    """The judge (base id) an outcome rule reads, None for the F1 rule."""
-    parsed = Outcome.parse(rule)
-    return (parsed.judge_id or parsed.majority_of) if parsed else None
 
 
 _GAPS = (

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
+from bench.scoring.rules import Outcome
 from bench.summarise.cautions import offline_caution
 from bench.summarise.flags import extraction_notes
 from bench.summarise.model import Summary
+from bench.summarise.scales import mixed, scale_banner
 from bench.summarise.scan import RunScan
 
 
@@ -16,12 +18,21 @@ def closing_notes(summary: Summary) -> list[str]:
     Too few questions is a reason of the verdict (`too-few-questions`), not a note.
     """
     notes = []
+    scales = summary.flags.scales
+    if mixed(scales):
+        offline = bool(summary.meta and summary.meta.offline)
+        banner = scale_banner(scales, offline, summary.outcome, summary.f1_threshold)
+        notes.append(f"{banner}; each arm's label names its scale")
     if summary.meta and summary.meta.offline:
         caution = offline_caution(summary.meta, summary.dataset, summary.locomo_style)
+        rule = Outcome.parse(summary.outcome)
+        judged = rule is None or rule.f1_threshold is None
+        how = "; these numbers are not LLM-judged" if not judged else ""
         notes.append(
             f"OFFLINE run: answers from the extractive offline answerer, scored with "
-            f"{summary.outcome}; these numbers are not LLM-judged. {caution}"
+            f"{summary.outcome}{how}. {caution}"
         )
+    notes.extend(count_notes(summary))
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
     notes.extend(extraction_notes(summary.meta))
@@ -42,4 +53,23 @@ def cap_notes(scan: RunScan) -> list[str]:
             notes.append(f"contexts cut to fit the server {arm}: {cut} of {answered}")
         if unparseable:
             notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
+    return notes
+
+
+def count_notes(summary: Summary) -> list[str]:
+    """Per set, when some arm has no result for some questions (a published arm: 1-4 only).
+
+    Its accuracy then counts other questions than the others', so the column is not one
+    pool of questions; the paired tables compare arms on the questions both answered.
+    """
+    notes = []
+    for name in ("scored", "all") if not summary.sets_identical else ("scored",):
+        stats = summary.arms.values()
+        if not any(s.excluded[name].get("missing") for s in stats):
+            continue
+        listed = ", ".join(f"{s.name} {s.accuracy[name].n}" for s in stats)
+        notes.append(
+            f"acc {name} counts different questions per arm ({listed}): compare arms "
+            "on the paired tables, which use only the questions both answered"
+        )
     return notes

@@ -34,6 +34,7 @@ from bench.summarise.pairing import (
     paired,
 )
 from bench.summarise.reach import reach_view
+from bench.summarise.scales import arm_scales, record_facts
 from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 
 
@@ -208,10 +209,11 @@ def _add_views(
     rows = [*summary.pairs, *(summary.baseline or [])]
     summary.equivalence = equivalence_rows(rows, margin, ("scored",))
     summary.cost = cost_view({n: scan.arms[n].costs for n in names}, run.meta)
-    summary.flags = compute_flags(
-        run.meta, run.records, lenient=lenient_judges(run.run_dir, run.meta, summary.outcome)
-    )
-    summary.verdict = compute_verdict(summary, run.records)
+    facts = record_facts(run.records)
+    lenient = lenient_judges(run.run_dir, run.meta, summary.outcome)
+    scales = arm_scales(facts, names, run.meta)
+    summary.flags = compute_flags(run.meta, run.records, lenient=lenient, scales=scales)
+    summary.verdict = compute_verdict(summary, len(run.records), facts)
 
 
 def _add_baseline(
