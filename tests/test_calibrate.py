@@ -223,3 +223,23 @@ def test_a_judge_within_the_bound_or_without_calibration_is_not_flagged(tmp_path
         "llm" not in summarise_run(_judged_run(tmp_path / "a", [_wrong_cell(5, 50)])).flags.judges
     )
     assert "llm" not in summarise_run(_judged_run(tmp_path / "b", [])).flags.judges
+
+
+def test_the_explorer_shows_the_lenient_flag_and_the_verdict(tmp_path: Path) -> None:
+    """The explorer carries every flag the summary shows, `lenient (calibration)` included."""
+    from bench.report.explorer import build_explorer
+    from bench.runmeta import read_run_meta
+
+    run = _judged_run(tmp_path, [_wrong_cell(20, 50)])
+    page = build_explorer(run, read_run_meta(run / "run.json")[0])
+    assert "FLAGGED judge llm: lenient (calibration) — accepts 40%" in page
+    assert "publishable: false" in page and "judge-lenient: judge llm accepts 40%" in page
+
+
+def test_a_small_judge_that_cannot_tell_gold_from_wrong_is_uninformative(tmp_path: Path) -> None:
+    """SmolLM2-135M's calibration: 37.5% of gold and 37.5% of vague-wrong accepted."""
+    gold = _wrong_cell(3, 8) | {"set": "gold", "truth": "right"}
+    summary = summarise_run(_judged_run(tmp_path, [gold, _wrong_cell(3, 8)]))
+    (reason,) = [r for r in summary.verdict.reasons if r.code == "judge-uninformative"]
+    assert "37.5% (3/8) of gold answers and 37.5% (3/8) of known-wrong" in reason.sentence
+    assert "judge-strict" in {r.code for r in summary.verdict.reasons}

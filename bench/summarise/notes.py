@@ -10,6 +10,7 @@ from bench.summarise.flags import extraction_notes
 from bench.summarise.model import Summary
 from bench.summarise.scales import mixed, scale_banner
 from bench.summarise.scan import RunScan
+from bench.summarise.verdict import OFFLINE_ANSWERER
 
 
 def closing_notes(summary: Summary) -> list[str]:
@@ -24,14 +25,7 @@ def closing_notes(summary: Summary) -> list[str]:
         banner = scale_banner(scales, offline, summary.outcome, summary.f1_threshold)
         notes.append(f"{banner}; each arm's label names its scale")
     if summary.meta and summary.meta.offline:
-        caution = offline_caution(summary.meta, summary.dataset, summary.locomo_style)
-        rule = Outcome.parse(summary.outcome)
-        judged = rule is None or rule.f1_threshold is None
-        how = "; these numbers are not LLM-judged" if not judged else ""
-        notes.append(
-            f"OFFLINE run: answers from the extractive offline answerer, scored with "
-            f"{summary.outcome}{how}. {caution}"
-        )
+        notes.append(_offline_note(summary))
     notes.extend(count_notes(summary))
     for warning in summary.meta.warnings if summary.meta else []:
         notes.append(f"run warning: {warning}")
@@ -54,6 +48,25 @@ def cap_notes(scan: RunScan) -> list[str]:
         if unparseable:
             notes.append(f"unparseable verdicts {arm}: {unparseable} (not counted as wrong)")
     return notes
+
+
+def _offline_note(summary: Summary) -> str:
+    """Which arms the offline answerer answered, on which rule.
+
+    "not LLM-judged" only when no LLM judged any of them (an imported arm beside them was
+    judged elsewhere, and says so on its own label).
+    """
+    caution = offline_caution(summary.meta, summary.dataset, summary.locomo_style)
+    arms = [a for a in summary.arms if OFFLINE_ANSWERER in summary.verdict.arm_codes(a)]
+    rules = sorted({summary.flags.scales.get(a, summary.outcome) for a in arms})
+    parsed = [Outcome.parse(rule) for rule in rules]
+    f1_only = bool(parsed) and all(r is not None and r.f1_threshold is not None for r in parsed)
+    how = "; these numbers are not LLM-judged" if f1_only else ""
+    who = f" (arms {', '.join(arms)})" if len(arms) < len(summary.arms) else ""
+    return (
+        f"OFFLINE run{who}: answers from the extractive offline answerer, scored with "
+        f"{', '.join(rules) or summary.outcome}{how}. {caution}"
+    )
 
 
 def count_notes(summary: Summary) -> list[str]:

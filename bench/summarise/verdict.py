@@ -80,6 +80,10 @@ class Verdict:
         """The reasons of the run and of `arm`."""
         return [r for r in self.reasons if not r.arms or arm in r.arms]
 
+    def arm_codes(self, arm: str) -> list[str]:
+        """The codes of `arm_reasons`, once each, in `CODES` order."""
+        return sorted({r.code for r in self.arm_reasons(arm)}, key=CODES.index)
+
     def arm_publishable(self, arm: str) -> bool:
         """True when no reason applies to `arm`."""
         return not self.arm_reasons(arm)
@@ -114,7 +118,7 @@ class Verdict:
             "arms": {
                 arm: {
                     "publishable": self.arm_publishable(arm),
-                    "reasons": sorted({r.code for r in self.arm_reasons(arm)}, key=CODES.index),
+                    "reasons": self.arm_codes(arm),
                     "scale": self.scales.get(arm),
                 }
                 for arm in self.arms
