@@ -75,6 +75,11 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = json.loads(capsys.readouterr().out)
     assert out == json.loads((run / "comparable.json").read_text(encoding="utf-8"))
     rag = next(s for s in out["submissions"] if s["metadata"]["arm"] == "rag")
+    reasons = rag["metadata"].pop("reasons")
+    assert [r["code"] for r in reasons] == [
+        "unofficial-outcome", "incomplete-coverage", "too-few-questions"
+    ]  # fmt: skip
+    assert out["verdict"]["arms"]["rag"]["reasons"] == [r["code"] for r in reasons]
     assert rag["metadata"] == {
         "benchmark": "locomo",
         "arm": "rag",
@@ -83,9 +88,11 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "provider": "openai",
         "top_k": 10,
         "outcome": "f1>=0.5",
+        "scale": "f1>=0.5",
         "label_scheme": "official",
         "run_name": "small",
         "flags": {"degraded": False, "arm": [], "judge": []},  # an offline run: nothing flagged
+        "publishable": False,
     }
     assert rag["accuracy"]["overall"] == pytest.approx(80.0)  # 4 of 5 scored, error excluded
     assert rag["accuracy"]["by_question_type"]["single-hop"] == pytest.approx(100.0)

@@ -31,10 +31,12 @@ RERUN_BY_OUTCOME = "rerun-by-outcome"
 TUNED_IN_SAMPLE = "tuned-in-sample"
 NEAR_FULL_CONTEXT = "near-full-context"
 TOO_FEW = "too-few-questions"
+UNSUMMARISABLE = "unsummarisable"
+"""MANIFEST.json's reason when the summariser could not read the run (bench.verify)."""
 CODES = (
     OFFLINE_ANSWERER, UNOFFICIAL_OUTCOME, JUDGE_UNCALIBRATED, JUDGE_UNINFORMATIVE, JUDGE_STRICT,
     JUDGE_LENIENT, JUDGE_DEGENERATE, JUDGE_SELF, ARM_DEGRADED, INCOMPLETE, CODE_VERSIONS,
-    DIRTY_TREE, RERUN_BY_OUTCOME, TUNED_IN_SAMPLE, NEAR_FULL_CONTEXT, TOO_FEW,
+    DIRTY_TREE, RERUN_BY_OUTCOME, TUNED_IN_SAMPLE, NEAR_FULL_CONTEXT, TOO_FEW, UNSUMMARISABLE,
 )  # fmt: skip
 """Every reason code, in the order reasons are listed."""
 
