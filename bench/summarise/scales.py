@@ -77,7 +77,7 @@ def arm_scale(rule: str, meta: RunMeta | None) -> str:
         return rule
     judges = meta.judges if meta else []
     models = sorted({j.model for j in judges if judge_base(j.judge_id) == base and j.model})
-    shown = [m for m in models if m != base]
+    shown = [m for m in models if m != base and not base.endswith(f":{m}")]
     return f"{rule} ({', '.join(shown)})" if shown else rule
 
 
