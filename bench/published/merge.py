@@ -8,8 +8,9 @@ next to ours), run.json naming the added arm and its judge runs (so the arm's sc
 its judge), and MANIFEST.json. Neither input is changed, and MERGED_DIR appears only
 when complete (`write.write_run`). Identity is checked: both runs must be on the same
 dataset file (SHA-256), every imported question must be in RUN_DIR with the same
-question text, and the arm name must be new to RUN_DIR. Stores and caches are not copied: the merged folder is for reading
-(summaries, reports, the explorer), not for resuming.
+question text, and the arm name must be new to RUN_DIR. Stores and caches are not
+copied: the merged folder is for reading (summaries, reports, the explorer), not for
+resuming.
 """
 
 from __future__ import annotations
