@@ -23,6 +23,10 @@ from bench.summarise.summary import summarise_records
 
 BOARD_HTML = "board.html"
 BOARD_MD = "board.md"
+GROUPS_NOTE = (
+    "Entries on different scales or question sets are never ranked together: each group "
+    "is ranked within itself and paired with its top entry."
+)
 
 
 class BoardError(BenchError):
@@ -68,8 +72,7 @@ def build_board(run_dirs: list[Path]) -> tuple[str, list[list[Entry]], list[str]
         )
         raise BoardError(f"runs on different datasets: {listed}: pass runs of one dataset")
     ((dataset, _),) = datasets
-    notes.insert(0, "Entries on different scales or question sets are never ranked together: "
-                 "each group is ranked within itself and paired with its top entry.")  # fmt: skip
+    notes.insert(0, GROUPS_NOTE)
     return dataset, grouped(entries), notes
 
 
@@ -90,8 +93,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(os_error_line(exc), file=sys.stderr)
         return 2
-    entries = sum(len(g) for g in groups)
-    print(
-        f"wrote {out / BOARD_HTML} and {out / BOARD_MD}: {entries} entries in {len(groups)} groups"
-    )
+    count = sum(len(g) for g in groups)
+    print(f"wrote {out / BOARD_HTML} and {out / BOARD_MD}: {count} entries, {len(groups)} groups")
     return 0

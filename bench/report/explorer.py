@@ -83,7 +83,7 @@ def explorer_data(
     flags: RunFlags | None = None,
 ) -> dict[str, Any]:
     """The embedded blob: arm names and their flagged labels, then one row per question."""
-    flags = flags or RunFlags()
+    flags = flags if flags is not None else RunFlags()  # unflagged still carries scales
     arms = list(dict.fromkeys(a for r in records for a in r.arms))
     rows = []
     for r in records:
