@@ -347,3 +347,27 @@ def test_a_changed_upstream_shape_is_refused(old: str, new: str, message: str) -
     assert old in metrics
     with pytest.raises(TemplateShapeError, match=re.escape(message)):
         beam_templates((judges / "beam-prompts.py").read_text(), metrics.replace(old, new))
+
+
+@pytest.mark.slow
+def test_a_rubric_judge_that_always_answers_1_is_flagged_degenerate(tmp_path: Path) -> None:
+    """BEAM 100K's first conversation, raw and rag, a judge scoring every rubric item 1."""
+    from bench.summarise.summary import summarise_run
+    from tests.e2e_support import run_cli
+
+    def reply(body: dict[str, Any]) -> str:
+        return "yes" if body["messages"][0]["role"] == "system" else '{"score": 1}'
+
+    out = tmp_path / "run"
+    with JudgeStub(reply) as server:
+        proc = run_cli(
+            "dataset=beam", "arms=[raw,rag]", "limit.conversations=1", f"out={out}",
+            "progress=false", "judge=beam_official",
+            f"judges.0.endpoint.base_url={server.base_url}", "judges.0.endpoint.api_key_env=null",
+            env={"BENCH_DATA_DIR": str(SHARED)},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = summarise_run(out)
+    (flag,) = summary.flags.judges["beam_official"]
+    assert flag.kind == "degenerate" and "100.0% accepted at mean F1 0.000" in flag.detail
+    assert "judge-degenerate" in summary.verdict.arm_codes("raw")

@@ -256,3 +256,23 @@ def test_resuming_errors_and_rejudging_are_not_reruns() -> None:
         {**base, "question_id": "p", "action": "answer", "status": "ok", "outcome": True},
     ]
     assert reruns_by_outcome(ledger) == {"a": ["p"]}
+
+
+def test_a_rubric_judge_giving_full_marks_to_answers_sharing_no_word_is_degenerate() -> None:
+    """The degenerate rule over a rubric judge's kept means on F1 = 0 answers."""
+    from bench.summarise.judge_checks import agreements, degenerate_reason
+
+    def rubric(kept: float, f1: float) -> QuestionRecord:
+        scores = {"rubric": kept, "rubric_kept": kept, "rubric_items": 2}
+        verdict = Judgement("beam_official", "ok", None, model="m", scores=scores)
+        res = ArmResult(status="ok", answer="x", correct=False, scores={"f1": f1},
+                        outcome="f1>=0.5", judgements={"beam_official": verdict})  # fmt: skip
+        return QuestionRecord("b:1", "beam", "b", 0, "Q?", "gold", [], {"raw": res},
+                              question_type="information_extraction")  # fmt: skip
+
+    always = agreements([rubric(1.0, 0.0)] * 20 + [rubric(1.0, 0.5)] * 5)
+    assert degenerate_reason(always["beam_official"]) == (
+        "100.0% accepted at mean F1 0.000 over 20 answers (all arms)"
+    )
+    honest = agreements([rubric(0.0, 0.0)] * 15 + [rubric(1.0, 0.0)] * 5)
+    assert degenerate_reason(honest["beam_official"]) is None
