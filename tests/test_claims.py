@@ -276,3 +276,23 @@ def test_a_rubric_judge_giving_full_marks_to_answers_sharing_no_word_is_degenera
     )
     honest = agreements([rubric(0.0, 0.0)] * 15 + [rubric(1.0, 0.0)] * 5)
     assert degenerate_reason(honest["beam_official"]) is None
+
+
+@pytest.mark.slow
+def test_a_wrong_answer_deleted_and_answered_again_is_counted(tmp_path: Path) -> None:
+    """bench.run appends to the ledger; re-answering a question after a wrong outcome shows."""
+    from tests.e2e_support import run_cli
+
+    out = tmp_path / "run"
+    args = ("dataset=smoke", f"out={out}", "progress=false", "arms=[raw]")
+    assert run_cli(*args).returncode == 0
+    assert "rerun-by-outcome" not in codes(out)
+    wrong = next(
+        p for p in sorted((out / "questions").glob("*.json"))
+        if json.loads(p.read_text())["arms"]["raw"]["correct"] is False
+    )  # fmt: skip
+    wrong.unlink()
+    assert run_cli(*args).returncode == 0
+    assert codes(out)["rerun-by-outcome"] == ()  # raw, the run's only arm: the whole run
+    lines = (out / LEDGER_FILE).read_text().splitlines()
+    assert len(lines) == 17 and json.loads(lines[-1])["action"] == "answer"
