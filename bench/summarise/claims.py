@@ -35,6 +35,7 @@ from bench.summarise.cautions import dataset_loader
 from bench.summarise.flags import DEGENERATE, SELF_JUDGING
 from bench.summarise.model import SMALL_N, Summary
 from bench.summarise.scales import RecordFacts, judge_base, rule_judge
+from bench.summarise.sweep import SWEEP_ROWS
 
 OFFICIAL_JUDGE = {
     "locomo": "mem0_locomo",
@@ -43,8 +44,6 @@ OFFICIAL_JUDGE = {
 }
 """Dataset loader -> the judge kind whose verdicts are the dataset's published scale (BEAM's
 own judge scores rubric items and gives no right/wrong outcome, so BEAM has none)."""
-SWEEP_ROWS = "sweep-rows"
-"""The sweep folder's row files (bench.summarise.sweep.SWEEP_ROWS; not imported: start-up)."""
 
 Found = tuple[str, str, str | None]
 """(code, sentence, arm or None for the whole run)."""
