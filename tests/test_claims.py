@@ -8,7 +8,9 @@ exactly its reason code appears (for the arm it concerns), and that the fix clea
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -296,3 +298,62 @@ def test_a_wrong_answer_deleted_and_answered_again_is_counted(tmp_path: Path) ->
     assert codes(out)["rerun-by-outcome"] == ()  # raw, the run's only arm: the whole run
     lines = (out / LEDGER_FILE).read_text().splitlines()
     assert len(lines) == 17 and json.loads(lines[-1])["action"] == "answer"
+
+
+def _stub_model(gold: dict[str, str]) -> Callable[[dict[str, Any]], str]:
+    """Answerer and Mem0's judge in one stub: answers two questions in three with the gold
+    (the rest "not mentioned"); judges CORRECT iff the answer is the gold, word for word."""
+
+    def reply(body: dict[str, Any]) -> str:
+        text = str(body["messages"][-1]["content"])
+        if "Generated answer:" in text:
+            said = re.findall(r"Generated answer: (.*)", text)[-1].strip().lower()
+            right = re.findall(r"Gold answer: (.*)", text)[-1].strip().lower()
+            return json.dumps({"label": "CORRECT" if said == right else "WRONG"})
+        question = next((q for q in gold if q in text), "")
+        digest = int(hashlib.sha256(question.encode()).hexdigest(), 16)
+        return gold[question] if question and digest % 3 else "not mentioned"
+
+    return reply
+
+
+@pytest.mark.slow
+def test_a_clean_stub_judged_run_with_a_calibration_is_publishable(tmp_path: Path) -> None:
+    """LoCoMo in full, rag answered by a stub, Mem0's official judge (gpt-4o-mini) on the
+    stub, then `bench.calibrate` into the run: nothing stands against it (about 4 min).
+
+    The one reason the environment can add is `dirty-tree` (a checkout with uncommitted
+    changes writes `git_dirty` into every record); a clean checkout has none.
+    """
+    from tests.e2e_support import run_cli
+    from tests.judge_stub import JudgeStub, shared_data_dir
+
+    data = shared_data_dir()
+    if data is None or not (data / "locomo10.json").is_file():
+        pytest.skip("LoCoMo is not in the shared data folder")
+    gold = {
+        qa["question"].strip(): str(qa["answer"])
+        for conv in json.loads((data / "locomo10.json").read_text())
+        for qa in conv["qa"]
+        if "answer" in qa
+    }
+    out, env = tmp_path / "run", {"BENCH_DATA_DIR": str(data), "OPENAI_API_KEY": "sk-fake-38"}
+    with JudgeStub(_stub_model(gold)) as stub:
+        url = stub.base_url
+        judge = ["dataset=locomo", "judge=mem0_locomo", f"judges.0.endpoint.base_url={url}",
+                 "judges.0.endpoint.api_key_env=null"]  # fmt: skip
+        run = run_cli(
+            *judge, f"out={out}", "progress=false", "provider=openai", "arms=[rag]", "workers=2",
+            f"provider.answerer.base_url={stub.base_url}", "provider.answerer.model=stub",
+            "provider.answerer.json_schema=false", "provider.embedder.kind=wordllama",
+            "provider.embedder.model=wordllama/l2_supercat_256", "provider.embedder.dim=256",
+            env=env, timeout=900,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-2000:]
+        calibrate = run_cli(*judge, f"calibrate.out={out}", "calibrate.max_items=40",
+                            module="bench.calibrate", env=env, timeout=300)  # fmt: skip
+        assert calibrate.returncode == 0, calibrate.stderr[-2000:]
+    summary = summarise_run(out)
+    assert {r.code for r in summary.verdict.reasons} <= {"dirty-tree"}, summary.verdict.lines()
+    if not summary.verdict.reasons:
+        assert render_markdown(summary).splitlines()[1] == "> **publishable: true**"
