@@ -44,17 +44,21 @@ class RecordFacts:
 
 
 def record_facts(records: Iterable[QuestionRecord]) -> RecordFacts:
-    """Per-arm outcome rules, imported arms, commits and dirty flags of the records."""
+    """Per-arm outcome rules, imported arms, commits and dirty flags of the records.
+
+    Values of the wrong type (a record the harness did not write) are skipped, not trusted.
+    """
     facts = RecordFacts()
     for record in records:
-        commit = record.provenance.get("git_commit")
+        prov = record.provenance if isinstance(record.provenance, dict) else {}
+        commit = prov.get("git_commit")
         if isinstance(commit, str) and commit:
             facts.commits[commit] += 1
-        facts.dirty += record.provenance.get("git_dirty") is True
+        facts.dirty += prov.get("git_dirty") is True
         for arm, res in record.arms.items():
             if res.imported is not None:
                 facts.imported.add(arm)
-            if res.status == OK and res.outcome:
+            if res.status == OK and isinstance(res.outcome, str) and res.outcome:
                 facts.rules.setdefault(arm, Counter())[res.outcome] += 1
     return facts
 
