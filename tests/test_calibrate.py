@@ -234,6 +234,12 @@ def test_the_explorer_shows_the_lenient_flag_and_the_verdict(tmp_path: Path) -> 
     page = build_explorer(run, read_run_meta(run / "run.json")[0])
     assert "FLAGGED judge llm: lenient (calibration) — accepts 40%" in page
     assert "publishable: false" in page and "judge-lenient: judge llm accepts 40%" in page
+    assert "not LLM-judged" not in page  # offline answers, but an LLM judged them
+    assert "OFFLINE — extractive answerer; outcome judge:llm" in page
+    notes = summarise_run(run).notes
+    assert not any("not LLM-judged" in n for n in notes)
+    assert any(n.startswith("OFFLINE run: answers from the extractive offline answerer, scored "
+                            "with judge:llm (m).") for n in notes)  # fmt: skip
 
 
 def test_a_small_judge_that_cannot_tell_gold_from_wrong_is_uninformative(tmp_path: Path) -> None:
