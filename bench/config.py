@@ -367,3 +367,7 @@ class RunConfig:
     """Context budgets B in tokens (e.g. `[256,512,1024,2048,4096]`): every arm is also
     answered with its context cut to each B (bench/context_budget.py, methodology §3.5);
     empty (default): no budget answers, records unchanged (bench/run/budgets.py)."""
+    held_out: str | None = None
+    """The split this run's questions are held out from, when its settings were tuned on
+    other questions (e.g. `conv-26..conv-41`); recorded in run.json. A job of a `-m` sweep
+    that names none is marked `tuned-in-sample` (bench/summarise/claims.py)."""

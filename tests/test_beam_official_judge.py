@@ -290,26 +290,12 @@ def test_no_upstream_prompt_text_in_the_project() -> None:
 @pytest.mark.slow
 def test_a_beam_run_stores_the_scores_and_summarises_them(tmp_path: Path) -> None:
     """End to end: bench.run with judge=beam_official on the smoke fixture, then the summary."""
-    from bench.summarise.render import render_markdown, summary_to_json
+    from bench.summarise.render import render_markdown
+    from bench.summarise.render_json import summary_to_json
     from bench.summarise.summary import summarise_run
-    from tests.e2e_support import load_records, run_cli
+    from tests.e2e_support import load_records
 
-    def reply(body: dict[str, Any]) -> str:
-        return "yes" if body["messages"][0]["role"] == "system" else '{"score": 0.5}'
-
-    out = tmp_path / "run"
-    with JudgeStub(reply) as server:
-        proc = run_cli(
-            "dataset=smoke_beam",
-            "arms=[raw]",
-            f"out={out}",
-            "progress=false",
-            "judge=beam_official",
-            f"judges.0.endpoint.base_url={server.base_url}",
-            "judges.0.endpoint.api_key_env=null",
-            env={"BENCH_DATA_DIR": str(SHARED)},
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
+    out = beam_run(tmp_path / "run", "0.5", "dataset=smoke_beam", "arms=[raw]")
     records = load_records(out)
     for record in records.values():
         assert record["rubric"] and "difficulty" in record
@@ -346,3 +332,32 @@ def test_a_changed_upstream_shape_is_refused(old: str, new: str, message: str) -
     assert old in metrics
     with pytest.raises(TemplateShapeError, match=re.escape(message)):
         beam_templates((judges / "beam-prompts.py").read_text(), metrics.replace(old, new))
+
+
+def beam_run(out: Path, score: str, *args: str) -> Path:
+    """`bench.run judge=beam_official` against a stub scoring every rubric item `score`."""
+    from tests.e2e_support import run_cli
+
+    def reply(body: dict[str, Any]) -> str:
+        return "yes" if body["messages"][0]["role"] == "system" else f'{{"score": {score}}}'
+
+    with JudgeStub(reply) as server:
+        proc = run_cli(
+            *args, f"out={out}", "progress=false", "judge=beam_official",
+            f"judges.0.endpoint.base_url={server.base_url}", "judges.0.endpoint.api_key_env=null",
+            env={"BENCH_DATA_DIR": str(SHARED)},
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+@pytest.mark.slow
+def test_a_rubric_judge_that_always_answers_1_is_flagged_degenerate(tmp_path: Path) -> None:
+    """BEAM 100K's first conversation, raw and rag, a judge scoring every rubric item 1."""
+    from bench.summarise.summary import summarise_run
+
+    out = beam_run(tmp_path / "run", "1", "dataset=beam", "arms=[raw,rag]", "limit.conversations=1")
+    summary = summarise_run(out)
+    (flag,) = summary.flags.judges["beam_official"]
+    assert flag.kind == "degenerate" and "100.0% accepted at mean F1 0.000" in flag.detail
+    assert "judge-degenerate" in summary.verdict.arm_codes("raw")

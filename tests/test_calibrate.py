@@ -15,7 +15,8 @@ from bench.calibrate.sets import ABSTAIN, all_questions, derived_sets, shift_yea
 from bench.errors import DatasetError
 from bench.loaders.locomo import load_locomo
 from bench.scoring.locomo import normalize_answer, outcome_from_f1, score_answer
-from bench.summarise.render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import wilson_interval
 from bench.summarise.summary import summarise_run
 from tests.judge_stub import JudgeStub, shared_data_dir
@@ -267,3 +268,29 @@ def test_a_missing_answer_file_is_refused_before_the_dataset_loads(capsys) -> No
     args = ["dataset.path=/nonexistent/locomo.json", "calibrate.answers=/nonexistent/x.json"]
     assert main(args) == 2
     assert "calibrate.answers=/nonexistent/x.json: no such file" in capsys.readouterr().err
+
+
+def test_the_explorer_shows_the_lenient_flag_and_the_verdict(tmp_path: Path) -> None:
+    """The explorer carries every flag the summary shows, `lenient (calibration)` included."""
+    from bench.report.explorer import build_explorer
+    from bench.runmeta import read_run_meta
+
+    run = _judged_run(tmp_path, [_wrong_cell(20, 50)])
+    page = build_explorer(run, read_run_meta(run / "run.json")[0])
+    assert "FLAGGED judge llm: lenient (calibration) — accepts 40%" in page
+    assert "publishable: false" in page and "judge-lenient: judge llm accepts 40%" in page
+    assert "not LLM-judged" not in page  # offline answers, but an LLM judged them
+    assert "OFFLINE — extractive answerer; outcome judge:llm" in page
+    notes = summarise_run(run).notes
+    assert not any("not LLM-judged" in n for n in notes)
+    assert any(n.startswith("OFFLINE run: answers from the extractive offline answerer, scored "
+                            "with judge:llm (m).") for n in notes)  # fmt: skip
+
+
+def test_a_small_judge_that_cannot_tell_gold_from_wrong_is_uninformative(tmp_path: Path) -> None:
+    """SmolLM2-135M's calibration: 37.5% of gold and 37.5% of vague-wrong accepted."""
+    gold = _wrong_cell(3, 8) | {"set": "gold", "truth": "right"}
+    summary = summarise_run(_judged_run(tmp_path, [gold, _wrong_cell(3, 8)]))
+    (reason,) = [r for r in summary.verdict.reasons if r.code == "judge-uninformative"]
+    assert "37.5% (3/8) of gold answers and 37.5% (3/8) of known-wrong" in reason.sentence
+    assert "judge-strict" in {r.code for r in summary.verdict.reasons}

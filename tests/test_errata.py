@@ -19,7 +19,8 @@ from bench.records import OK, ArmResult, Judgement, QuestionRecord
 from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
 from bench.summarise.errata import errata_view
 from bench.summarise.load import LoadedRun, SummaryError
-from bench.summarise.render import render_text, summary_to_json
+from bench.summarise.render import render_text
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import Rate
 from bench.summarise.summary import summarise_records
 from bench.types import Correction, Question

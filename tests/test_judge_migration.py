@@ -11,7 +11,8 @@ import pytest
 
 from bench.records import ArmResult, Judgement, QuestionRecord
 from bench.summarise.migration import migration_rows, render_migration
-from bench.summarise.render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import mcnemar_exact_p
 from bench.summarise.summary import summarise_run
 from tests.e2e_support import load_records, run_cli

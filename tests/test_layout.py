@@ -59,6 +59,7 @@ STAGES = {
     "dev": 9,  # developer commands
     "calibrate": 8,
     "cleanup": 8,  # python -m bench.cleanup (a killed live run's namespaces)
+    "board": 8,  # python -m bench.board (a leaderboard of runs)
 }
 
 

@@ -377,7 +377,8 @@ def test_armbenchs_own_judge_runs_three_times_too(tmp_path: Path) -> None:
 
 def test_a_longmemeval_run_reports_upstreams_metrics_on_its_scale(tmp_path: Path) -> None:
     """End to end: bench.run with the official judge, then the summary's header and table."""
-    from bench.summarise.render import render_markdown, summary_to_json
+    from bench.summarise.render import render_markdown
+    from bench.summarise.render_json import summary_to_json
     from bench.summarise.summary import summarise_run
     from tests.e2e_support import run_cli
 

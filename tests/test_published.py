@@ -371,3 +371,35 @@ def test_longmemeval_log_of_other_hypotheses_is_refused(tmp_path: Path) -> None:
                    "--dataset", str(LME), "--judgements", str(logs[0]))  # fmt: skip
     assert proc.returncode == 2 and "judged another hypothesis" in proc.stderr
     assert proc.stderr.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.slow
+@needs_data
+def test_an_f1_scored_arm_exported_and_reimported_keeps_its_outcomes(tmp_path: Path) -> None:
+    """The offline raw arm (f1>=0.5) through export and import: every outcome and F1 kept."""
+    out = tmp_path / "raw.json"
+    proc = run_cli("export", str(OFFLINE), "--format", "evermemos", "--arm", "raw",
+                   "--out", str(out), "--dataset", str(DATA / "locomo10.json"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["metadata"]["outcome"] == "f1>=0.5"
+    again = tmp_path / "again"
+    proc = run_cli(str(out), "--format", "evermemos", "--out", str(again), "--arm", "raw",
+                   "--dataset", str(DATA / "locomo10.json"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    before = {r.question_id: r.arms["raw"] for r in iter_records(OFFLINE)}
+    after = iter_records(again)
+    assert len(after) == 1540
+    for record in after:
+        res, old = record.arms["raw"], before[record.question_id]
+        assert (res.correct, res.outcome, res.scores["f1"]) == (
+            old.correct, "f1>=0.5", old.scores["f1"],
+        ), record.question_id  # fmt: skip
+
+
+@needs_data
+def test_imported_arms_get_the_f1_column(imported: Path) -> None:
+    """Gold and answer are both there: the import scores the answer's official F1."""
+    records = iter_records(imported)
+    assert all(isinstance(r.arms["fc-cot"].scores.get("f1"), float) for r in records)
+    summary = summarise_records(load_run(imported))
+    assert summary.arms["fc-cot"].f1["scored"] is not None

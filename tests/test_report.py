@@ -280,3 +280,17 @@ def test_chart_page_loads_nothing_from_the_network() -> None:
     sources = re.findall(r"""\bsrc=["']?([^"' >]+)""", page)
     assert any(src.endswith("plotly.min.js") for src in sources), sources
     assert all(src.startswith("file://") for src in sources), sources
+
+
+def test_every_chart_carries_the_runs_scale_and_the_page_its_verdict(
+    offline_report: tuple[Path, str],
+) -> None:
+    """Each chart (and so each PNG drawn from it) says the run's scale under its title."""
+    run_dir, text = offline_report
+    _, figures, summary = report._build(run_dir, "official")
+    assert figures and all(
+        f"<sup>{report.OFFLINE_BANNER}</sup>" in (fig.layout.title.text or "") for _, fig in figures
+    )
+    assert report.scale_label(summary) == report.OFFLINE_BANNER
+    assert '<div class="verdict banner"><strong>publishable: false' in text
+    assert "offline-answerer: answers come from the offline extractive answerer" in text

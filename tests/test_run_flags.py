@@ -26,7 +26,8 @@ from bench.summarise.judge_checks import (
     self_judging,
 )
 from bench.summarise.reach import Reach, render_reach
-from bench.summarise.render import render_markdown, render_text, summary_to_json
+from bench.summarise.render import render_markdown, render_text
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import Rate
 from tests.test_summarise import write_run
 

@@ -14,7 +14,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from bench.files import write_json_atomic
 from bench.records import ArmResult, Judgement, QuestionRecord, write_record
 from bench.summarise import summarise_run
-from bench.summarise.render import summary_to_json
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import holm, wilson_interval
 
 CATEGORIES = [1, 1, 2, 4, 4, 4, 5, 5]
@@ -232,13 +232,13 @@ def test_label_schemes(tmp_path: Path) -> None:
     assert mem0.arms["raw"].groups["1"].label == "single-hop"
 
 
-def test_small_n_note(tmp_path: Path) -> None:
+def test_small_n_is_a_reason_of_the_verdict(tmp_path: Path) -> None:
     s = summarise_run(small_run(tmp_path))
-    assert any("not a result" in n for n in s.notes)
+    assert "too-few-questions" in {r.code for r in s.verdict.reasons}
     assert any("run.json absent" in n for n in s.notes)
     big = [record(f"c:{i}", 4, {"a": arm(i % 2 == 0, 1.0)}) for i in range(300)]
     s_big = summarise_run(write_run(tmp_path / "big", big))
-    assert not any("not a result" in n for n in s_big.notes)
+    assert "too-few-questions" not in {r.code for r in s_big.verdict.reasons}
 
 
 def test_longmemeval_groups_by_type_and_scores_every_question(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from bench.paths import PROJECT_ROOT
 from bench.perf.summarise import figures
 from bench.summarise import load_run, main, summarise_records, summarise_run
 from bench.summarise.comparable import comparable_export
-from bench.summarise.render import render_markdown, summary_to_json
+from bench.summarise.render import render_markdown
+from bench.summarise.render_json import summary_to_json
 from tests.test_summarise import arm, record, small_run, write_run
 
 GOLDEN = Path(__file__).parent / "golden" / "summarise"
@@ -74,6 +75,11 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = json.loads(capsys.readouterr().out)
     assert out == json.loads((run / "comparable.json").read_text(encoding="utf-8"))
     rag = next(s for s in out["submissions"] if s["metadata"]["arm"] == "rag")
+    reasons = rag["metadata"].pop("reasons")
+    assert [r["code"] for r in reasons] == [
+        "unofficial-outcome", "incomplete-coverage", "too-few-questions"
+    ]  # fmt: skip
+    assert out["verdict"]["arms"]["rag"]["reasons"] == [r["code"] for r in reasons]
     assert rag["metadata"] == {
         "benchmark": "locomo",
         "arm": "rag",
@@ -82,9 +88,11 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "provider": "openai",
         "top_k": 10,
         "outcome": "f1>=0.5",
+        "scale": "f1>=0.5",
         "label_scheme": "official",
         "run_name": "small",
         "flags": {"degraded": False, "arm": [], "judge": []},  # an offline run: nothing flagged
+        "publishable": False,
     }
     assert rag["accuracy"]["overall"] == pytest.approx(80.0)  # 4 of 5 scored, error excluded
     assert rag["accuracy"]["by_question_type"]["single-hop"] == pytest.approx(100.0)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from bench.records import iter_records
 from bench.summarise import summarise_run
-from bench.summarise.render import render_text, summary_to_json
+from bench.summarise.render import render_text
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import percentile
 
 RUN = Path(__file__).resolve().parents[1] / "results" / "smoke-offline-v0.3.0"

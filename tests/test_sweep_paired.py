@@ -10,6 +10,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from bench.summarise import sweep
+from bench.summarise.summary import summarise_run
 from bench.summarise.sweep import SweepRow, compare
 from tests.e2e_support import load_records, run_cli
 
@@ -40,6 +41,8 @@ def test_run_sweep_pairs_every_job_with_the_first_on_question_id(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     jobs = [f"arm_options.rag.top_k={k},arms=[rag],dataset=smoke" for k in (1, 10)]
     assert all((out / j / "run.json").is_file() for j in jobs)
+    verdict = summarise_run(out / jobs[1]).verdict  # compared on its own questions
+    assert "tuned-in-sample" in {r.code for r in verdict.reasons}
     text = (out / "sweep.md").read_text()
     rows = _table(text, "correct")
     assert list(rows) == jobs and "(baseline)" in rows[jobs[0]]

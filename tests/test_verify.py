@@ -169,3 +169,13 @@ def test_follow_up_commands_keep_a_run_verifiable(tmp_path: Path) -> None:
     proc = run_cli(str(out), module="bench.verify")
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == f"changed questions/{record.name}"
+
+
+def test_the_manifest_carries_the_verdict(run_copy: Path) -> None:
+    """MANIFEST.json holds the publishable verdict, so signing the manifest signs it."""
+    write_manifest(run_copy)
+    manifest = json.loads((run_copy / MANIFEST).read_text())
+    assert manifest["verdict"]["publishable"] is False
+    codes = [r["code"] for r in manifest["verdict"]["reasons"]]
+    assert codes[0] == "offline-answerer" and "too-few-questions" in codes
+    assert main([str(run_copy)]) == 0

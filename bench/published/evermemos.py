@@ -5,8 +5,9 @@ The shape, as published: a JSON object whose `detailed_results` maps
 golden_answer, generated_answer, llm_judgments: {judgment_1: bool, ...}, category}`,
 plus top-level `accuracy` and, in some files, `metadata` (`judge_model`,
 `answer_model`, `num_runs`, per-run and per-category means). Every row must carry the
-same judge runs; `metadata.num_runs`, when present, must agree. Nothing is guessed: a
-row that does not fit is one error naming it.
+same judge runs; `metadata.num_runs`, when present, must agree. A file with no verdicts
+whose `metadata.outcome` is an F1 rule (armbench's export of an offline arm) is scored by
+that rule on import. Nothing is guessed: a row that does not fit is one error naming it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from bench.published.model import PublishedError, PublishedFile, PublishedRow
 from bench.published.read import load_json, need
+from bench.scoring.rules import Outcome
 
 _USER_KEY = re.compile(r"locomo_exp_user_(\d+)")
 _ROW_ID = re.compile(r"locomo_(\d+)_qa(\d+)")
@@ -70,7 +72,14 @@ def read_evermemos(path: Path) -> PublishedFile:
         judge_model=_text(meta.get("judge_model")),
         answer_model=_text(meta.get("answer_model")),
         runs=runs or 0,
+        outcome_rule=_f1_rule(meta.get("outcome")) if not runs else None,
     )
+
+
+def _f1_rule(value: Any) -> str | None:
+    """`metadata.outcome` when it is an F1 rule (`f1>=0.5`), else None (verdicts decide)."""
+    rule = Outcome.parse(value) if isinstance(value, str) else None
+    return rule.name if rule is not None and rule.f1_threshold is not None else None
 
 
 def _row(path: Path, where: str, item: Any, user: int) -> PublishedRow:

@@ -11,9 +11,11 @@
   conversation's index in the dataset file (`--dataset`, else the standard resolver;
   its question text must be the record's) and j the question's (its id `<conv>:<j>`);
   `llm_judgments` holds the arm's repeated judge runs (`<id>#1..#R`) as
-  `judgment_1..R` when it has them, else nothing (no verdict is invented), with
-  top-level `total_questions`, `correct` and `accuracy` of the arm's `correct` and
-  `metadata` naming the answer and judge models and the number of judge runs.
+  `judgment_1..R` when it has them, else its outcome judge's verdict (`judge:<id>`) as
+  `judgment_1`, else nothing (no verdict is invented), with top-level `total_questions`,
+  `correct` and `accuracy` of the arm's `correct` and `metadata` naming the answer and
+  judge models, the number of judge runs and the arm's `outcome` rule (an F1 rule is
+  applied again on import, so export then import keeps every outcome).
 
 Only `ok` results are written; the summary line counts the rest. Export then import
 gives back the same answers under the same ids (tests/test_published.py).
@@ -30,6 +32,7 @@ from bench.files import write_text_atomic
 from bench.published.evermemos import locomo_row_id
 from bench.published.model import PublishedError
 from bench.records import OK, ArmResult, QuestionRecord, iter_records
+from bench.scoring.rules import Outcome
 from bench.types import Dataset
 
 _RUN = re.compile(r"(.+)#(\d+)")
@@ -65,7 +68,7 @@ def _write_evermemos(records: list[QuestionRecord], arm: str, out: Path, dataset
     where = _positions(dataset)
     groups: dict[str, list[dict[str, Any]]] = {}
     correct = total = 0
-    answerers, judges, runs = set(), set(), set()
+    answerers, judges, runs, rules = set(), set(), set(), set()
     for record in records:
         if record.category not in (1, 2, 3, 4):
             continue
@@ -92,6 +95,7 @@ def _write_evermemos(records: list[QuestionRecord], arm: str, out: Path, dataset
         answerers.add(result.answerer)
         judges.add(judge)
         runs.add(len(judgments))
+        rules.add(result.outcome)
     payload = {
         "total_questions": total,
         "correct": correct,
@@ -101,6 +105,7 @@ def _write_evermemos(records: list[QuestionRecord], arm: str, out: Path, dataset
             "answer_model": answerers.pop() if len(answerers) == 1 else None,
             "judge_model": judges.pop() if len(judges) == 1 else None,
             "num_runs": runs.pop() if len(runs) == 1 else None,
+            "outcome": rules.pop() if len(rules) == 1 else None,
         },
     }
     write_text_atomic(out, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
@@ -117,7 +122,15 @@ def _positions(dataset: Dataset) -> dict[str, tuple[int, int, str]]:
 
 
 def _judgments(result: ArmResult) -> tuple[dict[str, bool], str | None]:
-    """`judgment_k` of the arm's first repeated judge (`<id>#k`, ok verdicts), its model."""
+    """The verdicts to export as `judgment_k`, and the judge's model.
+
+    The outcome's judge (`judge:<id>`) as `judgment_1`, else the first repeated judge's
+    runs (`<id>#k`, ok verdicts); none when the arm has neither.
+    """
+    rule = Outcome.parse(result.outcome)
+    single = result.judgements.get(rule.judge_id or "") if rule is not None else None
+    if single is not None and single.status == OK and single.verdict is not None:
+        return {"judgment_1": bool(single.verdict)}, single.model or None
     runs: dict[str, dict[int, bool]] = {}
     models: dict[str, str] = {}
     for jid, j in result.judgements.items():

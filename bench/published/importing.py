@@ -13,6 +13,8 @@ from bench.published.match import Source, imported_result, match_rows, unmatched
 from bench.published.model import PublishedError, PublishedFile
 from bench.published.write import imported_meta, write_run
 from bench.records import ArmResult, QuestionRecord
+from bench.scoring.locomo import is_abstention_item, outcome_from_f1, score_answer
+from bench.scoring.rules import threshold_from_outcome
 from bench.types import Dataset, Question
 
 
@@ -73,14 +75,31 @@ def import_published(request: ImportRequest, published: PublishedFile, dataset: 
     )
     pairs = match_rows(published, dataset, request.file.name)
     records = [
-        (q, _record(q, imported_result(row, source, published.judge_files), request, dataset))
+        (q, _record(q, _scored(imported_result(row, source, published.judge_files), q,
+                                published.outcome_rule), request, dataset))
         for row, q in pairs
-    ]
+    ]  # fmt: skip
     meta = imported_meta(request.out, request.arm, source, dataset, published.runs, len(records))
     write_run(request.out, records, meta)
     missing = unmatched_counts(dataset, {q.question_id for q, _ in records})
     other_gold = sum(row.gold is not None and row.gold != str(q.gold) for row, q in pairs)
     return summary_line(request, len(records), published.runs, missing, other_gold)
+
+
+def _scored(result: ArmResult, question: Question, rule: str | None) -> ArmResult:
+    """The imported result with its answer's official metrics (F1 beside the verdicts).
+
+    Scored only when both the answer and the gold (or an abstention item) are there; a
+    file without verdicts that names an F1 rule (`rule`) gets that rule's outcome.
+    """
+    if result.answer is None or (question.gold is None and not is_abstention_item(question)):
+        return result
+    scores = score_answer(result.answer, question)
+    threshold = threshold_from_outcome(rule)
+    if threshold is None or result.outcome is not None:
+        return replace(result, scores=scores)
+    correct = outcome_from_f1(scores, question, threshold)
+    return replace(result, scores=scores, correct=correct, outcome=rule)
 
 
 def _record(

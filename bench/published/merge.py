@@ -4,12 +4,13 @@
 
 writes a new run directory holding every record of RUN_DIR with the imported run's
 arm added to the questions both hold (so `bench.report.explorer` shows the published answer
-next to ours), run.json naming the added arm, and MANIFEST.json. Neither input is
-changed, and MERGED_DIR appears only when complete (`write.write_run`). Identity is
-checked: both runs must be on the same dataset file (SHA-256), every imported
-question must be in RUN_DIR with the same question text, and the arm name must be
-new to RUN_DIR. Stores and caches are not copied: the merged folder is for reading
-(summaries, reports, the explorer), not for resuming.
+next to ours), run.json naming the added arm and its judge runs (so the arm's scale names
+its judge), and MANIFEST.json. Neither input is changed, and MERGED_DIR appears only
+when complete (`write.write_run`). Identity is checked: both runs must be on the same
+dataset file (SHA-256), every imported question must be in RUN_DIR with the same
+question text, and the arm name must be new to RUN_DIR. Stores and caches are not
+copied: the merged folder is for reading (summaries, reports, the explorer), not for
+resuming.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def merge_imported(run_dir: Path, imported_dir: Path, out: Path) -> str:
         meta,
         run_name=out.name,
         arms=[*meta.arms, arm],
+        judges=[*meta.judges, *theirs_meta.judges],  # the added arm's scale names its judge
         warnings=[*meta.warnings, *theirs_meta.warnings],
     )
     write_run(out, [(_question_of(r), r) for r in records], merged)

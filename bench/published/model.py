@@ -61,6 +61,9 @@ class PublishedFile:
     """Judge runs per row (every row has the same number)."""
     judge_files: list[str] = field(default_factory=list)
     """SHA-256 of each separate verdict log read."""
+    outcome_rule: str | None = None
+    """The F1 outcome rule `metadata.outcome` names (armbench's own export of an arm scored
+    by it, `f1>=0.5`); applied to rows without verdicts, so a re-import keeps the outcomes."""
 
 
 def judge_base(judge_model: str) -> str:

@@ -26,8 +26,9 @@ from bench.records import OK, QuestionRecord, iter_records
 from bench.runmeta import RunMeta
 from bench.scoring.miss import classify_miss
 from bench.summarise.cautions import dataset_loader
-from bench.summarise.flags import RunFlags, compute_flags
-from bench.summarise.model import group_label
+from bench.summarise.flags import RunFlags
+from bench.summarise.model import Summary, group_label
+from bench.summarise.scales import scale_banner
 
 EXPLORER_NAME = "explorer.html"
 _ASSET = Path(__file__).with_name("explorer_assets")
@@ -82,7 +83,7 @@ def explorer_data(
     flags: RunFlags | None = None,
 ) -> dict[str, Any]:
     """The embedded blob: arm names and their flagged labels, then one row per question."""
-    flags = flags or RunFlags()
+    flags = flags if flags is not None else RunFlags()  # unflagged still carries scales
     arms = list(dict.fromkeys(a for r in records for a in r.arms))
     rows = []
     for r in records:
@@ -104,18 +105,31 @@ def explorer_data(
     return {"arms": arms, "arm_labels": [flags.arm_label(a) for a in arms], "rows": rows}
 
 
-def build_explorer(run_dir: Path, meta: RunMeta | None, labels: str = "official") -> str:
-    """The whole explorer page for a run as one HTML document."""
+def build_explorer(
+    run_dir: Path, meta: RunMeta | None, labels: str = "official", summary: Summary | None = None
+) -> str:
+    """The whole explorer page for a run as one HTML document.
+
+    Its banners are the summary's (`summary`, else the run summarised here): the verdict,
+    the scale banner (MIXED SCALES, OFFLINE) and every flag, `lenient (calibration)`
+    included, so the explorer shows what SUMMARY.md shows.
+    """
     records = iter_records(run_dir)
-    flags = compute_flags(meta, records)
+    if summary is None:
+        from bench.summarise.summary import summarise_run
+
+        summary = summarise_run(run_dir, labels=labels)
+    flags = summary.flags
     data = explorer_data(records, evidence_turns(meta), labels, flags)
     blob = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     title = html.escape(f"armbench explorer — {run_dir.resolve().name}")
     css = (_ASSET / "explorer.css").read_text(encoding="utf-8")
     js = (_ASSET / "explorer.js").read_text(encoding="utf-8")
-    banner = ""
-    if meta is not None and meta.offline is True:
-        banner = '<div class="banner">OFFLINE — extractive answerer; not LLM-judged</div>'
+    offline = meta is not None and meta.offline is True
+    scale = scale_banner(flags.scales, offline, summary.outcome, summary.f1_threshold)
+    banner = summary.verdict.html() + (
+        f'<div class="banner">{html.escape(scale)}</div>' if scale else ""
+    )
     banner += flags.banner_html()  # the summary's and the report's flags, before any number
     body = (_ASSET / "explorer_body.html").read_text(encoding="utf-8")
     return (
@@ -127,9 +141,11 @@ def build_explorer(run_dir: Path, meta: RunMeta | None, labels: str = "official"
     )
 
 
-def write_explorer(run_dir: Path, meta: RunMeta | None, labels: str = "official") -> Path:
+def write_explorer(
+    run_dir: Path, meta: RunMeta | None, labels: str = "official", summary: Summary | None = None
+) -> Path:
     """Write `RUN_DIR/explorer.html` atomically; return its path."""
-    page = build_explorer(run_dir, meta, labels)
+    page = build_explorer(run_dir, meta, labels, summary)
     path = run_dir / EXPLORER_NAME
     tmp = path.with_name(f".{EXPLORER_NAME}.tmp")
     tmp.write_text(page, encoding="utf-8")

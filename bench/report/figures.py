@@ -279,3 +279,9 @@ def latency_figure(summary: Summary) -> go.Figure | None:
         **arm_layout(arms),
     )
     return fig
+
+
+def label_scale(fig: go.Figure, label: str) -> None:
+    """Add the run's scale under the figure's title, so a chart (or its PNG) says it."""
+    title = fig.layout.title.text or ""
+    fig.update_layout(title_text=f"{title}<br><sup>{html.escape(label)}</sup>")

@@ -37,15 +37,16 @@ from bench.report.tables import (
     reach_table,
 )
 from bench.runmeta import RunMeta, read_run_meta
-from bench.scoring.rules import Outcome
 from bench.summarise.model import LABEL_SCHEMES, Summary
+from bench.summarise.scales import OFFLINE_F1_BANNER, scale_banner
 
-OFFLINE_BANNER = "OFFLINE — extractive answerer, official F1 ≥ 0.5; not LLM-judged"
+OFFLINE_BANNER = OFFLINE_F1_BANNER.format(threshold=0.5)
 REPORT_NAME = "report.html"
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
 .banner{background:#b00020;color:#fff;font-weight:700;font-size:1.3rem;padding:.8rem 1rem;
-border-radius:6px;margin:1rem 0}
+border-radius:6px;margin:1rem 0}.verdict.ok{background:#1b5e20;color:#fff;padding:.8rem 1rem;
+border-radius:6px;margin:1rem 0}.verdict ul{font-size:1rem;font-weight:400;margin:.4rem 0 0}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;
 padding:.25rem .6rem;text-align:right}th{background:#f4f4f4}td:first-child,th:first-child{
 text-align:left}code{background:#f4f4f4;padding:0 .2rem}.notes li{color:#8a4b00}
@@ -57,8 +58,8 @@ def build_report(run_dir: Path, labels: str = "official") -> str:
     return _build(run_dir, labels)[0]
 
 
-def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]]:
-    """The report's HTML and its charts by name."""
+def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]], Summary]:
+    """The report's HTML, its charts by name (each labelled with the run's scale), the summary."""
     summary = summarise.summarise_run(run_dir, labels=labels)
     tokens = context_tokens_by_arm(load_run(run_dir, labels=labels))
     figures = [
@@ -74,9 +75,11 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
     parts = [_header(summary), accuracy_table(summary), abstention_table(summary)]
     parts += [reach_table(summary), miss_table(summary), errata_html(summary)]
     inline_js = True  # plotly.js goes inline once, with the first figure
+    label = scale_label(summary)
     for name, fig in figures:
         if fig is None:
             continue
+        charts.label_scale(fig, label)
         parts.append(fig.to_html(full_html=False, include_plotlyjs=inline_js, div_id=f"fig-{name}"))
         inline_js = False
         if name == "pairs":
@@ -89,7 +92,7 @@ def _build(run_dir: Path, labels: str) -> tuple[str, list[tuple[str, go.Figure]]
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{_CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
-    return page, [(name, fig) for name, fig in figures if fig is not None]
+    return page, [(name, fig) for name, fig in figures if fig is not None], summary
 
 
 def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> Path:
@@ -100,14 +103,14 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
     the pages are built, so its start-up overlaps them.
     """
     with PngSession() if png else nullcontext() as session:  # the browser starts now
-        report, figures = _build(run_dir, labels)
+        report, figures, summary = _build(run_dir, labels)
         path = run_dir / REPORT_NAME
         tmp = path.with_name(f".{REPORT_NAME}.tmp")
         tmp.write_text(report, encoding="utf-8")
         tmp.replace(path)
         if not (run_dir / "SUMMARY.md").exists():
             summarise.main([str(run_dir), "--write", "--labels", labels])
-        write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels)
+        write_explorer(run_dir, read_run_meta(run_dir / "run.json")[0], labels, summary)
         if session is not None:
             pngs, skipped = session.write(figures, run_dir)
             if skipped:
@@ -117,15 +120,17 @@ def write_report(run_dir: Path, labels: str = "official", png: bool = True) -> P
     return path
 
 
+def scale_label(summary: Summary) -> str:
+    """The run's scale, as every chart (and its PNG) carries it: the banner, else the rule."""
+    scales = sorted(set(summary.flags.scales.values())) or [summary.outcome]
+    return offline_banner(summary) or f"outcome {', '.join(scales)}"
+
+
 def offline_banner(summary: Summary) -> str:
-    """The warning an offline run carries; names the outcome rule actually used."""
-    if (rule := Outcome.parse(summary.outcome)) and rule.f1_threshold is not None:
-        if summary.f1_threshold == 0.5:
-            return OFFLINE_BANNER
-        return (
-            f"OFFLINE — extractive answerer, official F1 ≥ {summary.f1_threshold:g}; not LLM-judged"
-        )
-    return f"OFFLINE — extractive answerer; outcome {summary.outcome}"
+    """The warning an offline run carries (or a run mixing scales); names the rule used."""
+    offline = bool(summary.meta and summary.meta.offline)
+    found = scale_banner(summary.flags.scales, offline, summary.outcome, summary.f1_threshold)
+    return found or ""
 
 
 def _header(summary: Summary) -> str:
@@ -161,13 +166,14 @@ def _header(summary: Summary) -> str:
     ]
     table = "".join(f"<tr><th>{esc(k)}</th><td>{v}</td></tr>" for k, v in rows)
     parts = [f"<h1>armbench report — {esc(Path(summary.run_dir).name)}</h1>"]
-    if meta.offline is True:
-        parts.append(f'<div class="banner">{esc(offline_banner(summary))}</div>')
+    if banner := offline_banner(summary):
+        parts.append(f'<div class="banner">{esc(banner)}</div>')
     parts += [f"<table>{table}</table>", explorer_link()]
     if summary.notes:
         items = "".join(f"<li>{esc(n)}</li>" for n in summary.notes)
         parts.append(f'<ul class="notes">{items}</ul>')
-    return "\n".join([parts[0], summary.flags.banner_html(), *parts[1:]])  # flags first
+    first = [parts[0], summary.verdict.html(), summary.flags.banner_html()]
+    return "\n".join([*first, *parts[1:]])  # the verdict and the flags first
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -21,6 +21,7 @@ from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.config import RunConfig
 from bench.errors import raise_if_permanent
+from bench.ledger import ANSWER, JUDGE
 from bench.providers.base import CallOptions
 from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
@@ -153,7 +154,8 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
         results = {**previous, **fresh}
         ordered = {name: results[name] for name in sorted(results, key=arm_order(run.cfg))}
         record = build_record(question, run.cfg, ordered, run.run_dir.record_provenance)
-        run.run_dir.save_record(question, record)
+        actions = {name: ANSWER if name in retrieved else JUDGE for name in fresh}
+        run.run_dir.save_record(question, record, actions)
         return record
 
     return finish

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError, DatasetError
 from bench.files import write_json_atomic
 from bench.hashing import stable_hash
+from bench.ledger import append_writes
 from bench.paths import contained
 from bench.providers.secrets import redact_value
 from bench.records import QuestionRecord, read_record, record_path, write_record
@@ -242,14 +244,19 @@ class RunDirectory:
                 "(or pass another out=<dir>)"
             )
 
-    def save_record(self, question: Question, record: QuestionRecord) -> None:
+    def save_record(
+        self, question: Question, record: QuestionRecord, actions: Mapping[str, str] | None = None
+    ) -> None:
         """Write a question's record atomically under its safe name (inside this folder).
 
         A record left under the pre-`safe_name` file name is removed once its successor
-        is written, so a folder never holds two records of one question.
+        is written, so a folder never holds two records of one question. `actions`
+        (arm -> `answer`/`judge`): the arms this write answered or judged, appended to
+        the run's ledger (`bench.ledger`).
         """
         note_record(self.path, question.file_stem, record)  # first: a kill leaves it journaled
-        write_record(self.path, question.file_stem, record)
+        path = write_record(self.path, question.file_stem, record)
+        append_writes(self.path, record.question_id, path, record.arms, actions or {})
         self.records_written += 1
         legacy = record_path(self.path, question.legacy_file_stem)
         if question.legacy_file_stem != question.file_stem and _is_file(legacy):

@@ -27,6 +27,9 @@ LENIENT_LOWER_BOUND = 0.2
 """A run's judge is flagged lenient when a calibration set of known-wrong answers shows it
 accepting them with the 95% interval's lower end at or above this share: at least one wrong
 answer in five passes, beyond sampling noise (issue 32)."""
+STRICT_UPPER_BOUND = 0.8
+"""A run's judge is *strict* when the gold answers' acceptance interval ends below this share:
+it rejects at least one right answer in five, beyond sampling noise (the mirror of lenient)."""
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
@@ -173,3 +176,69 @@ def calibration_section(
     intro = f"{name}: acceptance per answer set of known truth (rate [Wilson 95%] (n))."
     lines = [*title, intro, "", *render_judge_table(cells, locomo_style), ""]
     return lines + [f"- {s}" for s in _sentences(cells, locomo_style)]
+
+
+def _pooled(cells: list[dict[str, Any]], truth: str) -> tuple[int, int] | None:
+    """(accepted, n) over every `all`-group cell of one truth; None when there is none."""
+    ok: list[tuple[int, int]] = []
+    for cell in cells:
+        a, n = cell.get("accepted"), cell.get("n")
+        if cell.get("truth") != truth or cell.get("group") != ALL:
+            continue
+        if isinstance(a, int) and isinstance(n, int) and 0 <= a <= n:
+            ok.append((a, n))
+    total = sum(n for _, n in ok)
+    return (sum(a for a, _ in ok), total) if total else None
+
+
+def calibration_problems(run_dir: Path, meta: RunMeta | None, outcome: str) -> dict[str, str]:
+    """Code -> sentence of what the run's judge's calibration says against it, else `{}`.
+
+    - `judge-uncalibrated`: an LLM judge with no matching calibration in `calibration.json`.
+    - `judge-uninformative`: the Wilson 95% intervals of the gold answers' acceptance and
+      of the known-wrong answers' acceptance (every wrong set pooled) overlap, so the
+      calibration cannot show that the judge accepts right answers more often than wrong
+      ones (non-overlapping 95% intervals imply a difference; overlap is the conservative
+      reading of "not clearly more often").
+    - `judge-strict`: the gold acceptance interval ends below `STRICT_UPPER_BOUND`.
+
+    An offline rule (`f1>=t`) with no calibration on file is not flagged here: it is no
+    judge, and the outcome rule itself is a reason of its own.
+    """
+    found = calibration_cells(run_dir, meta, outcome)
+    cells, judge = found["cells"], found["judge"]
+    rule = Outcome.parse(outcome)
+    if cells is None:
+        if rule is not None and rule.f1_threshold is not None:
+            return {}
+        return {
+            "judge-uncalibrated": f"judge {judge} has no calibration in {CALIBRATION_FILE}: "
+            "how often it accepts wrong answers is unmeasured"
+        }
+    return _interval_problems(judge, cells)
+
+
+def _interval_problems(judge: str, cells: list[dict[str, Any]]) -> dict[str, str]:
+    """`judge-uninformative` and `judge-strict` from the pooled gold and wrong cells."""
+    from bench.summarise.stats import wilson_interval
+
+    out: dict[str, str] = {}
+    gold, wrong = _pooled(cells, "right"), _pooled(cells, "wrong")
+    gold_ci = wilson_interval(*gold) if gold else None
+    wrong_ci = wilson_interval(*wrong) if wrong else None
+    if gold and gold_ci and wrong and wrong_ci and gold_ci[0] <= wrong_ci[1]:
+        out["judge-uninformative"] = (
+            f"judge {judge} accepted {_share(gold)} of gold answers and {_share(wrong)} of "
+            "known-wrong ones: the Wilson 95% intervals overlap, it cannot tell right from wrong"
+        )
+    if gold and gold_ci and gold_ci[1] < STRICT_UPPER_BOUND:
+        out["judge-strict"] = (
+            f"judge {judge} accepted only {_share(gold)} of gold answers (95% interval below "
+            f"{100 * STRICT_UPPER_BOUND:.0f}%): it rejects right answers"
+        )
+    return out
+
+
+def _share(counts: tuple[int, int]) -> str:
+    """`37.5% (3/8)`."""
+    return f"{100 * counts[0] / counts[1]:.1f}% ({counts[0]}/{counts[1]})"

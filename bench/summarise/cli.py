@@ -20,7 +20,8 @@ from bench.files import write_text_atomic
 from bench.summarise.equivalence import DEFAULT_MARGIN
 from bench.summarise.load import LoadedRun, SummaryError, load_run
 from bench.summarise.model import LABEL_SCHEMES, Summary
-from bench.summarise.render import render_markdown, render_text, summary_to_json
+from bench.summarise.render import render_markdown, render_text
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.summary import summarise_records
 
 

@@ -3,8 +3,9 @@
 Shape (per arm, inside `{"format": "armbench-comparable/1", "submissions": [...]}`)::
 
     {"metadata": {"benchmark", "arm", "answerer_model", "judge_model", "provider",
-                  "top_k", "outcome", "label_scheme", "run_name",
-                  "flags": {"degraded", "arm": [{"kind", "detail"}], "judge": [...]}},
+                  "top_k", "outcome", "scale", "label_scheme", "run_name",
+                  "flags": {"degraded", "arm": [{"kind", "detail"}], "judge": [...]},
+                  "publishable": bool, "reasons": [{"code", "sentence", "arms"}]},
      "accuracy": {"overall": 67.1, "overall_all": 60.2, "n": 1540,
                   "by_question_type": {"multi-hop": 55.3, ...}},
      "evaluations": [{"question_id", "category", "question_type", "question", "gold",
@@ -20,7 +21,10 @@ Accuracies are percentages of the results that count (errors excluded); `overall
 the scored set (LoCoMo categories 1–4, every question elsewhere). `flags` carries the
 run's flags (bench.summarise.flags) that touch this entry: the arm's own (extraction
 degraded) and the primary judge's (self-judging, degenerate, lenient); `degraded` is
-true when either list is non-empty. Standard library only.
+true when either list is non-empty. `outcome` and `scale` are the arm's own (a merged
+run's arms may differ); `publishable` and `reasons` are the verdict for this arm
+(bench.summarise.claims), and the export's top level carries the run's `verdict`.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -29,10 +33,10 @@ from typing import Any
 
 from bench.records import QuestionRecord
 from bench.runmeta import RunMeta
-from bench.scoring.rules import Outcome
 from bench.summarise.clustered import cluster_ids
 from bench.summarise.clustered_view import clustering_json, pair_json
 from bench.summarise.model import Summary
+from bench.summarise.scales import judge_base, record_facts, rule_judge
 
 FORMAT = "armbench-comparable/1"
 
@@ -42,12 +46,12 @@ def _percent(value: float | None) -> float | None:
 
 
 def _judge_model(meta: RunMeta, outcome: str) -> str:
-    rule = Outcome.parse(outcome)
-    if rule is None or rule.judge_id is None:
+    """The model of the judge the rule reads (`judge:<id>`, `majority:<id>`), or `none (rule)`."""
+    base = rule_judge(outcome)
+    if base is None:
         return f"none ({outcome})"
-    judge_id = rule.judge_id
     for judge in meta.judges:
-        if judge.judge_id == judge_id:
+        if judge_base(judge.judge_id) == base:
             return judge.model or "unknown"
     return "unknown"
 
@@ -76,7 +80,7 @@ def _evaluation(record: QuestionRecord, arm: str, qtype: str, cluster: str) -> d
 
 
 def _entry(
-    summary: Summary, records: list[QuestionRecord], arm: str, clusters: list[str]
+    summary: Summary, records: list[QuestionRecord], arm: str, rule: str, clusters: list[str]
 ) -> dict[str, Any]:
     meta = summary.meta or RunMeta()
     provider = meta.provider
@@ -96,13 +100,16 @@ def _entry(
             "benchmark": summary.dataset,
             "arm": arm,
             "answerer_model": answerer,
-            "judge_model": _judge_model(meta, summary.outcome),
+            "judge_model": _judge_model(meta, rule),
             "provider": provider.name or "unknown",
             "top_k": meta.arm_option(arm, "top_k"),
-            "outcome": summary.outcome,
+            "outcome": rule,
+            "scale": summary.flags.scales.get(arm, rule),
             "label_scheme": summary.labels,
             "run_name": meta.run_name or "unknown",
             "flags": _flags(summary, arm),
+            "publishable": summary.verdict.arm_publishable(arm),
+            "reasons": [r.to_json() for r in summary.verdict.arm_reasons(arm)],
         },
         "accuracy": {
             "overall": _percent(stats.accuracy["scored"].value),
@@ -121,9 +128,12 @@ def _entry(
 def comparable_export(summary: Summary, records: list[QuestionRecord]) -> dict[str, Any]:
     """Every arm of the run in the leaderboard shape described in the module docstring."""
     clusters, _ = cluster_ids([r.conversation_id for r in records])
+    facts = record_facts(records)
+    rules = {a: facts.rule(a) if a in facts.rules else summary.outcome for a in summary.arms}
     return {
         "format": FORMAT,
-        "submissions": [_entry(summary, records, a, clusters) for a in summary.arms],
+        "verdict": summary.verdict.to_json(),
+        "submissions": [_entry(summary, records, a, rules[a], clusters) for a in summary.arms],
         "clustering": clustering_json(summary),
         "paired": [
             {"a": r.a, "b": r.b, "set": r.set, "n": r.pooled.n, "p": r.pooled.p}

@@ -37,6 +37,7 @@ from bench.summarise.judge_checks import (
     missing_reason,
     self_judging,
 )
+from bench.summarise.scales import mixed
 
 EXTRACTION_DEGRADED = "extraction degraded"
 RETRIEVAL_DEGRADED = "retrieval degraded"
@@ -68,6 +69,8 @@ class RunFlags:
     """Judge id -> its flags (only flagged judges)."""
     primary_judge: str | None = None
     """The judge whose verdict is the outcome, when one is."""
+    scales: Mapping[str, str] = field(default_factory=dict)
+    """Arm -> its scale (bench.summarise.scales.arm_scale); labels name it when they differ."""
 
     def __bool__(self) -> bool:
         """True when anything is flagged."""
@@ -84,9 +87,10 @@ class RunFlags:
         return any(f.kind == DEGENERATE for f in self.primary)
 
     def arm_label(self, arm: str) -> str:
-        """`arm`, or `arm [DEGRADED: extraction degraded]` for a flagged arm."""
+        """`arm`, or `arm [DEGRADED: ...]`; with arms on several scales, `arm [f1>=0.5]`."""
         kinds = ", ".join(f.kind for f in self.arms.get(arm, ()))
-        return f"{arm} [DEGRADED: {kinds}]" if kinds else arm
+        name = f"{arm} [{self.scales.get(arm, 'unknown')}]" if mixed(self.scales) else arm
+        return f"{name} [DEGRADED: {kinds}]" if kinds else name
 
     def judge_mark(self) -> str:
         """`` or ` [judge llm: degenerate, self-judging]` for a flagged primary judge."""
@@ -187,11 +191,13 @@ def compute_flags(
     records: Iterable[QuestionRecord],
     *,
     lenient: Mapping[str, str] | None = None,
+    scales: Mapping[str, str] | None = None,
 ) -> RunFlags:
     """The run's flags from run.json and its records.
 
     `lenient`: judge id -> a one-line reason (e.g. "accepts 41% of known-wrong answers")
-    for judges a calibration set found lenient (`calibration_view.lenient_judges`).
+    for judges a calibration set found lenient (`calibration_view.lenient_judges`);
+    `scales`: arm -> its scale (`bench.summarise.scales.arm_scales`).
     """
     meta = meta or RunMeta()
     judges: dict[str, list[Flag]] = {}
@@ -209,6 +215,7 @@ def compute_flags(
         arms=_arm_flags(meta),
         judges={k: tuple(v) for k, v in sorted(judges.items())},
         primary_judge=_primary_judge(meta),
+        scales=dict(scales or {}),
     )
 
 

@@ -11,7 +11,12 @@ unset = "") equal the answerer's grades its own answers.
     accuracy = accepted / n          mean_f1 = Σ f1 / n
     degenerate  ⇔  n ≥ MIN_ANSWERS  and  accuracy ≥ MIN_ACCURACY  and  mean_f1 < MAX_MEAN_F1
 
-checked over all arms pooled and over each arm alone. Why: an honest judge accepts an
+checked over all arms pooled and over each arm alone. A *rubric* judge (BEAM's
+`beam_official`: scores per rubric item, no verdict) is held to the same rule on the
+answers that share no word with the gold (F1 = 0), each counting its kept rubric mean
+(`scores.rubric_kept`, 0..1) as its acceptance: one that gives full marks to such
+answers is not grading them (a judge answering 1 to every item gave 0.986 to both arms
+of a BEAM run, echoes and abstentions included). Why: an honest judge accepts an
 answer that shares almost no words with the gold only when it says the same thing in
 other words (a paraphrase, a date in another format); that happens, but not for 90% of
 answers whose mean token F1 is under 0.05. A judge doing that accepts what it is shown
@@ -28,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, QuestionRecord
+from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement, QuestionRecord
 
 MIN_ACCURACY = 0.90
 """Judge accuracy at or above which a near-zero F1 is implausible."""
@@ -46,8 +51,8 @@ class Agreement:
 
     n: int = 0
     """Answers graded `ok` that have an F1."""
-    accepted: int = 0
-    """Of those, judged correct."""
+    accepted: float = 0
+    """Of those, judged correct (a rubric judge: the sum of its kept rubric means)."""
     f1_sum: float = 0.0
     """Sum of their official F1."""
     verdicts: int = 0
@@ -102,12 +107,13 @@ def agreements(records: Iterable[QuestionRecord]) -> dict[str, dict[str, Agreeme
             if not isinstance(f1, int | float) or isinstance(f1, bool):
                 continue
             for judge_id, verdict in res.judgements.items():
-                if verdict.status != OK or verdict.verdict is None:
+                accepted = _acceptance(verdict, float(f1))
+                if accepted is None:
                     continue
                 for key in (arm, POOLED):
                     row = table.setdefault(judge_id, {}).setdefault(key, Agreement())
                     row.n += 1
-                    row.accepted += bool(verdict.verdict)
+                    row.accepted += accepted
                     row.f1_sum += float(f1)
     return table
 
@@ -132,6 +138,18 @@ def missing_reason(per_arm: Mapping[str, Agreement]) -> str | None:
         "those answers are not scored): re-run the same command to ask again (unparseable "
         "ones: with scoring.rejudge=true)"
     )
+
+
+def _acceptance(verdict: Judgement, f1: float) -> float | None:
+    """1/0 for a verdict; a rubric judge's kept mean on an F1 = 0 answer; else None."""
+    if verdict.status != OK:
+        return None
+    if verdict.verdict is not None:
+        return float(bool(verdict.verdict))
+    kept = (verdict.scores or {}).get("rubric_kept")
+    if f1 != 0 or not isinstance(kept, int | float) or isinstance(kept, bool):
+        return None
+    return min(max(float(kept), 0.0), 1.0)
 
 
 def degenerate_reason(per_arm: Mapping[str, Agreement]) -> str | None:

@@ -22,6 +22,7 @@ from bench.scoring.rules import f1_outcome_name, f1_rule
 from bench.summarise.clustered import ClusteredTest
 from bench.summarise.flags import RunFlags
 from bench.summarise.stats import Rate, cohen_kappa
+from bench.summarise.verdict import Verdict
 
 if TYPE_CHECKING:
     from bench.summarise.cost import CostView
@@ -319,6 +320,8 @@ class Summary:
     """Accuracy at each context budget and the pairs there (bench.summarise.budgets)."""
     coverage: list[CoverageRow] = field(default_factory=list)
     """Each arm's share of the haystack in its context; empty when sizes are unknown."""
+    verdict: Verdict = field(default_factory=Verdict)
+    """Publishable or not, with every reason (bench.summarise.claims), shown first everywhere."""
 
     @property
     def sets_identical(self) -> bool:

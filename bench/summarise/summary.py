@@ -14,6 +14,7 @@ from bench.runmeta import RunMeta
 from bench.scoring.rules import DEFAULT_F1_THRESHOLD, threshold_from_outcome
 from bench.summarise.budgets import budget_view, coverage_rows
 from bench.summarise.calibration_view import lenient_judges
+from bench.summarise.claims import compute_verdict
 from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
@@ -34,6 +35,7 @@ from bench.summarise.pairing import (
     paired,
 )
 from bench.summarise.reach import reach_view
+from bench.summarise.scales import arm_scales, record_facts
 from bench.summarise.scan import RunScan, arm_names, arm_stats, scan_records
 
 
@@ -201,7 +203,7 @@ def _add_views(
     names: list[str],
     margin: float,
 ) -> None:
-    """Judge runs (only when verdicts exist), equivalence, cost per correct answer, flags."""
+    """Judge runs (if verdicts exist), equivalence, cost per correct, flags, then the verdict."""
     if scan.judged:
         from bench.summarise.judge_runs import judge_runs_view
 
@@ -210,13 +212,15 @@ def _add_views(
     rows = [*summary.pairs, *(summary.baseline or [])]
     summary.equivalence = equivalence_rows(rows, margin, ("scored",))
     summary.cost = cost_view({n: scan.arms[n].costs for n in names}, run.meta)
-    summary.flags = compute_flags(
-        run.meta, run.records, lenient=lenient_judges(run.run_dir, run.meta, summary.outcome)
-    )
+    facts = record_facts(run.records)
+    lenient = lenient_judges(run.run_dir, run.meta, summary.outcome)
+    scales = arm_scales(facts, names, run.meta)
+    summary.flags = compute_flags(run.meta, run.records, lenient=lenient, scales=scales)
     questions = layout.set_questions["scored"]
     sizes = {n: summary.arms[n].context_tokens_mean for n in names}
     summary.budgets = budget_view(run.records, names, questions, sizes, layout.clusters)
     summary.coverage = coverage_rows(run.records, names, questions, run.meta)
+    summary.verdict = compute_verdict(summary, len(run.records), facts)
 
 
 def _add_baseline(

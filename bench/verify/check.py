@@ -72,10 +72,13 @@ class Manifest:
     """Prompt role (`answer`, `judge:<id>`) -> SHA-256 (judges: prompt hash)."""
     version: int = MANIFEST_VERSION
     """The manifest format version (`MANIFEST_VERSION`)."""
+    verdict: dict[str, Any] | None = None
+    """The run's publishable verdict (`bench.summarise.verdict.Verdict.to_json`) when the
+    manifest was written, so a signed manifest signs it; None in manifests before it."""
 
     def to_json(self) -> dict[str, Any]:
         """The manifest as written (keys sorted, so the bytes are reproducible)."""
-        return {
+        out = {
             "version": self.version,
             "code_commit": self.code_commit,
             "code_dirty": self.code_dirty,
@@ -84,6 +87,7 @@ class Manifest:
             "files": dict(sorted(self.files.items())),
             "derived": dict(sorted(self.derived.items())),
         }
+        return out | ({"verdict": self.verdict} if self.verdict is not None else {})
 
 
 UNSIGNED_NOTE = (
@@ -127,7 +131,20 @@ def build_manifest(run_dir: Path) -> Manifest:
     meta = _from_meta(_run_json(run_dir))  # read first: a hostile run.json is never hashed
     files = {rel_path(p, run_dir): sha256_of(p) for p in result_files(run_dir)}
     derived = {rel_path(p, run_dir): sha256_of(p) for p in derived_files(run_dir)}
-    return Manifest(files=files, derived=derived, **meta)
+    return Manifest(files=files, derived=derived, verdict=run_verdict(run_dir), **meta)
+
+
+def run_verdict(run_dir: Path) -> dict[str, Any]:
+    """The run's verdict as the summariser computes it (unsummarisable: not publishable)."""
+    from bench.summarise.load import SummaryError
+    from bench.summarise.summary import summarise_run
+    from bench.summarise.verdict import UNSUMMARISABLE
+
+    try:
+        return summarise_run(run_dir).verdict.to_json()
+    except SummaryError as exc:
+        why = {"code": UNSUMMARISABLE, "sentence": str(exc), "arms": []}
+        return {"publishable": False, "reasons": [why], "arms": {}}
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
@@ -237,6 +254,7 @@ def read_manifest(run_dir: Path) -> tuple[bytes, Manifest]:
         dataset=raw.get("dataset") or {},
         prompts=raw.get("prompts") or {},
         version=raw.get("version", MANIFEST_VERSION),
+        verdict=raw["verdict"] if isinstance(raw.get("verdict"), dict) else None,
     )
 
 
