@@ -15,6 +15,8 @@ It binds 127.0.0.1 only and is served by the standard library (`http.server`, on
 thread per request): fastapi is not a runtime dependency of armbench. A request the
 proxy cannot serve gets an OpenAI-style error body (`{"error": {"message", "type"}}`):
 404 for an unknown path, 400 for a malformed body, 502 when the provider failed.
+What it relays and stores has its secrets masked: replies by the chat provider
+(`bench.providers.secrets.redact_chat`, before its cache), error bodies here.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from bench.errors import ProviderError
 from bench.files import MAX_RECORD_BYTES
 from bench.providers.base import CallOptions, ChatProvider, Embedder
+from bench.providers.secrets import redact
 from bench.types import ChatResult
 from bench.untrusted import parse_json
 
@@ -122,7 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _error(self, code: int, message: str, kind: str) -> None:
-        self._reply(code, {"error": {"message": message, "type": kind}})
+        self._reply(code, {"error": {"message": redact(message), "type": kind}})
 
     def do_GET(self) -> None:
         """`/accounting`, or the model list of one (arm, phase)."""
