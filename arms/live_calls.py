@@ -2,7 +2,8 @@
 
 A call to a memory service has two limits. Each attempt has a *total* deadline
 (`timeout_s`): the whole reply must have arrived by then, however slowly it trickles
-in (a per-read timeout never ends a reply that sends 10 bytes every 0.4 s). The call,
+in (a per-read timeout never ends a reply that sends 10 bytes every 0.4 s); the rule
+and `CallTimeout` are the model providers' too (`bench.providers.deadline`). The call,
 retries and waits included, has `max_retry_time_s`: an attempt only gets what is left
 of it, and no wait is started that would end past it — so a call ends within
 `max_retry_time_s` plus scheduling noise, never later.
@@ -26,12 +27,11 @@ from typing import Any
 import tenacity
 
 from bench.errors import BenchError
+from bench.providers.deadline import CallTimeout
+
+__all__ = ["CallLog", "CallTimeout", "CircuitBreaker", "CircuitOpen", "ServerWait"]
 
 log = logging.getLogger("arms.live")
-
-
-class CallTimeout(BenchError):
-    """A service call did not complete within its deadline."""
 
 
 class CircuitOpen(BenchError):
