@@ -31,7 +31,7 @@ from bench.providers.deadline import DeadlineRunner, check_deadline, time_left
 from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import parse_retry_after
 from bench.providers.secrets import read_service_token, redact
-from bench.types import Context, Question, ServiceAnswer
+from bench.types import AskedQuestion, Context, ServiceAnswer
 from bench.untrusted import UntrustedJSONError, parse_json
 
 
@@ -325,7 +325,7 @@ class HttpArm(LiveMemoryArm):
         if self.http.cfg.service_answer:
             self.http.answer(namespace, query, 1)
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Search (as every live arm); with `service_answer`, also ask the service to answer.
 
         The answer is fetched here, with the retrieval, so `phase=predict` stores it and

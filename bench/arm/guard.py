@@ -37,6 +37,7 @@ from typing import Any, NoReturn, TypeVar
 from bench.arm.breaker import CircuitBreaker
 from bench.arm.plugins import plugin_arms
 from bench.arm.registry import ARM_KINDS, arm_kind
+from bench.arm.sealed import SealedArm
 from bench.config import PluginConfig
 from bench.errors import BenchError, ConfigError
 from bench.names import load_symbol
@@ -117,12 +118,12 @@ def load_arm_config(kind: str, setting: str, limits: PluginConfig) -> Any:
     return load_plugin_symbol(plugin_arms(set(ARM_KINDS))[kind].label, path, limits)
 
 
-def open_arm(kind: str, setting: str, limits: PluginConfig, *args: Any) -> Any:
-    """An arm of `kind` constructed with `args`: a built-in one as is, a plug-in guarded."""
+def open_arm(kind: str, setting: str, limits: PluginConfig, *args: Any) -> SealedArm:
+    """An arm of `kind` constructed with `args`, gold sealed (`SealedArm`); a plug-in guarded."""
     path = arm_kind(kind, setting).implementation
     if kind in ARM_KINDS:
-        return load_symbol(path)(*args)
-    return open_plugin(plugin_arms(set(ARM_KINDS))[kind].label, path, limits, *args)
+        return SealedArm(load_symbol(path)(*args))
+    return SealedArm(open_plugin(plugin_arms(set(ARM_KINDS))[kind].label, path, limits, *args))
 
 
 def load_plugin_symbol(label: str, path: str, limits: PluginConfig) -> Any:
