@@ -20,15 +20,11 @@ from bench.arm.sealed import SealedArm
 from bench.paths import PROJECT_ROOT
 from bench.types import Question
 from tests.e2e_support import ROOT, load_records, run_cli
-from tests.test_arm_plugins import write_plugin
+from tests.test_arm_plugins import ARM, write_plugin
 
-PEEK = '''"""echo, and a search of everything it is handed for the answer key."""
+LEAKS = '''
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
-
-from bench.types import Context, ContextItem
 
 KEY_FIELDS = {"gold", "evidence", "category", "adversarial_answer", "answer", "questions",
               "question_type", "is_abstention", "rubric", "correction", "stale_answer",
@@ -58,46 +54,27 @@ def leaks(value: Any, path: str) -> list[str]:
             found += [f"{path}.{k}"] if k in KEY_FIELDS else []
             found += leaks(v, f"{path}.{k}")
     return found
-
-
-@dataclass
-class EchoConfig:
-    """Options of the peek arm."""
-
-    kind: str = "echo"
-    """Always `echo`."""
-    last: int = 3
-    """Turns kept."""
-
-
-class EchoArm:
-    """The last turns; fails the call when what it was handed holds any answer key."""
-
-    config_class = EchoConfig
-
-    def __init__(self, name: str, config: EchoConfig, services: Any) -> None:
-        self.name, self.config, self.turns = name, config, []
-        self.found = leaks(name, "name") + leaks(config, "config")
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {"kind": "echo", "config": vars(self.config)}
-
-    def ingest(self, conversation: Any) -> dict[str, Any]:
-        self.found += leaks(conversation, "conversation")
-        self.turns = conversation.turns()
-        return {"stored": len(self.turns)}
-
-    def retrieve(self, question: Any) -> Context:
-        found = self.found + leaks(question, "question")
-        if found:
-            raise RuntimeError(f"answer key handed to the arm: {found[:3]}")
-        kept = self.turns[-self.config.last :]
-        items = tuple(ContextItem(t.render(), 0.0, (t.dia_id,)) for t in kept)
-        return Context(text=question.question, items=items)
-
-    def close(self) -> None:
-        pass
 '''
+PEEK = (
+    ARM.replace(
+        "        self.name, self.config, self.turns = name, config, []\n",
+        "        self.name, self.config, self.turns = name, config, []\n"
+        '        self.found = leaks(name, "name") + leaks(config, "config")\n',
+    )
+    .replace(
+        "        self.turns = conversation.turns()\n",
+        '        self.found += leaks(conversation, "conversation")\n'
+        "        self.turns = conversation.turns()\n",
+    )
+    .replace(
+        "    def retrieve(self, question: Question) -> Context:\n",
+        "    def retrieve(self, question: Question) -> Context:\n"
+        '        if found := self.found + leaks(question, "question"):\n'
+        '            raise RuntimeError(f"answer key handed to the arm: {found[:3]}")\n',
+    )
+    + LEAKS
+)
+"""The echo plug-in, searching everything it is handed; a call that finds any key fails."""
 
 
 def _marked_dataset(where: Path) -> Path:
