@@ -1,5 +1,5 @@
 """One reader for published verdicts: calibrate and import refuse the same files (issue 40,
-defect 6).
+defect 6; and, defect 12, row ids with a leading zero or non-ASCII digits).
 
 Before, `bench.calibrate calibrate.answers=FILE` read verdicts its own way: `"yes"`, `1`,
 `null` or a list counted as not accepted (a published 60% became 40%), a duplicated row
@@ -38,6 +38,13 @@ def _duplicate(data: dict[str, Any]) -> None:
     rows.append(copy.deepcopy(rows[0]))
 
 
+def _row_id(value: str) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["detailed_results"]["locomo_exp_user_0"][0]["question_id"] = value
+
+    return edit
+
+
 def _num_runs(data: dict[str, Any]) -> None:
     data["metadata"] = {"num_runs": 2, "judge_model": "gpt-4o-mini"}
 
@@ -49,6 +56,8 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "list": (_verdict([True]), "judgment_2 is not true or false"),
     "duplicated row": (_duplicate, "one row per question"),
     "num_runs": (_num_runs, "metadata.num_runs is 2 but rows carry 3 judgments"),
+    "leading zero": (_row_id("locomo_0_qa00"), "'locomo_0_qa00' is not locomo_0_qa<j>"),
+    "arabic-indic digit": (_row_id("locomo_0_qa\u0660"), "is not locomo_0_qa<j>"),
 }
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.files import write_text_atomic
-from bench.published.evermemos import locomo_row_id
+from bench.loaders.locomo_ids import locomo_row_id
 from bench.published.model import PublishedError
 from bench.records import OK, ArmResult, QuestionRecord, iter_records
 from bench.types import Dataset
