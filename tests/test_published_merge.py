@@ -94,3 +94,36 @@ def test_an_untouched_import_merges(runs: tuple[Path, Path], tmp_path: Path) -> 
     merged = [json.loads(p.read_text()) for p in (out / "questions").glob("*.json")]
     pub = [r["arms"]["pub"] for r in merged if "pub" in r["arms"]]
     assert pub and all(result["imported"] is not None for result in pub)
+
+
+@pytest.mark.slow
+def test_export_never_overwrites_a_file_or_writes_into_a_run(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40, item 12: `export --out` overwrote any file, a record of a run included."""
+    run, imported = runs
+    record = sorted((run / "questions").glob("*.json"))[0]
+    before = record.read_bytes()
+    taken = tmp_path / "taken.json"
+    taken.write_text("mine", encoding="utf-8")
+    argv = [
+        "export",
+        str(imported),
+        "--format",
+        "evermemos",
+        "--arm",
+        "pub",
+        "--dataset",
+        str(SMOKE),
+    ]
+    for out, expected in (
+        (record, "already exists: give a new file name"),
+        (taken, "already exists: give a new file name"),
+        (run / "questions" / "new.json", f"inside run directory {run}: write it outside the run"),
+    ):
+        assert published_main([*argv, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --out ") and err.count("\n") == 1 and expected in err, err
+    assert record.read_bytes() == before and taken.read_text(encoding="utf-8") == "mine"
+    assert not (run / "questions" / "new.json").exists()
+    assert published_main([*argv, "--out", str(tmp_path / "fresh.json")]) == 0
