@@ -371,3 +371,23 @@ def test_longmemeval_log_of_other_hypotheses_is_refused(tmp_path: Path) -> None:
                    "--dataset", str(LME), "--judgements", str(logs[0]))  # fmt: skip
     assert proc.returncode == 2 and "judged another hypothesis" in proc.stderr
     assert proc.stderr.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.skipif(not LME.is_file(), reason="LongMemEval subset not in $BENCH_DATA_DIR")
+@pytest.mark.parametrize("link", [False, True])
+def test_a_longmemeval_log_passed_twice_is_refused(tmp_path: Path, link: bool) -> None:
+    """Issue 40, item 12: the same verdict log twice counted as two judge runs."""
+    hyp, logs = _lme_files(tmp_path)
+    twice = tmp_path / "link.jsonl" if link else logs[0]
+    if link:
+        twice.symlink_to(logs[0])
+    out = tmp_path / "lme"
+    proc = run_cli(str(hyp), "--format", "longmemeval", "--out", str(out), "--arm", "s",
+                   "--dataset", str(LME), "--judgements", str(logs[0]),
+                   "--judgements", str(twice))  # fmt: skip
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr == (
+        f"error: --judgements {twice}: the same file as {logs[0]}: one judge run counts once; "
+        "pass each run's log once\n"
+    )
+    assert not out.exists()
