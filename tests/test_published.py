@@ -391,3 +391,27 @@ def test_a_longmemeval_log_passed_twice_is_refused(tmp_path: Path, link: bool) -
         "pass each run's log once\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.slow
+@needs_data
+def test_a_sigkilled_import_leaves_a_folder_the_next_import_removes(tmp_path: Path) -> None:
+    """Issue 40, item 12: a killed import's `.importing` folder stayed for ever."""
+    import signal
+    import time
+
+    out = tmp_path / "fc-cot"
+    argv = [sys.executable, "-m", "bench.published", str(COT), "--format", "evermemos",
+            "--out", str(out), "--arm", "fc-cot"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "BENCH_DATA_DIR": str(DATA)}
+    proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stderr=subprocess.DEVNULL)
+    while proc.poll() is None and not list(tmp_path.glob(".fc-cot.*.importing")):
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = list(tmp_path.glob(".fc-cot.*.importing"))
+    if not left:
+        pytest.skip("the import finished before it could be killed")
+    again = run_cli(*argv[3:])
+    assert again.returncode == 0, again.stderr
+    assert not list(tmp_path.glob(".fc-cot.*.importing")) and out.is_dir()

@@ -10,6 +10,7 @@ nothing written.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -127,3 +128,30 @@ def test_export_never_overwrites_a_file_or_writes_into_a_run(
     assert record.read_bytes() == before and taken.read_text(encoding="utf-8") == "mine"
     assert not (run / "questions" / "new.json").exists()
     assert published_main([*argv, "--out", str(tmp_path / "fresh.json")]) == 0
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    return int(child.stdout)
+
+
+@pytest.mark.slow
+def test_a_killed_imports_folder_is_removed_by_the_next_import(runs: tuple[Path, Path]) -> None:
+    """Issue 40, item 12: a killed import left `.<out>.<random>.importing` for ever.
+
+    The next import to the same --out removes the folders of writers that no longer run,
+    and nothing else: not a live writer's, not a folder of another name."""
+    _, imported = runs
+    out = imported.parent / "again"
+    dead = out.parent / f".again.{_dead_pid()}.k1ll3d.importing"
+    live = out.parent / f".again.{os.getpid()}.l1v3.importing"
+    other = out.parent / ".again.notours"
+    for folder in (dead, live, other):
+        (folder / "questions").mkdir(parents=True)
+    argv = [str(ANSWERS), "--format", "evermemos", "--out", str(out), "--arm", "pub"]
+    assert published_main([*argv, "--judge-model", "j", "--dataset", str(SMOKE)]) == 0
+    assert not dead.exists() and live.is_dir() and other.is_dir() and out.is_dir()
