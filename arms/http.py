@@ -13,8 +13,6 @@ a reply that echoes it.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
@@ -30,10 +28,11 @@ from arms.neuromorphic.exchange import Exchange
 from bench.arm import ArmServices
 from bench.arm.live_state import NamespaceLedger
 from bench.errors import BenchError
+from bench.providers.deadline import DeadlineRunner, check_deadline, time_left
 from bench.providers.ratelimit import SlidingWindowLimiter
 from bench.providers.retry import parse_retry_after
 from bench.providers.secrets import read_service_token, redact
-from bench.types import Context, Question, ServiceAnswer
+from bench.types import AskedQuestion, Context, ServiceAnswer
 from bench.untrusted import UntrustedJSONError, parse_json
 
 
@@ -117,9 +116,6 @@ class _Retryable(Exception):
         self.retry_after_s = retry_after_s
 
 
-TRANSFER_THREADS = 64
-"""Worker threads that carry transfers (made as needed): more than any caller runs at
-once, so a request never waits in the queue against its own deadline."""
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """Largest reply body read from a service (a bigger one is a ContractError)."""
 
@@ -163,7 +159,7 @@ class HttpBackend:
         self.limiter = SlidingWindowLimiter(cfg.requests_per_minute, None)
         self.breaker = CircuitBreaker(name, cfg.breaker_timeouts)
         self.wait = ServerWait()
-        self._pool = ThreadPoolExecutor(TRANSFER_THREADS, thread_name_prefix=f"http-{name}")
+        self._runner = DeadlineRunner(f"http-{name}")
 
     def call(self, spec: RequestSpec, values: dict[str, Any], *, attempts: int = 0) -> Any:
         """Send one templated request (with retries); the JSON reply, or None if empty.
@@ -226,27 +222,20 @@ class HttpBackend:
     def _send(self, method: str, path: str, body: Any, budget: float) -> httpx.Response:
         """One attempt, whole reply within `budget` seconds (CallTimeout otherwise).
 
-        The transfer runs in a worker thread that stops reading once its deadline has
-        passed; the caller waits at most `budget`, so a trickling or silent reply can
-        hold the call no longer than that.
+        The providers' one deadline rule (`bench.providers.deadline`): the transfer runs
+        in a worker thread that stops reading once its deadline has passed; the caller
+        waits at most `budget`, so a trickling or silent reply can hold the call no longer.
         """
-        end = time.monotonic() + budget
-        future = self._pool.submit(self._transfer, method, path, body, end)
-        try:
-            return future.result(timeout=budget)
-        except FutureTimeout:
-            future.cancel()
-            raise CallTimeout(f"no complete reply within {budget:.2f}s") from None
+        return self._runner.run(budget, self._transfer, method, path, body)
 
-    def _transfer(self, method: str, path: str, body: Any, end: float) -> httpx.Response:
-        left = max(0.001, end - time.monotonic())
+    def _transfer(self, method: str, path: str, body: Any) -> httpx.Response:
+        left = max(0.001, time_left() or 0)
         with self.client.stream(method, path, json=body, timeout=left) as reply:
             chunks, size = [], 0
             for chunk in reply.iter_bytes():
                 chunks.append(chunk)
                 size += len(chunk)
-                if time.monotonic() > end:
-                    raise CallTimeout("reply still arriving at the deadline")
+                check_deadline()
                 if size > MAX_REPLY_BYTES:
                     raise ContractError(f"{method} {self.where}{path}: reply larger than "
                                         f"{MAX_REPLY_BYTES} bytes")  # fmt: skip
@@ -341,7 +330,7 @@ class HttpBackend:
 
     def close(self) -> None:
         """Release the connection (a transfer past its deadline ends by itself)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._runner.close()
         self.client.close()
 
 
@@ -357,7 +346,7 @@ class HttpArm(LiveMemoryArm):
         if self.http.cfg.service_answer:
             self.http.answer(namespace, query, 1)
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Search (as every live arm); with `service_answer`, also ask the service to answer.
 
         The answer is fetched here, with the retrieval, so `phase=predict` stores it and

@@ -44,7 +44,7 @@ from bench.arm.live_state import (
 from bench.arm.probe import StoreProbe
 from bench.errors import BenchError, ConfigError
 from bench.providers.secrets import redact
-from bench.types import Context, ContextItem, Conversation, Question, Turn
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
 log = logging.getLogger("arms.live")
 WRITE_PATHS = ("capture", "remember")
@@ -253,7 +253,7 @@ class LiveMemoryArm:
                 self.backend.remember(namespace, text, marker, exchange.date_time)
         self.calls.timed(self.options.write_path, started)
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Search the conversation's namespace; map items back to turn ids by marker."""
         namespace = self._namespaces.get(question.conversation_id)
         if namespace is None:

@@ -2,88 +2,33 @@
 
 A call to a memory service has two limits. Each attempt has a *total* deadline
 (`timeout_s`): the whole reply must have arrived by then, however slowly it trickles
-in (a per-read timeout never ends a reply that sends 10 bytes every 0.4 s). The call,
+in (a per-read timeout never ends a reply that sends 10 bytes every 0.4 s); the rule
+and `CallTimeout` are the model providers' too (`bench.providers.deadline`). The call,
 retries and waits included, has `max_retry_time_s`: an attempt only gets what is left
 of it, and no wait is started that would end past it — so a call ends within
 `max_retry_time_s` plus scheduling noise, never later.
 
-The circuit breaker stops a hanging service from costing a deadline per question:
-after `breaker_timeouts` consecutive calls that ran out of time (or at once, when the
-connection to the service is lost), it opens with one log line, and every later call
-of that arm fails at once with `CircuitOpen` (an `error` result; resume retries them).
-A call that succeeds resets the count. `CallLog` keeps each call's latency.
+The circuit breaker (`bench.arm.breaker`, shared with plug-in arms) stops a hanging
+service from costing a deadline per question: after `breaker_timeouts` consecutive calls
+that ran out of time (or at once, when the connection to the service is lost), it opens
+with one log line, and every later call of that arm fails at once with `CircuitOpen`
+(an `error` result; resume retries them). A call that succeeds resets the count.
+`CallLog` keeps each call's latency.
 """
 
 from __future__ import annotations
 
-import logging
 import random
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import tenacity
 
-from bench.errors import BenchError
+from bench.arm.breaker import CircuitBreaker, CircuitOpen
+from bench.providers.deadline import CallTimeout
 
-log = logging.getLogger("arms.live")
-
-
-class CallTimeout(BenchError):
-    """A service call did not complete within its deadline."""
-
-
-class CircuitOpen(BenchError):
-    """The arm's circuit breaker is open: calls fail at once."""
-
-
-class CircuitBreaker:
-    """Opens after `limit` consecutive timeouts of one arm (thread-safe)."""
-
-    def __init__(self, arm: str, limit: int) -> None:
-        if limit < 1:
-            raise BenchError(f"arm_options.{arm}.breaker_timeouts={limit}: use 1 or more")
-        self.arm, self.limit = arm, limit
-        self._lock = threading.Lock()
-        self._timeouts = 0
-        self._why: str | None = None
-
-    @property
-    def is_open(self) -> bool:
-        """True once the breaker has opened (it stays open for the arm's lifetime)."""
-        return self._why is not None
-
-    def check(self, where: str) -> None:
-        """Raise CircuitOpen, naming `where` and why, when the breaker is open."""
-        if self._why is not None:
-            raise CircuitOpen(
-                f"{where}: not sent, arm {self.arm}'s circuit breaker is open ({self._why}); "
-                "fix the service, then resume the run"
-            )
-
-    def succeeded(self) -> None:
-        """A call completed: the count of consecutive timeouts restarts."""
-        with self._lock:
-            self._timeouts = 0
-
-    def timed_out(self, where: str) -> None:
-        """A call ran out of time; opens the breaker at the `limit`-th in a row."""
-        with self._lock:
-            self._timeouts += 1
-            if self._timeouts >= self.limit and self._why is None:
-                self._open(f"{self._timeouts} consecutive timeouts, the last at {where}")
-
-    def trip(self, why: str) -> None:
-        """Open now (the connection is gone: every later call would fail too)."""
-        with self._lock:
-            if self._why is None:
-                self._open(why)
-
-    def _open(self, why: str) -> None:
-        self._why = why
-        log.error("arm %s: circuit breaker open (%s); its remaining calls fail at once",
-                  self.arm, why)  # fmt: skip
+__all__ = ["CallLog", "CallTimeout", "CircuitBreaker", "CircuitOpen", "ServerWait"]
 
 
 class ServerWait(tenacity.wait.wait_base):

@@ -29,7 +29,7 @@ from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.types import Context, ContextItem, Conversation, Question, Turn
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
 TABLE = "chunks"
 VECTORS = "vectors.npz"
@@ -179,7 +179,7 @@ class RagArm:
         self._chunk_ids, self._vectors = ids, vectors
         return None
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Top-k chunks by cosine (fused with BM25 when enabled); reads only."""
         if self._vectors is None:
             raise RuntimeError("rag arm: retrieve() called before ingest()")

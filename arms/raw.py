@@ -19,7 +19,7 @@ from typing import Any
 
 from bench import __version__
 from bench.arm import ArmServices
-from bench.types import Context, Conversation, Question
+from bench.types import AskedQuestion, Context, Conversation
 
 
 @dataclass
@@ -80,7 +80,7 @@ class RawArm:
         )
         return {"turns": len(conversation.turns()), "truncated": truncated}
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """The same transcript for every question of the conversation."""
         if self._context is None:
             raise RuntimeError("raw arm: retrieve() called before ingest()")

@@ -311,6 +311,21 @@ class OtelConfig:
 
 
 @dataclass
+class PluginConfig:
+    """Time limits of plug-in arms (bench/arm/guard.py); built-in arms are not affected."""
+
+    import_timeout_s: float = 120.0
+    """Most seconds a plug-in's import, and separately its construction, may take."""
+    ingest_timeout_s: float = 3600.0
+    """Most seconds one `ingest` (one conversation) may take; past it the call is an
+    `error` result."""
+    retrieve_timeout_s: float = 120.0
+    """Most seconds one `retrieve` (also `fingerprint`, `close`) may take."""
+    breaker_timeouts: int = 3
+    """Consecutive calls past their deadline that open the arm's circuit breaker."""
+
+
+@dataclass
 class RunConfig:
     """The whole resolved run configuration (arm options are typed per arm kind)."""
 
@@ -360,6 +375,8 @@ class RunConfig:
     """Print what the run would send (requests, tokens, cost, time, cache) and stop."""
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     """The spending cap (`budget.max_usd`), checked by a dry-run estimate first."""
+    plugins: PluginConfig = field(default_factory=PluginConfig)
+    """Time limits of plug-in arms (import, construction, ingest, retrieve, breaker)."""
     repeats: int = 1
     """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
     repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""

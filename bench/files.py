@@ -12,17 +12,23 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, Final
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same folder and an atomic rename."""
+    """Write `text` to `path` via a temp file in the same folder and an atomic rename.
+
+    The temp file is `.<name>.<pid>.<random>.tmp`: one a killed writer left is known by
+    its PID (`orphaned_temp`).
+    """
     import tempfile  # writers only: the summariser reads records without it (issue 15)
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    prefix = f".{path.name}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -36,6 +42,43 @@ def write_text_atomic(path: Path, text: str) -> None:
 def json_text(payload: Any) -> str:
     """`payload` as the harness writes JSON files: indented, UTF-8, NaN refused, newline."""
     return json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def orphaned_temp(path: Path) -> bool:
+    """True for a temp file a killed `write_text_atomic` left.
+
+    That is a regular file named `.<name>.<pid>.<random>.tmp` whose PID no process has.
+    """
+    parts = path.name.split(".")
+    if len(parts) < 5 or parts[0] or parts[-1] != "tmp" or not _DIGITS.fullmatch(parts[-3]):
+        return False
+    if path.is_symlink() or not path.is_file():
+        return False
+    return not pid_alive(int(parts[-3]))
+
+
+_DIGITS = re.compile("[0-9]{1,10}")
+
+
+def remove_orphaned_temps(root: Path) -> int:
+    """Delete every `orphaned_temp` under `root` (a killed command's); how many."""
+    removed = 0
+    for path in root.rglob(".*.tmp") if root.is_dir() else ():
+        if orphaned_temp(path):
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,48 @@ class Correction:
         return self.error_type != "WRONG_CITATION"
 
 
+class AskedQuestion(Protocol):
+    """What an arm is asked: the question-side fields only (the arm protocol's type).
+
+    Never the gold answer, evidence, category, adversarial answer or any other key field:
+    arms receive a `SealedQuestion` (`Question.sealed`), which has no such field.
+    """
+
+    @property
+    def question_id(self) -> str:
+        """Dataset-unique question id."""
+        ...
+
+    @property
+    def conversation_id(self) -> str:
+        """Id of the conversation the question is asked about."""
+        ...
+
+    @property
+    def question(self) -> str:
+        """The question text."""
+        ...
+
+    @property
+    def question_date(self) -> str | None:
+        """Date the question is asked on; None when undated."""
+        ...
+
+
+@dataclass(frozen=True)
+class SealedQuestion:
+    """The sealed view of a `Question` that arms receive: no gold, evidence or category."""
+
+    question_id: str
+    """Dataset-unique question id, e.g. `conv-26:10`."""
+    conversation_id: str
+    """Id of the conversation the question is asked about."""
+    question: str
+    """The question text."""
+    question_date: str | None = None
+    """Date the question is asked on (LongMemEval); None when undated."""
+
+
 @dataclass(frozen=True)
 class Question:
     """One benchmark question with its gold answer and evidence."""
@@ -98,6 +140,12 @@ class Question:
     difficulty: str | None = None
     """BEAM: the question's difficulty as the dataset writes it (`easy`, `medium`, ...)."""
 
+    def sealed(self) -> SealedQuestion:
+        """What an arm may see of this question: id, conversation, text and date."""
+        return SealedQuestion(
+            self.question_id, self.conversation_id, self.question, self.question_date
+        )
+
     @property
     def file_stem(self) -> str:
         """The record's file name without extension (`bench.paths.safe_name` of the id)."""
@@ -109,20 +157,6 @@ class Question:
     def legacy_file_stem(self) -> str:
         """The name records had before `safe_name` (read, never written, by resumes)."""
         return "".join(c if c.isalnum() or c in "-_." else "_" for c in self.question_id)
-
-
-HOST_SEPARATOR = "@"
-"""Joins a stitched haystack's own id to the conversation it is built on: LoCoMo-Plus
-`plus-000@conv-26` (bench/loaders/locomo_plus.py)."""
-
-
-def host_conversation(conversation_id: str) -> str:
-    """The conversation a haystack is built on: after the last `@`, else the id itself.
-
-    The cluster of clustered inference (bench/summarise/clustered.py): LoCoMo-Plus
-    haystacks stitched into one LoCoMo conversation share most of their store.
-    """
-    return conversation_id.rpartition(HOST_SEPARATOR)[2]
 
 
 @dataclass(frozen=True)
@@ -137,6 +171,10 @@ class Conversation:
     """The sessions in order."""
     questions: tuple[Question, ...] = ()
     """The questions asked about this conversation."""
+
+    def sealed(self) -> Conversation:
+        """What an arm may see of this conversation: everything but its questions."""
+        return replace(self, questions=()) if self.questions else self
 
     def turns(self) -> list[Turn]:
         """All turns in session order."""

@@ -6,7 +6,9 @@ published results and the replies of memory services all arrive through `parse_j
 damaged input can cost before anything downstream sees it (issue 29):
 
 - size: a file over `limit` bytes is refused from its `fstat`, never read
-  (`bench.files.read_file_bytes`; only regular files);
+  (`bench.files.read_file_bytes`; only regular files); a file over 1 MiB whose ends
+  cannot be JSON (NUL bytes, a first byte no JSON value starts with) is refused from a
+  look at its first and last 64 KiB, never read whole;
 - text: strict UTF-8 (a byte sequence that is not UTF-8 is refused, never replaced);
 - nesting: at most `MAX_DEPTH` levels of arrays and objects (the deepest file the
   project reads is 9); deeper input would exhaust the parser's or a later recursive
@@ -46,6 +48,8 @@ import functools
 import io
 import json
 import math
+import os
+import stat
 import tokenize
 from pathlib import Path
 from typing import Any, Final, NoReturn
@@ -88,6 +92,7 @@ def read_json(
     refused like malformed JSON: one `UntrustedJSONError` naming the file.
     """
     try:
+        _check_ends(str(path), limit, follow_symlinks, fix)
         data = read_file_bytes(str(path), limit, follow_symlinks=follow_symlinks)
     except FileNotFoundError:
         raise UntrustedJSONError("file not found", str(path), fix) from None
@@ -106,6 +111,7 @@ def read_json_lines(
 ) -> list[tuple[int, Any]]:
     """(line number, parsed value) of every non-blank line of a JSON Lines file."""
     try:
+        _check_ends(str(path), limit, follow_symlinks, fix)
         data = read_file_bytes(str(path), limit, follow_symlinks=follow_symlinks)
     except OSError as exc:
         what = (exc.strerror or type(exc).__name__).lower()
@@ -115,6 +121,37 @@ def read_json_lines(
         for n, line in enumerate(data.splitlines(), 1)
         if line.strip()
     ]
+
+
+PEEK_FROM: Final = 1 << 20
+"""Files larger than this have their two ends looked at before they are read whole."""
+_PEEK = 1 << 16
+_STARTS = frozenset(b'{["-0123456789tfn')
+
+
+def _check_ends(path: str, limit: int, follow_symlinks: bool, fix: str) -> None:
+    """Refuse a large regular file whose first or last 64 KiB cannot be JSON, unread.
+
+    JSON text never holds a NUL byte and starts (after white space) with one of
+    `{["-0-9tfn`: a 1.5 GB file of NUL bytes is refused from a look at its ends instead
+    of being read whole (3 GB resident) before the parser's error. Anything that is not
+    a large regular file within `limit` is left to `read_file_bytes`.
+    """
+    try:
+        info = os.stat(path, follow_symlinks=follow_symlinks)
+    except OSError:
+        return
+    if not stat.S_ISREG(info.st_mode) or not PEEK_FROM < info.st_size <= limit:
+        return
+    with open(path, "rb") as handle:
+        head = handle.read(_PEEK)
+        handle.seek(max(0, info.st_size - _PEEK))
+        tail = handle.read(_PEEK)
+    first = head.lstrip(b" \t\r\n")[:1]
+    if b"\x00" in head or b"\x00" in tail:
+        raise UntrustedJSONError("not JSON text (it holds NUL bytes)", path, fix)
+    if first and first[0] not in _STARTS:
+        raise UntrustedJSONError(f"not JSON text (it starts with {first!r})", path, fix)
 
 
 def read_json_object(path: Path | str, **options: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ def quick_chat(
         limiter=limiter or SlidingWindowLimiter(None, None),
         concurrency=cfg.concurrency,
         policy=policy or RetryPolicy(max_attempts=cfg.max_attempts, backoff_base_s=0.01),
+        timeout_s=cfg.timeout_s,
     )
     return OpenAIChat(
         cfg,

@@ -64,7 +64,7 @@ class Fault:
     """One injected fault: an HTTP status, a slow reply, a drop or a bad body."""
 
     kind: str
-    """`status`, `slow`, `drop`, `malformed`, `empty` or `length`."""
+    """`status`, `slow`, `trickle`, `drop`, `malformed`, `empty` or `length`."""
     status: int = 500
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0
@@ -88,6 +88,11 @@ class Fault:
     def slow(cls, delay_s: float) -> Fault:
         """Answer correctly, but only after `delay_s` seconds."""
         return cls("slow", delay_s=delay_s)
+
+    @classmethod
+    def trickle(cls, interval_s: float) -> Fault:
+        """Answer correctly, but send the body one byte every `interval_s` seconds."""
+        return cls("trickle", delay_s=interval_s)
 
     @classmethod
     def of(cls, kind: str) -> Fault:
@@ -494,7 +499,24 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b'{"error": {"message": "not found"}}', ())
             return
+        if fault is not None and fault.kind == "trickle":
+            self._trickle(json.dumps(payload).encode(), fault.delay_s)
+            return
         self._send(200, json.dumps(payload).encode(), ())
+
+    def _trickle(self, body: bytes, interval_s: float) -> None:
+        """Headers at once, then the body one byte every `interval_s` (until the client goes)."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(interval_s)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up at its deadline
 
     def _chat(self, body: dict[str, Any], fault: Fault | None) -> dict[str, Any]:
         messages = body.get("messages") or []

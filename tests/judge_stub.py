@@ -3,7 +3,9 @@
 `JudgeStub(reply)` serves `POST /v1/chat/completions` from a real `ThreadingHTTPServer`
 (random port, background thread), keeps every request body in full (`bodies`) and
 answers with `reply(body)`. It checks nothing itself: tests compare what it received
-with what upstream would send.
+with what upstream would send. `echo_auth=True` makes it a hostile server that echoes
+the request's `Authorization` header in a 200 reply: every `{auth}` in the reply text is
+replaced by it, and the reply's `model` carries it too.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ def shared_data_dir() -> Path | None:
 class JudgeStub:
     """Context manager running the stub; `base_url` ends in `/v1`."""
 
-    def __init__(self, reply: Reply) -> None:
+    def __init__(self, reply: Reply, *, echo_auth: bool = False) -> None:
         self.reply = reply
+        self.echo_auth = echo_auth
         self.bodies: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -51,12 +54,15 @@ class JudgeStub:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with stub._lock:
                     stub.bodies.append(body)
-                text = stub.reply(body)
+                text, model = stub.reply(body), str(body.get("model", "unknown"))
+                if stub.echo_auth:
+                    auth = self.headers.get("Authorization", "")
+                    text, model = text.replace("{auth}", auth), f"{model} {auth}"
                 payload = {
                     "id": "chatcmpl-stub",
                     "object": "chat.completion",
                     "created": 0,
-                    "model": body.get("model", "unknown"),
+                    "model": model,
                     "choices": [
                         {
                             "index": 0,

@@ -65,11 +65,11 @@ class EchoArm:
 '''
 
 
-def write_plugin(where: Path, kind: str = "echo", yaml: bool = True) -> Path:
-    """An installed plug-in declaring `kind`; the folder to put on sys.path."""
+def write_plugin(where: Path, kind: str = "echo", yaml: bool = True, source: str = ARM) -> Path:
+    """An installed plug-in declaring `kind` (its module: `source`); the folder for sys.path."""
     project = where / "project"
     (project / "armbench_echo" / "conf" / "arm").mkdir(parents=True)
-    (project / "armbench_echo" / "__init__.py").write_text(ARM, encoding="utf-8")
+    (project / "armbench_echo" / "__init__.py").write_text(source, encoding="utf-8")
     if yaml:
         (project / "armbench_echo" / "conf" / "arm" / f"{kind}.yaml").write_text(
             "kind: echo\nlast: 3\n", encoding="utf-8"

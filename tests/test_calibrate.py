@@ -12,8 +12,8 @@ import pytest
 from bench.calibrate.cli import Options, _run_config, calibrate_config, main
 from bench.calibrate.evermemos import read_answer_file
 from bench.calibrate.sets import ABSTAIN, all_questions, derived_sets, shift_years
-from bench.errors import DatasetError
 from bench.loaders.locomo import load_locomo
+from bench.published.model import PublishedError
 from bench.scoring.locomo import normalize_answer, outcome_from_f1, score_answer
 from bench.summarise.render import render_markdown
 from bench.summarise.render_json import summary_to_json
@@ -103,7 +103,7 @@ def test_a_misaligned_answer_file_is_one_line_error(tmp_path: Path, capsys) -> N
     bad["detailed_results"]["locomo_exp_user_0"][0]["question"] = "Something else?"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
-    with pytest.raises(DatasetError, match="locomo_0_qa0: question text differs"):
+    with pytest.raises(PublishedError, match=r"\(locomo_0_qa0\) asks 'Something else\?'"):
         read_answer_file(path, load_locomo(SMOKE, "smoke"))
     assert main(["dataset=smoke", f"calibrate.answers={path}", f"calibrate.out={tmp_path}"]) == 2
     err = capsys.readouterr().err

@@ -122,6 +122,9 @@ def _broken(tmp_path: Path, conv: str, name: str, edit: Any) -> Path:
         ("1", "probing_questions.json",
          lambda d: d["knowledge_update"][0]["source_chat_ids"].update(updated_info=["8"]),
          "knowledge_update[0].source_chat_ids.updated_info[0]: must be an integer"),
+        ("1", "probing_questions.json",  # issue 40, item 12: was accepted silently
+         lambda d: d["event_ordering"].append(dict(d["event_ordering"][0])),
+         "repeats the question of event_ordering[0]: a duplicated probing question"),
         ("1", "chat.json", lambda d: d[0]["turns"][0][1].update(id=0),
          "[0].turns[0][1].id: id 0 repeats"),
         ("1", "chat.json", lambda d: d[1]["turns"][0][0].pop("content"),

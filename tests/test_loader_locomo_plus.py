@@ -94,7 +94,7 @@ def test_gap_without_count_puts_the_cue_last(tmp_path: Path) -> None:
 
 def test_seed_fixes_the_haystacks(tmp_path: Path) -> None:
     """Same seed: same hosts, ids and SHA-256; another seed: other hosts, same question ids."""
-    path = _items(tmp_path, [ITEM] * 12)
+    path = _items(tmp_path, [{**ITEM, "trigger_query": f"A: Trigger {n}."} for n in range(12)])
     a, b = (load_locomo_plus(path, SMOKE, seed=0) for _ in range(2))
     c = load_locomo_plus(path, SMOKE, seed=1)
     assert [x.conversation_id for x in a.conversations] == [
@@ -151,3 +151,13 @@ def test_shared_copy_stitched_with_seed_0(monkeypatch: pytest.MonkeyPatch) -> No
     }  # fmt: skip
     assert ds.conversations[0].conversation_id == "plus-000@conv-47"
     assert ds.sha256 == "8c01f5791896eade2359bb6dbf0edc3e0dfd4e98b44b7e1191332acdde7a4072"
+
+
+def test_a_duplicated_item_is_one_line(tmp_path: Path) -> None:
+    """Issue 40, item 12: a repeated item was stitched and scored twice, silently."""
+    other = {**ITEM, "trigger_query": "A: Another trigger."}
+    with pytest.raises(DatasetError) as info:
+        load_locomo_plus(_items(tmp_path, [ITEM, other, dict(ITEM)]), SMOKE, seed=0)
+    text = str(info.value)
+    assert "\n" not in text and "[2]: repeats item [0] (the same cue and trigger)" in text
+    assert len(load_locomo_plus(_items(tmp_path, [ITEM, other]), SMOKE, seed=0).questions()) == 2

@@ -403,3 +403,47 @@ def test_imported_arms_get_the_f1_column(imported: Path) -> None:
     assert all(isinstance(r.arms["fc-cot"].scores.get("f1"), float) for r in records)
     summary = summarise_records(load_run(imported))
     assert summary.arms["fc-cot"].f1["scored"] is not None
+
+
+@pytest.mark.skipif(not LME.is_file(), reason="LongMemEval subset not in $BENCH_DATA_DIR")
+@pytest.mark.parametrize("link", [False, True])
+def test_a_longmemeval_log_passed_twice_is_refused(tmp_path: Path, link: bool) -> None:
+    """Issue 40, item 12: the same verdict log twice counted as two judge runs."""
+    hyp, logs = _lme_files(tmp_path)
+    twice = tmp_path / "link.jsonl" if link else logs[0]
+    if link:
+        twice.symlink_to(logs[0])
+    out = tmp_path / "lme"
+    proc = run_cli(str(hyp), "--format", "longmemeval", "--out", str(out), "--arm", "s",
+                   "--dataset", str(LME), "--judgements", str(logs[0]),
+                   "--judgements", str(twice))  # fmt: skip
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr == (
+        f"error: --judgements {twice}: the same file as {logs[0]}: one judge run counts once; "
+        "pass each run's log once\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@needs_data
+def test_a_sigkilled_import_leaves_a_folder_the_next_import_removes(tmp_path: Path) -> None:
+    """Issue 40, item 12: a killed import's `.importing` folder stayed for ever."""
+    import signal
+    import time
+
+    out = tmp_path / "fc-cot"
+    argv = [sys.executable, "-m", "bench.published", str(COT), "--format", "evermemos",
+            "--out", str(out), "--arm", "fc-cot"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "BENCH_DATA_DIR": str(DATA)}
+    proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stderr=subprocess.DEVNULL)
+    while proc.poll() is None and not list(tmp_path.glob(".fc-cot.*.importing")):
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    left = list(tmp_path.glob(".fc-cot.*.importing"))
+    if not left:
+        pytest.skip("the import finished before it could be killed")
+    again = run_cli(*argv[3:])
+    assert again.returncode == 0, again.stderr
+    assert not list(tmp_path.glob(".fc-cot.*.importing")) and out.is_dir()

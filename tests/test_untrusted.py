@@ -520,3 +520,25 @@ def test_python_literals_are_bounded_like_json(text: str, expected: Any) -> None
             parse_python_literal(text, "t")
     else:
         assert parse_python_literal(text, "t") == expected
+
+
+@pytest.mark.parametrize("reader", ["json", "json lines"])
+def test_a_huge_file_of_nul_bytes_is_refused_unread(tmp_path: Path, reader: str) -> None:
+    """Issue 40, item 12: 1.5 GB of NUL bytes (under the 4 GiB limit) was read whole
+    (3.1 GB resident) before the parser's error; its ends now refuse it in one line."""
+    from bench.untrusted import read_json_lines
+
+    path = tmp_path / "zeros.json"
+    with path.open("wb") as handle:  # sparse: nothing is written to disk
+        handle.truncate(1_500_000_000)
+    read = read_json if reader == "json" else read_json_lines
+    with pytest.raises(UntrustedJSONError) as err:
+        read(path, limit=MAX_DATASET_BYTES)
+    assert str(err.value).startswith(f"not JSON text (it holds NUL bytes) {path}: ")
+
+
+def test_a_large_file_starting_with_no_json_value_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "text.json"
+    path.write_bytes(b"  hello" + b" " * 2_000_000)
+    with pytest.raises(UntrustedJSONError, match=r"not JSON text \(it starts with b'h'\)"):
+        read_json(path, limit=MAX_DATASET_BYTES)

@@ -56,7 +56,7 @@ from bench.errors import ConfigError, PermanentError
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
 from bench.text import session_date
-from bench.types import Context, ContextItem, Conversation, Question, Turn
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
 DISTRIBUTION = "graphiti-core"
 """The PyPI distribution of Graphiti (its version goes into the fingerprint)."""
@@ -222,7 +222,7 @@ class GraphitiArm:
                 "that follows JSON schemas"
             ) from None
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Graphiti's top-k facts for the question, each mapped to its episodes' dia_ids."""
         if self._client is None or self._unit != question.conversation_id:
             raise RuntimeError(f"arm {self.name}: conversation {question.conversation_id} "

@@ -44,7 +44,7 @@ from bench.arm.probe import StoreProbe
 from bench.errors import ConfigError
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.types import Context, ContextItem, Conversation, Question, Turn
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
 DISTRIBUTION = "mem0ai"
 """The PyPI distribution of Mem0 OSS (its version goes into the fingerprint)."""
@@ -190,7 +190,7 @@ class Mem0Arm:
             self._release(memory)
         return added
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """Mem0's top-k memories for the question, each mapped to its turn's dia_id."""
         if self._memory is None or self._unit != question.conversation_id:
             raise RuntimeError(f"arm {self.name}: conversation {question.conversation_id} "

@@ -38,7 +38,7 @@ from bench.errors import BenchError
 from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
-from bench.types import Context, ContextItem, Conversation, Question, ranked_ids
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, ranked_ids
 
 ENGINE_MODULES = (
     "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "cut_reply",
@@ -204,7 +204,7 @@ class NeuromorphicArm:
             )
         return self._open(conversation_id, self._folders[conversation_id], complete=True)
 
-    def _recall(self, question: Question) -> tuple[MemoryEngine, list[Recalled]]:
+    def _recall(self, question: AskedQuestion) -> tuple[MemoryEngine, list[Recalled]]:
         """The question's facts, best first (persisted first if reinforce_on_query)."""
         engine = self._engine(question.conversation_id)
         recalled = engine.recall(question.question)
@@ -212,7 +212,7 @@ class NeuromorphicArm:
             engine.flush()
         return engine, recalled
 
-    def rank_sources(self, question: Question) -> tuple[str, ...]:
+    def rank_sources(self, question: AskedQuestion) -> tuple[str, ...]:
         """`retrieve(question).ranked_source_ids()` without rendering the context.
 
         Suites rank source ids and never read the `<FACTS>` text (bench/suite/ranking.py),
@@ -221,7 +221,7 @@ class NeuromorphicArm:
         _, recalled = self._recall(question)
         return tuple(ranked_ids(r.fact.source_ids for r in recalled))
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """The `<FACTS>` context for a question (reads only unless reinforce_on_query)."""
         engine, recalled = self._recall(question)
         text = engine.render(recalled, question.question)

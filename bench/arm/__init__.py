@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from bench.providers.base import ChatProvider, Embedder
 from bench.tokens import TokenCounter
-from bench.types import Context, Conversation, Question
+from bench.types import AskedQuestion, Context, Conversation
 
 IngestProgress = Callable[[str, str, int, int, int], None]
 """`(arm, unit id, exchanges done, exchanges total, facts so far)`: an arm's ingestion progress."""
@@ -54,6 +54,11 @@ class Arm(Protocol):
     it under `fingerprint()` (bench.arm.checkpoint) and reopens it instead of rebuilding.
     `retrieve` must not change the arm's state unless the arm's own config says so,
     so a resumed run reproduces an uninterrupted one.
+
+    Gold is sealed (`bench.arm.sealed.SealedArm` wraps every arm the harness opens): an
+    arm receives the conversation without its questions (`Conversation.sealed`) and each
+    question as a `SealedQuestion` (id, conversation id, text, date), never the gold
+    answer, evidence, category or adversarial answer.
     """
 
     name: str
@@ -66,7 +71,7 @@ class Arm(Protocol):
         """Build or reopen this conversation's memory; return ingestion stats."""
         ...
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """The context block for this question, from the ingested conversation."""
         ...
 

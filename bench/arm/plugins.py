@@ -16,8 +16,9 @@ work as for `rag`. A built-in kind always wins: a plug-in reusing one is an erro
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 
 from bench.errors import ConfigError
@@ -38,24 +39,39 @@ class PluginArm:
     """The distribution that declares it (for messages)."""
 
     @property
+    def label(self) -> str:
+        """`plug-in arm <kind> (<distribution>)`: how messages name it."""
+        return f"plug-in arm {self.kind} ({self.distribution})"
+
+    @property
     def config(self) -> str:
         """`module:Class.config_class`: the arm's config dataclass, loaded lazily."""
         return f"{self.implementation}.config_class"
 
     def conf_dir(self) -> Path:
-        """The plug-in's conf folder (`<top package>/conf`), checked to hold its YAML."""
+        """The plug-in's conf folder (`<top package>/conf`), checked to hold its YAML.
+
+        Found without importing the package (`importlib.util.find_spec` of a top-level
+        name runs none of its code), so a plug-in that fails at import does so only where
+        it is used, under `bench.arm.guard`.
+        """
         package = self.implementation.partition(":")[0].split(".")[0]
         try:
-            folder = Path(str(resources.files(package) / "conf"))
-        except (ModuleNotFoundError, TypeError) as exc:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError) as exc:
+            spec, why = None, str(exc)
+        else:
+            why = "not installed"
+        places = list(spec.submodule_search_locations or []) if spec is not None else []
+        if not places:
             raise ConfigError(
-                f"plug-in arm {self.kind} ({self.distribution}): cannot find package "
-                f"{package} ({exc}); reinstall the plug-in"
-            ) from None
+                f"{self.label}: cannot find package {package} ({why}); reinstall the plug-in"
+            )
+        folder = Path(places[0]) / "conf"
         if not (folder / "arm" / f"{self.kind}.yaml").is_file():
             raise ConfigError(
-                f"plug-in arm {self.kind} ({self.distribution}): no conf/arm/{self.kind}.yaml "
-                f"in package {package}; ship the arm's default options there"
+                f"{self.label}: no conf/arm/{self.kind}.yaml in package {package}; ship the "
+                "arm's default options there"
             )
         return folder
 

@@ -22,7 +22,7 @@ from typing import Any
 from bench.calibrate.sets import AnswerSet, Item, group_key
 from bench.scoring.judge_runs import group_verdict, split_run_id
 from bench.scoring.locomo import outcome_from_f1, score_answer
-from bench.scoring.rules import f1_outcome_name
+from bench.scoring.rules import f1_outcome_name, majority
 from bench.summarise.stats import wilson_interval
 
 Verdicts = Callable[[Sequence[Item]], list[bool | None]]
@@ -115,8 +115,7 @@ def published_judge(published: dict[str, list[bool]]) -> Verdicts:
     def verdicts(items: Sequence[Item]) -> list[bool | None]:
         out: list[bool | None] = []
         for item in items:
-            votes = published.get(item.question.question_id) or []
-            out.append(2 * sum(votes) > len(votes) if votes else None)
+            out.append(majority(published.get(item.question.question_id) or []))
         return out
 
     return verdicts

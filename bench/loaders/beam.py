@@ -16,7 +16,8 @@ As upstream writes it (mohammadtavakoli78/BEAM):
   `IDEAL_ANSWER_KEY` names per ability), and `source_chat_ids` flattened, in order and
   without repeats, as evidence (a list, a list of lists, or an object of lists).
 - Question id: `beam-<tier>-<n>:<ability>:<index in the ability's list>`; abstention
-  questions end in `_abs`, the project's abstention marker (as LongMemEval's).
+  questions end in `_abs`, the project's abstention marker (as LongMemEval's). A
+  question whose text repeats another of the same chat is refused (scored twice).
 """
 
 from __future__ import annotations
@@ -145,12 +146,19 @@ def _questions(
     data = check.typed(raw, dict, "top level (an object of abilities)")
     known = {t.dia_id for s in sessions for t in s.turns}
     out: list[Question] = []
+    seen: dict[str, str] = {}
     for ability, items in data.items():
         if ability not in CATEGORY_OF_ABILITY:
             check.fail(ability, f"unknown ability (known: {', '.join(ABILITIES)})")
         check.typed(items, list, ability)
         for i, item in enumerate(items):
-            out.append(_question(check, item, conv_id, ability, i))
+            question = _question(check, item, conv_id, ability, i)
+            text = question.question.strip()
+            if text in seen:
+                check.fail(f"{ability}[{i}]", f"repeats the question of {seen[text]}: "
+                           "a duplicated probing question would be scored twice")  # fmt: skip
+            seen[text] = f"{ability}[{i}]"
+            out.append(question)
     unresolved = sorted({e for q in out for e in q.evidence} - known, key=int)
     if unresolved:
         log.warning("%s: source_chat_ids %s name no message of the chat", check.path, unresolved)

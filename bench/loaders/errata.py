@@ -22,6 +22,7 @@ from typing import Any
 
 from bench.config import DatasetConfig
 from bench.errors import ConfigError, DatasetError
+from bench.loaders.locomo_ids import locomo_row_position
 from bench.loaders.resolve import resolve_data_file, sha256_file
 from bench.types import Conversation, Correction, Dataset, ErrataSource, Question
 from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
@@ -32,7 +33,6 @@ ERRATA_SHA256 = "f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55
 """The audited copy (upstream commit 9493fb4); a download must match it."""
 AUTO = "auto"
 log = logging.getLogger(__name__)
-_ID = re.compile(r"locomo_(\d+)_qa(\d+)")
 _EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 _FIX = "set dataset.errata=null to score against the official key only"
 
@@ -99,8 +99,8 @@ def _entry(path: Path, index: int, raw: Any) -> Erratum:
     for key, value in text.items():
         if not isinstance(value, str) or not value:
             raise DatasetError(f"{where}: '{key}' must be a non-empty string; {_FIX}")
-    match = _ID.fullmatch(text["question_id"] or "")
-    if match is None:
+    position = locomo_row_position(text["question_id"] or "")
+    if position is None:
         raise DatasetError(
             f"{where}: question_id {text['question_id']!r} is not locomo_<n>_qa<m>; {_FIX}"
         )
@@ -117,8 +117,8 @@ def _entry(path: Path, index: int, raw: Any) -> Erratum:
     )
     return Erratum(
         audit_id=correction.audit_id,
-        conversation_index=int(match[1]),
-        question_index=int(match[2]),
+        conversation_index=position[0],
+        question_index=position[1],
         question=str(text["question"]),
         category=category,
         correction=correction,

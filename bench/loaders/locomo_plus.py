@@ -20,7 +20,8 @@ What armbench makes of it: the haystack is the LoCoMo conversation with the cue 
 inserted (LoCoMo turns keep their `D<s>:<t>` ids, cue turns are `CUE:<k>`; sessions are
 renumbered in time order); the trigger is the question, asked at its own date; the gold
 is the speaker-mapped cue (what upstream's judge is shown) and the cue turns are the
-evidence. Ids: conversation `plus-<item>@<LoCoMo sample_id>`, question
+evidence. An item repeating another's cue and trigger is refused (it would be scored
+twice). Ids: conversation `plus-<item>@<LoCoMo sample_id>`, question
 `plus-<item>:<relation_type>` (item = 3-digit position in the file, independent of the
 seed). The dataset's SHA-256 is that of the stitched result (`content_key`).
 """
@@ -37,11 +38,12 @@ from typing import Any
 from bench.config import DatasetConfig
 from bench.errors import DatasetError
 from bench.hashing import content_key
+from bench.haystack import HOST_SEPARATOR
 from bench.loaders.check import FileChecker
 from bench.loaders.locomo import load_locomo
 from bench.loaders.resolve import PROJECT_ROOT, resolve_data_file
 from bench.loaders.semantics import check_questions
-from bench.types import HOST_SEPARATOR, Conversation, Dataset, Question, Session, Turn
+from bench.types import Conversation, Dataset, Question, Session, Turn
 
 RELATION_TYPES = ("causal", "goal", "state", "value")
 """The relation types upstream's items use; `category` is the 1-based place here."""
@@ -102,9 +104,15 @@ def load_locomo_plus(
         raise DatasetError("LoCoMo has no conversations to stitch into; check the LoCoMo file")
     rng = random.Random(seed)
     conversations = []
+    seen: dict[tuple[str, str], int] = {}
     for i, item in enumerate(items):
         host = rng.choice(base)
         conversations.append(_stitch(check, item, i, host, f"[{i}]"))
+        key = (item["cue_dialogue"].strip(), item["trigger_query"].strip())  # checked strings
+        if key in seen:
+            check.fail(f"[{i}]", f"repeats item [{seen[key]}] (the same cue and trigger): "
+                       "a duplicated item would be scored twice")  # fmt: skip
+        seen[key] = i
     check_questions(check, conversations, "items")
     digest = content_key({"seed": seed, "conversations": [asdict(c) for c in conversations]})
     return Dataset(name, str(path), digest, tuple(conversations))

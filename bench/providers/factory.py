@@ -84,6 +84,7 @@ class _Deployments:
                     max_attempts=cfg.max_attempts, max_retry_time_s=cfg.max_retry_time_s
                 ),
                 slots=quota.slots,
+                timeout_s=cfg.timeout_s,
             )
         return self._by_key[key]
 

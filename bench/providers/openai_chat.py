@@ -15,7 +15,9 @@ this run, for this request), so twins read the same whichever of them sent. Only
 that overlap in time are shared: one made after the first ended is a cache hit, or, with
 the cache off, sent again. A response
 with neither text nor a tool call (including `finish_reason: length` with empty text)
-raises ProviderError: an empty answer is never scored silently. `forget` deletes the
+raises ProviderError: an empty answer is never scored silently. Every reply, 200s
+included, has its secrets masked (`bench.providers.secrets.redact_chat`) before it is
+cached, returned or relayed. `forget` deletes the
 cached reply to one request, for callers that find a reply unusable after the fact.
 """
 
@@ -41,6 +43,7 @@ from bench.providers.reasoning import (
     reasoning_params,
 )
 from bench.providers.retry import EmptyCompletion, MalformedResponse
+from bench.providers.secrets import redact_chat
 from bench.types import ChatResult, Usage
 
 
@@ -245,7 +248,7 @@ class OpenAIChat:
                 raise SamplingRejected(extra + counter.n) from exc
             self._record_failure(extra + counter.n, started)
             raise
-        result = _with_latency(result, _ms_since(started))
+        result = _with_latency(redact_chat(result), _ms_since(started))  # before it is stored
         self._cache.put_json(key, "chat", _to_json(result))
         self._record(result, http_requests=extra + counter.n)
         return result
@@ -263,7 +266,7 @@ class OpenAIChat:
         lookup_ms = _ms_since(started)
         original = stored.get("latency_ms")
         latency = float(original) if isinstance(original, int | float) else lookup_ms
-        result = _from_json(stored, cached=True, latency_ms=latency)
+        result = redact_chat(_from_json(stored, cached=True, latency_ms=latency))  # older rows
         self._record(_with_latency(result, lookup_ms), http_requests=extra)
         return result
 

@@ -14,13 +14,21 @@ each call attributed to the arm and phase in its URL path:
 It binds 127.0.0.1 only and is served by the standard library (`http.server`, one
 thread per request): fastapi is not a runtime dependency of armbench. A request the
 proxy cannot serve gets an OpenAI-style error body (`{"error": {"message", "type"}}`):
-404 for an unknown path, 400 for a malformed body, 502 when the provider failed.
+404 for an unknown path, 400 for a malformed body, 502 when the provider failed. A
+client has `read_deadline_s` (30 s) in all to send its request, and one that goes away
+or is cut off costs one debug log line, never a traceback.
+What it relays and stores has its secrets masked: replies by the chat provider
+(`bench.providers.secrets.redact_chat`, before its cache), error bodies here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
+import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,8 +37,11 @@ from typing import Any
 from bench.errors import ProviderError
 from bench.files import MAX_RECORD_BYTES
 from bench.providers.base import CallOptions, ChatProvider, Embedder
+from bench.providers.secrets import redact
 from bench.types import ChatResult
 from bench.untrusted import parse_json
+
+log = logging.getLogger("bench.providers")
 
 PHASES = ("ingest", "retrieve")
 """The phases a call is attributed to (the URL's second segment after `/arm/`)."""
@@ -105,27 +116,59 @@ def call_embed(embedder: Embedder, body: Any) -> dict[str, Any]:
             "usage": {"prompt_tokens": 0, "total_tokens": 0}}  # fmt: skip
 
 
+READ_DEADLINE_S = 30.0
+"""Most seconds a client may take to send one whole request (line, headers, body)."""
+
+
 class _Handler(BaseHTTPRequestHandler):
-    """Routes; `backend` is set on a subclass per server."""
+    """Routes; `backend` and `read_deadline_s` are set on a subclass per server.
+
+    A client must have sent its whole request within `read_deadline_s` (a total
+    deadline, not per read: a client trickling one byte a second is cut off too); the
+    provider call that follows has its own limits. A client that goes away is dropped
+    quietly, without a traceback.
+    """
 
     backend: ProxyBackend
+    read_deadline_s: float = READ_DEADLINE_S
+
+    def setup(self) -> None:
+        """Start the request's read deadline (it shuts the connection down when it passes)."""
+        super().setup()
+        self._deadline = threading.Timer(self.read_deadline_s, self._cut_off)
+        self._deadline.daemon = True
+        self._deadline.start()
+
+    def _cut_off(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def finish(self) -> None:
+        """Stop the deadline; a client already gone is no error."""
+        self._deadline.cancel()
+        with contextlib.suppress(OSError):
+            super().finish()
 
     def log_message(self, *args: Any) -> None:
         """Quiet: every call is in the accounting, not in a log line per request."""
 
     def _reply(self, code: int, body: Any) -> None:
         data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client went away (or was cut off): nothing to tell it
+            self.close_connection = True
 
     def _error(self, code: int, message: str, kind: str) -> None:
-        self._reply(code, {"error": {"message": message, "type": kind}})
+        self._reply(code, {"error": {"message": redact(message), "type": kind}})
 
     def do_GET(self) -> None:
         """`/accounting`, or the model list of one (arm, phase)."""
+        self._deadline.cancel()  # the whole request is in
         if self.path == "/accounting":
             self._reply(200, self.backend.accounting())
             return
@@ -148,7 +191,11 @@ class _Handler(BaseHTTPRequestHandler):
             size = int(self.headers.get("Content-Length") or 0)
             if not 0 <= size <= MAX_RECORD_BYTES:
                 raise BadRequest(f"Content-Length {size}: at most {MAX_RECORD_BYTES} bytes")
-            body = parse_json(self.rfile.read(size) or b"null", f"POST {self.path}")
+            raw = self.rfile.read(size)
+            self._deadline.cancel()  # the whole request is in
+            if len(raw) < size:
+                raise BadRequest(f"the body ended after {len(raw)} of {size} bytes")
+            body = parse_json(raw or b"null", f"POST {self.path}")
             if endpoint == "embeddings":
                 reply = call_embed(self.backend.embedder(arm, phase), body)
             else:
@@ -161,12 +208,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(200, reply)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threading server that logs a failed request in one debug line, no traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One debug line (a client that went away is routine, not worth a traceback)."""
+        kind, value = sys.exc_info()[:2]
+        log.debug("proxy: request from %s ended: %s: %s", client_address,
+                  getattr(kind, "__name__", kind), value)  # fmt: skip
+
+
 class AccountingProxy:
     """The proxy server on 127.0.0.1 (a free port unless given), served from a thread."""
 
-    def __init__(self, backend: ProxyBackend, port: int = 0) -> None:
-        handler = type("ProxyHandler", (_Handler,), {"backend": backend})
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    def __init__(
+        self, backend: ProxyBackend, port: int = 0, read_deadline_s: float = READ_DEADLINE_S
+    ) -> None:
+        attributes = {"backend": backend, "read_deadline_s": read_deadline_s,
+                      "timeout": read_deadline_s}  # fmt: skip
+        handler = type("ProxyHandler", (_Handler,), attributes)
+        self._server = _QuietServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="armbench-proxy", daemon=True

@@ -1,9 +1,11 @@
 """Which failures are retried, how long to wait, and the tenacity loop that does it.
 
-Retried: HTTP 429 and 5xx, timeouts, connection errors and malformed response
-bodies. Never retried: any other 4xx (400, 401, 403, 404, 422 ...), empty completions
-and a context overflow, whatever its status (llama.cpp answers 400, or 500 when slots
-sharing one KV cache run out; vLLM and OpenAI 400): the same request fails the same way.
+Retried: HTTP 429 and 5xx, timeouts (an attempt's total deadline included: a reply
+still trickling in at `timeout_s` is one, `bench.providers.deadline`), connection errors
+and malformed response bodies. Never retried: any other 4xx (400, 401, 403, 404, 422
+...), empty completions and a context overflow, whatever its status (llama.cpp
+answers 400, or 500 when slots sharing one KV cache run out; vLLM and OpenAI 400):
+the same request fails the same way.
 A reasoning model's 400 to `max_tokens` or `temperature` says so, with the setting
 that fixes it (`bench.providers.reasoning`).
 The wait honours `retry-after-ms` and `Retry-After` (seconds or an HTTP
@@ -24,6 +26,7 @@ from typing import Any, TypeVar
 import tenacity
 
 from bench.errors import PermanentProviderError, ProviderError
+from bench.providers.deadline import CallTimeout
 from bench.providers.reasoning import rejected_parameter
 from bench.providers.secrets import redact
 
@@ -123,6 +126,8 @@ def classify(exc: BaseException) -> Failure:
 
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, "request timed out")
+    if isinstance(exc, CallTimeout):  # the attempt's total deadline (bench.providers.deadline)
+        return Failure(True, f"request timed out: {exc}")
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return Failure(True, f"connection error ({type(cause).__name__})")

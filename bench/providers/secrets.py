@@ -15,9 +15,11 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from bench.errors import ConfigError, ProviderError
+from bench.types import ChatResult
 
 PLACEHOLDER_KEY = "not-needed"
 """Sent to local servers that need no key (the SDK refuses an empty one)."""
@@ -73,7 +75,9 @@ def remember(secret: str) -> None:
 MASK = "***"
 """What a secret is replaced with, everywhere (logs, errors, run.json)."""
 _KEY_LIKE = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_\-]{16,}")
-_BEARER = re.compile(r"(Bearer\s+)(?!\*\*\*)\S+")
+_BEARER = re.compile(r"(Bearer\s+)(?!\*\*\*)[A-Za-z0-9\-._~+/]+=*")
+"""A bearer token (RFC 6750's token characters), so masking one inside JSON text (a
+judge's verdict, tool-call arguments) never swallows a closing quote."""
 
 
 def redact(text: str) -> str:
@@ -107,6 +111,21 @@ def redact_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list | tuple):
         return [redact_value(v, []) for v in value]
     return redact(value) if isinstance(value, str) else value
+
+
+def redact_chat(result: ChatResult) -> ChatResult:
+    """A model's reply with every secret masked: text, model name and tool-call arguments.
+
+    Applied to every reply a chat provider returns (fresh or cached, 200s included), so
+    a server that echoes the `Authorization` header in its answer puts `***` into the
+    record, the response cache, the accounting proxy's reply and the logs, never the key.
+    """
+    calls = tuple(
+        {k: redact(v) if isinstance(v, str) else v for k, v in call.items()}
+        for call in result.tool_calls
+    )
+    masked = replace(result, text=redact(result.text), model=redact(result.model), tool_calls=calls)
+    return result if masked == result else masked
 
 
 class RedactingFilter(logging.Filter):

@@ -16,25 +16,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench.loaders.locomo_ids import NUMBER, locomo_row_position
 from bench.published.model import PublishedError, PublishedFile, PublishedRow
 from bench.published.read import load_json, need
 from bench.scoring.rules import Outcome
 
-_USER_KEY = re.compile(r"locomo_exp_user_(\d+)")
-_ROW_ID = re.compile(r"locomo_(\d+)_qa(\d+)")
-_JUDGMENT = re.compile(r"judgment_(\d+)")
+_USER_KEY = re.compile(rf"locomo_exp_user_{NUMBER}")
+_JUDGMENT = re.compile(rf"judgment_{NUMBER}")
+_CATEGORY = re.compile(NUMBER)
 _FIX = "pass an EverMemOS eval_results.json as published"
-
-
-def locomo_row_position(row_id: str) -> tuple[int, int] | None:
-    """(conversation index, question index) of `locomo_<i>_qa<j>`; None for another id."""
-    found = _ROW_ID.fullmatch(row_id)
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
-def locomo_row_id(conversation: int, question: int) -> str:
-    """`locomo_<i>_qa<j>`: the EverMemOS id of question j of conversation i (0-based)."""
-    return f"locomo_{conversation}_qa{question}"
 
 
 def read_evermemos(path: Path) -> PublishedFile:
@@ -100,7 +90,7 @@ def _row(path: Path, where: str, item: Any, user: int) -> PublishedRow:
         verdicts.append(value)
     category = item.get("category")
     if isinstance(category, bool) or not (
-        isinstance(category, int) or (isinstance(category, str) and category.isdigit())
+        isinstance(category, int) or (isinstance(category, str) and _CATEGORY.fullmatch(category))
     ):
         raise PublishedError(f"{path}: {where}.category {category!r} is not a category number")
     return PublishedRow(

@@ -17,7 +17,8 @@
   judge models, the number of judge runs and the arm's `outcome` rule (an F1 rule is
   applied again on import, so export then import keeps every outcome).
 
-Only `ok` results are written; the summary line counts the rest. Export then import
+Only `ok` results are written; the summary line counts the rest. `--out` must be a new
+file outside every run directory (`check_out`): nothing is overwritten. Export then import
 gives back the same answers under the same ids (tests/test_published.py).
 """
 
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.files import write_text_atomic
-from bench.published.evermemos import locomo_row_id
+from bench.loaders.locomo_ids import locomo_row_id
 from bench.published.model import PublishedError
 from bench.records import OK, ArmResult, QuestionRecord, iter_records
 from bench.scoring.rules import Outcome
@@ -38,8 +39,25 @@ from bench.types import Dataset
 _RUN = re.compile(r"(.+)#(\d+)")
 
 
+def check_out(out: Path) -> None:
+    """PublishedError when `out` exists or lies inside a run directory.
+
+    Export writes a new file only: it never replaces a file (a record, a dataset, a
+    published file), and never adds one to a run directory (a folder holding
+    `run.json`), where `bench.verify` would count it as a result the run never wrote.
+    """
+    if out.exists() or out.is_symlink():
+        raise PublishedError(f"--out {out}: already exists: give a new file name")
+    for folder in out.absolute().parents:
+        if (folder / "run.json").is_file():
+            raise PublishedError(
+                f"--out {out}: inside run directory {folder}: write it outside the run"
+            )
+
+
 def export_run(run_dir: Path, fmt: str, arm: str, out: Path, dataset: Dataset | None = None) -> str:
     """Write `out`; return the one summary line (`dataset`: needed for `evermemos`)."""
+    check_out(out)
     if not (run_dir / "questions").is_dir():
         raise PublishedError(f"{run_dir}: no questions/ folder: pass a run directory")
     records = iter_records(run_dir)

@@ -6,7 +6,8 @@ entries, one JSON object per line, each with `autoeval_label: {model, label}` ad
 (label true when the judge said yes). So a hypotheses file that carries
 `autoeval_label` is judge run 1, and each further log (`--judgements LOG`, one per
 judge run) adds a run; a log must judge the same hypothesis for every question of the
-file, with one judge model throughout. The rows carry no question text: identity is
+file, with one judge model throughout, and no log may be a file already counted (the
+same log twice would count one run as two). The rows carry no question text: identity is
 the question id alone.
 """
 
@@ -37,6 +38,7 @@ def read_longmemeval(path: Path, logs: list[Path]) -> PublishedFile:
         labels, model = _labels(path, entries, entries)
         runs.append(labels)
         models.append(model)
+    digests = _distinct_runs(path if own else None, logs)
     for log in logs:
         labels, model = _labels(log, _entries(log), entries)
         runs.append(labels)
@@ -60,8 +62,33 @@ def read_longmemeval(path: Path, logs: list[Path]) -> PublishedFile:
         rows=rows,
         judge_model=models[0] if models else None,
         runs=len(runs),
-        judge_files=[sha256_file(log) for log in logs],
+        judge_files=digests,
     )
+
+
+def _distinct_runs(judged: Path | None, logs: list[Path]) -> list[str]:
+    """SHA-256 of each log; PublishedError when a log is a file already counted as a run.
+
+    The same log passed twice (under one name or two: a link), or the judged hypotheses
+    file passed again as a log, would count one judge run as two. Two files with equal
+    bytes are two runs (a deterministic judge writes the same log twice).
+    """
+    seen: dict[tuple[int, int], Path] = {_file_id(judged): judged} if judged is not None else {}
+    for log in logs:
+        key = _file_id(log)
+        if key in seen:
+            raise PublishedError(
+                f"--judgements {log}: the same file as {seen[key]}: one judge run counts "
+                "once; pass each run's log once"
+            )
+        seen[key] = log
+    return [sha256_file(log) for log in logs]
+
+
+def _file_id(path: Path) -> tuple[int, int]:
+    """(device, inode): the file itself, whatever name or link reaches it."""
+    info = path.stat()
+    return info.st_dev, info.st_ino
 
 
 def _entries(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from bench.published.evermemos import locomo_row_position
+from bench.loaders.locomo_ids import locomo_row_position
 from bench.published.model import (
     PublishedError,
     PublishedFile,

@@ -5,12 +5,15 @@
 writes a new run directory holding every record of RUN_DIR with the imported run's
 arm added to the questions both hold (so `bench.report.explorer` shows the published answer
 next to ours), run.json naming the added arm and its judge runs (so the arm's scale names
-its judge), and MANIFEST.json. Neither input is changed, and MERGED_DIR appears only
-when complete (`write.write_run`). Identity is checked: both runs must be on the same
-dataset file (SHA-256), every imported question must be in RUN_DIR with the same
-question text, and the arm name must be new to RUN_DIR. Stores and caches are not
-copied: the merged folder is for reading (summaries, reports, the explorer), not for
-resuming.
+its judge), and MANIFEST.json. Neither input is
+changed, and MERGED_DIR appears only when complete (`write.write_run`). Identity is
+checked: IMPORTED_DIR must match its own manifest (`bench.verify`: a forged answer or
+a removed `imported` marker is refused, never laundered into a new manifest) and hold
+one arm whose every result carries its `imported` marker (the guard against
+re-answering and re-judging it); both runs must be on the same dataset file (SHA-256),
+every imported question must be in RUN_DIR with the same question text, and the arm
+name must be new to RUN_DIR. Stores and caches are not copied: the merged folder is for reading
+(summaries, reports, the explorer), not for resuming.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from bench.published.write import write_run
 from bench.records import QuestionRecord, iter_records
 from bench.runmeta import RunMeta, read_run_meta
 from bench.types import Question
+from bench.verify.check import VerifyError, verify_run
 
 
 def _load(run_dir: Path, what: str) -> tuple[RunMeta, list[QuestionRecord]]:
@@ -41,12 +45,8 @@ def merge_imported(run_dir: Path, imported_dir: Path, out: Path) -> str:
     """Write the merged run to `out`; return the one summary line."""
     meta, records = _load(run_dir, "a run directory of bench.run")
     theirs_meta, theirs = _load(imported_dir, "a run directory made by bench.published import")
-    arms = {name for r in theirs for name, res in r.arms.items() if res.imported is not None}
-    if len(arms) != 1:
-        raise PublishedError(
-            f"{imported_dir}: holds {len(arms)} imported arms: pass one made by import"
-        )
-    arm = arms.pop()
+    _check_manifest(imported_dir)
+    arm = _imported_arm(imported_dir, theirs)
     if meta.dataset.sha256 != theirs_meta.dataset.sha256:
         raise PublishedError(
             f"{imported_dir}: made on dataset sha256 {theirs_meta.dataset.sha256}, {run_dir} on "
@@ -73,6 +73,35 @@ def merge_imported(run_dir: Path, imported_dir: Path, out: Path) -> str:
     )
     write_run(out, [(_question_of(r), r) for r in records], merged)
     return f"merged arm {arm} into {len(theirs)} of {len(records)} questions of {run_dir} as {out}"
+
+
+def _check_manifest(imported_dir: Path) -> None:
+    """PublishedError unless `imported_dir` matches its MANIFEST.json (`bench.verify`)."""
+    try:
+        verdict = verify_run(imported_dir)
+    except VerifyError as exc:
+        raise PublishedError(f"{exc} (merge takes an import as written)") from None
+    if not verdict.ok:
+        found = verdict.lines()
+        raise PublishedError(
+            f"{imported_dir}: does not match its MANIFEST.json ({len(found)} mismatch(es), "
+            f"first: {found[0]}): re-import it from the published file"
+        )
+
+
+def _imported_arm(imported_dir: Path, records: list[QuestionRecord]) -> str:
+    """The one arm of an import; PublishedError when a result lacks its `imported` marker."""
+    arms = {name for r in records for name in r.arms}
+    if len(arms) != 1:
+        raise PublishedError(f"{imported_dir}: holds {len(arms)} arms: pass one made by import")
+    arm = next(iter(arms))
+    for record in records:
+        if record.arms[arm].imported is None:
+            raise PublishedError(
+                f"{imported_dir}: question {record.question_id} arm {arm} has no imported "
+                "marker: re-import it from the published file"
+            )
+    return arm
 
 
 def _question_of(record: QuestionRecord) -> Question:

@@ -4,18 +4,22 @@ The directory is built under a temporary name beside `--out` (same parent, so th
 final rename is atomic) with the writers every run uses (`bench.records.write_record`
 under the question's `file_stem`, `bench.runmeta.RunMeta`, `bench.verify.write_manifest`)
 and renamed to `--out` only when complete; on any failure the temporary folder is
-removed, so no partial import is ever left where a run would be looked for.
+removed, so no partial import is ever left where a run would be looked for. The
+temporary name carries the writer's PID (`.<out>.<pid>.<random>.importing`): one left by
+an import or merge that was killed is removed by the next import or merge to the same
+`--out` once that PID is no longer running (a folder of a live writer is never touched).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.files import write_json_atomic
+from bench.files import pid_alive, write_json_atomic
 from bench.hashing import stable_hash
 from bench.published.match import Source
 from bench.published.model import PublishedError, judge_base, judge_run_id
@@ -64,6 +68,22 @@ def imported_meta(
     )
 
 
+def remove_killed_writes(out: Path) -> int:
+    """Remove the temporary folders of killed writes to `out`; how many were removed.
+
+    Only folders named as `write_run` names them (`.<out>.<pid>.<random>.importing`,
+    real folders, not links) whose PID no process has any longer.
+    """
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.([0-9]+)\.[A-Za-z0-9_]+\.importing")
+    removed = 0
+    for entry in out.parent.iterdir() if out.parent.is_dir() else ():
+        found = pattern.fullmatch(entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(found[1])):
+            shutil.rmtree(entry)
+            removed += 1
+    return removed
+
+
 def write_run(out: Path, records: list[tuple[Question, QuestionRecord]], meta: RunMeta) -> None:
     """Write every record, run.json and MANIFEST.json under a temp name, then rename to `out`."""
     if out.exists():
@@ -72,7 +92,9 @@ def write_run(out: Path, records: list[tuple[Question, QuestionRecord]], meta: R
         )
     parent = out.parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".importing", dir=parent))
+    remove_killed_writes(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".importing",
+                                dir=parent))  # fmt: skip
     try:
         for question, record in records:
             write_record(tmp, question.file_stem, record)

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.arm import Arm, ArmServices, IngestProgress
-from bench.arm.registry import arm_kind
+from bench.arm.guard import open_arm
 from bench.config import RunConfig
 from bench.hashing import stable_hash
-from bench.names import load_symbol
 from bench.paths import contained, safe_name
 from bench.run.settings import ArmSpec
 from bench.tokens import TokenCounter
@@ -27,6 +26,9 @@ def open_arms(
     progress: IngestProgress | None = None,
 ) -> dict[str, Arm]:
     """Construct every requested arm with its services (lazily importing each kind).
+
+    A plug-in arm is imported, constructed and called under deadlines and a circuit
+    breaker (`bench.arm.guard`, limits `cfg.plugins`).
 
     Stores go under `<store_root>/stores/<arm>` (`store_root` defaults to `run_dir`;
     run-wide state stays in `run_dir`), or with `shared_stores` to
@@ -48,11 +50,12 @@ def open_arms(
             llm_proxy=getattr(providers, "proxy_url", None),
             progress=progress,
         )
-        cls = load_symbol(arm_kind(spec.kind, f"arm_options.{spec.name}.kind").implementation)
-        arm = cls(spec.name, spec.options, services)
+        setting = f"arm_options.{spec.name}.kind"
+        arm = open_arm(spec.kind, setting, cfg.plugins, spec.name, spec.options, services)
         if shared_stores is not None:
             key = f"{spec.name}-{stable_hash(arm.fingerprint())[:16]}"
             store_dir = contained(shared_stores / safe_name(key), shared_stores)
-            arm = cls(spec.name, spec.options, replace(services, store_dir=store_dir))
+            shared = replace(services, store_dir=store_dir)
+            arm = open_arm(spec.kind, setting, cfg.plugins, spec.name, spec.options, shared)
         arms[spec.name] = arm
     return arms

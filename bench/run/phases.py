@@ -33,10 +33,10 @@ from bench.arm.registry import arm_kind
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError, PermanentError, raise_if_permanent
 from bench.files import write_json_atomic
-from bench.paths import contained
+from bench.paths import contained, safe_name
 from bench.run.directory import PREDICTIONS
 from bench.run.outcome import Tick, no_tick
-from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
+from bench.types import AskedQuestion, Context, ContextItem, Conversation, ServiceAnswer
 from bench.untrusted import expect_object, read_json, refuse
 
 PHASES = ("all", "predict", "evaluate")
@@ -88,9 +88,9 @@ def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def prediction_path(run_dir: Path, question: Question) -> Path:
+def prediction_path(run_dir: Path, question: AskedQuestion) -> Path:
     """Where a question's prediction lives (checked to stay inside the run directory)."""
-    return contained(run_dir / FOLDER / f"{question.file_stem}.json", run_dir)
+    return contained(run_dir / FOLDER / f"{safe_name(question.question_id)}.json", run_dir)
 
 
 def _load(path: Path, question_id: str | None = None) -> dict[str, Any]:
@@ -226,7 +226,7 @@ class StoredArm:
         """Nothing to build: retrieval was done in `phase=predict`."""
         return {"stored": True}
 
-    def retrieve(self, question: Question) -> Context:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """The stored context, or the stored failure raised again."""
         path = prediction_path(self.run_dir, question)
         entry = _load(path, question.question_id).get(self.name)

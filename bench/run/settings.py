@@ -15,10 +15,11 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from bench.arm.registry import arm_kind, not_built
+from bench.arm.guard import load_arm_config
+from bench.arm.registry import not_built
 from bench.config import RunConfig
 from bench.errors import ConfigError
-from bench.names import load_symbol, unknown
+from bench.names import unknown
 from bench.paths import CONF_DIR
 from bench.remote.uri import is_remote, parse_s3, staging_dir
 from bench.run.hydra_job import (
@@ -225,7 +226,7 @@ def arm_specs(run: RunConfig) -> list[ArmSpec]:
             raise unknown("arm", name, known, f"arms={run.arms}")
         options = dict(run.arm_options[name])
         kind = str(options.get("kind", name))
-        schema = load_symbol(arm_kind(kind, f"arm_options.{name}.kind").config)
+        schema = load_arm_config(kind, f"arm_options.{name}.kind", run.plugins)
         try:
             typed = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), options))
         except OmegaConfBaseException as exc:

@@ -19,6 +19,7 @@ from typing import Any
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.errors import BenchError
+from bench.files import remove_orphaned_temps
 from bench.run.answer_step import AnswerStep
 from bench.run.settings import ArmSpec
 from bench.suite.config import SuiteConfig
@@ -82,13 +83,17 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
     """Ingest and retrieve with every configured arm; arms in the order requested.
 
     `phase=predict` stores the retrievals and returns no runs; `phase=evaluate` builds
-    no arm and scores the stored ones (bench/suite/phased.py).
+    no arm and scores the stored ones (bench/suite/phased.py). Temp files a killed suite
+    left in the stores are removed first (`bench.files.orphaned_temp`: only those whose
+    writing process no longer runs).
     """
     from bench.providers.factory import build_providers
     from bench.run.phases import check_phase
 
     run_cfg = cfg.as_run_config(suites[0].name)
     phase = check_phase(run_cfg)
+    for stores in {Path(cfg.out) / "stores", *([Path(cfg.stores)] if cfg.stores else [])}:
+        remove_orphaned_temps(stores)  # a killed suite's temp files (their writer is gone)
     providers = build_providers(cfg.provider, Path(cfg.out), answerer=cfg.suite.answer)
     try:
         if phase == "predict":

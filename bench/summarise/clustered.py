@@ -2,7 +2,7 @@
 
 Standard library only (methodology §6.8). Every arm builds one store per *cluster*, the
 unit that owns a store: a LoCoMo or BEAM conversation, the LoCoMo conversation a
-LoCoMo-Plus haystack is stitched into (`bench.types.host_conversation`), a LongMemEval
+LoCoMo-Plus haystack is stitched into (`bench.haystack.host_conversation`), a LongMemEval
 question (its own haystack). The per-question tests (`stats.mcnemar_exact_p`) treat the
 questions as the sample and generalise to *these questions*; the tests here treat the
 clusters as the sample and generalise to *conversations like these*.
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bench.haystack import HOST_SEPARATOR, host_conversation
 from bench.records import QuestionRecord
 from bench.summarise.stats import percentile
-from bench.types import HOST_SEPARATOR, host_conversation
 
 SEED = 37
 """Default seed of the cluster bootstrap (`random.Random(SEED)`): reruns are identical."""
@@ -38,7 +38,7 @@ CLUSTER_KEY = "conversation_id"
 """The cluster key of a run whose conversations are their own stores (LoCoMo, BEAM,
 LongMemEval: there each question is its own haystack, a cluster of one)."""
 HOST_KEY = "host conversation of conversation_id"
-"""The cluster key of stitched haystacks (LoCoMo-Plus, `bench.types.host_conversation`)."""
+"""The cluster key of stitched haystacks (LoCoMo-Plus, `bench.haystack.host_conversation`)."""
 
 
 def cluster_ids(conversation_ids: Sequence[str]) -> tuple[list[str], str]:
