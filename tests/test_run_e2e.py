@@ -141,6 +141,10 @@ def test_resume_keeps_earlier_costs_and_ignores_unrequested_arms(smoke_run, tmp_
     record = json.loads(path.read_text())
     record["arms"]["ghost"] = {"status": "error", "error": "from an older run"}
     path.write_text(json.dumps(record))
+    # A record changed outside the harness is never re-blessed by a resume (issue 40):
+    # the edit is accepted knowingly first, as docs/audit.md says.
+    accept = run_cli(str(resumed), "--write", module="bench.verify")
+    assert accept.returncode == 0, accept.stderr[-2000:]
     proc = run_cli("dataset=smoke", "arms=[raw]", f"out={resumed}", "progress=false")
     assert proc.returncode == 0, proc.stderr[-2000:]  # ghost was not asked for
     after = json.loads((resumed / "run.json").read_text())["accounting"]["total"]["calls"]
