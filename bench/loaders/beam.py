@@ -17,6 +17,8 @@ As upstream writes it (mohammadtavakoli78/BEAM):
   without repeats, as evidence (a list, a list of lists, or an object of lists).
 - Question id: `beam-<tier>-<n>:<ability>:<index in the ability's list>`; abstention
   questions end in `_abs`, the project's abstention marker (as LongMemEval's).
+- A synthetic tier (bench/loaders/beam_synthetic.py; `SYNTHETIC.json` in the folder) loads
+  as the dataset `<name>-synthetic` with ids `beam-synthetic-<tier>-<n>…`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bench.loaders.beam_source import (
     CHAT,
     conversation_folders,
     folder_sha256,
+    is_synthetic,
     questions_file,
     resolve_beam_folder,
     tier_of,
@@ -71,8 +74,10 @@ def load_beam_config(cfg: DatasetConfig) -> Dataset:
 def load_beam(root: Path, name: str = "beam", tier: str = "128k") -> Dataset:
     """Load every numbered conversation folder under `root` (raises DatasetError if malformed)."""
     conversations = []
+    synthetic = is_synthetic(root)
+    name, prefix = (f"{name}-synthetic", "beam-synthetic") if synthetic else (name, "beam")
     for folder in conversation_folders(root):
-        conv_id = f"beam-{tier}-{folder.name}"
+        conv_id = f"{prefix}-{tier}-{folder.name}"
         sessions = _chat(FileChecker(folder / CHAT, _FIX))
         check = FileChecker(questions_file(folder), _FIX)
         conv = Conversation(conv_id, SPEAKERS, sessions, _questions(check, conv_id, sessions))
