@@ -45,14 +45,45 @@ class TokenCounter:
 
         A text that fits is returned as it is after a (line by line, memoised) count;
         one encode of a whole transcript costs ~0.2 s, since BPE runs over it as one word.
+        A longer one is cut line by line from the end (`_tail_start`): only the line the
+        cut falls in is encoded, so a 10M-token transcript is never encoded whole (that
+        encoding alone held ~100 bytes per token, GBs at 10M tokens).
         """
         if self.count(text) <= max_tokens:
             return text, False
-        enc = self._tokenizer.encode(text, add_special_tokens=False)
-        if len(enc.ids) <= max_tokens:
-            return text, False
-        start_char = enc.offsets[len(enc.ids) - max_tokens][0]
-        return text[start_char:].lstrip(), True
+        tokenizer = self._tokenizer
+        first, newline, _ = text.partition("\n")
+        if not newline or not first or tokenizer.token_to_id("\n") is not None:
+            enc = tokenizer.encode(text, add_special_tokens=False)
+            if len(enc.ids) <= max_tokens:
+                return text, False
+            return text[enc.offsets[len(enc.ids) - max_tokens][0] :].lstrip(), True
+        return text[_tail_start(tokenizer, text, max_tokens) :].lstrip(), True
+
+
+def _tail_start(tokenizer: Any, text: str, max_tokens: int) -> int:
+    r"""Where the last `max_tokens` tokens of `text` begin, as `encode(text).offsets` gives it.
+
+    By `_line_tokens`' identity, the whole text's tokens are the first line's, then per
+    later line `<0x0A>` and that line's own tokens: so lines are counted from the end
+    until the budget is spent, and only the line the cut falls in is encoded (as
+    "\n" + line: ["▁", <0x0A>, its tokens], offsets in that string). A cut right after a
+    line break lands on the break, which the caller's `lstrip` removes, as before.
+    """
+    kept, end = 0, len(text)
+    while True:
+        start = text.rfind("\n", 0, end) + 1  # 0: the first line
+        line = text[start:end]
+        count = _line_tokens(tokenizer, line) if start else _first_line_tokens(tokenizer, line)
+        need = max_tokens - kept
+        if need <= 0:
+            return end
+        if count > need:
+            head = "\n" if start else ""
+            enc = tokenizer.encode(head + line, add_special_tokens=False)
+            return start - len(head) + int(enc.offsets[len(enc.ids) - need][0])
+        kept += count
+        end = start - 1
 
 
 @lru_cache(maxsize=16)
