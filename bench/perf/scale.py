@@ -6,7 +6,9 @@ temporary folder, every point measured per arm in its own process (bench/perf/sc
 - `beam`: growing prefixes of one real BEAM conversation (`scale.conversation`, default
   `1` of the 128K tier in `$BENCH_DATA_DIR/beam-100k`): the first messages holding
   `scale.fractions` of its tokens; queries are its probing questions whose evidence lies
-  inside the prefix;
+  inside the prefix. Named `beam-synthetic` when `scale.beam` is a synthetic tier
+  (bench/loaders/beam_synthetic.py): `scale.beam=<10M synthetic tier>
+  scale.fractions=0.1,0.2,0.5,1` gives the 1M, 2M, 5M and 10M-token points;
 - `niah`: haystacks of `scale.niah` tokens made by concatenating the tier's
   conversations in an order drawn with `scale.seed` (cycled when a size exceeds them),
   with needles planted at fixed depths (bench/suite/niah.py); the order is recorded.
@@ -14,9 +16,10 @@ temporary folder, every point measured per arm in its own process (bench/perf/sc
 Per point: ingestion wall and CPU seconds and seconds per 1,000 tokens, peak memory and
 what ingestion added to it, store size on disk, recall@10 of the queries (a check that
 the arm kept the conversation) and the arm's own ingestion stats. Per arm and series,
-the growth exponent (bench/perf/growth.py) of CPU and wall time, store size, the peak
-memory ingestion added and, where the arm reports it, its hot set (`hot_valid`); any
-super-linear time, store or memory, and any hot set that is not flat, is listed under
+the growth exponent (bench/perf/growth.py) of CPU and wall time, store size, the
+point's peak memory and what ingestion added to it and, where the arm reports them, its
+valid hot set (`hot_valid`) and hot rows (`hot_rows`, superseded records included); any
+super-linear time, store or memory, and any valid hot set that is not flat, is listed under
 `flags`. Everything is offline (the offline embedder; the rule extractor).
 
 Settings (`scale.<key>=<value>` after `--`): `arms` (default `rag,neuromorphic,tuned`),
@@ -48,12 +51,16 @@ from bench.perf.growth import growth_exponent
 from bench.suite.model import Suite, suite_to_json
 
 FIXTURE = PROJECT_ROOT / "datasets" / "fixtures" / "beam"
-FITTED = ("ingest_cpu_s", "ingest_wall_s", "store_bytes", "ingest_rss_mb", "hot_valid")
+FITTED = (
+    "ingest_cpu_s", "ingest_wall_s", "store_bytes", "peak_rss_mb", "ingest_rss_mb", "hot_valid",
+    "hot_rows",
+)  # fmt: skip
 """The costs whose growth exponent is fitted, per arm and series."""
 WATCHED = {
     "ingest_cpu_s": "ingestion time",
     "store_bytes": "store size",
     "ingest_rss_mb": "ingestion memory",
+    "peak_rss_mb": "peak memory",
 }
 """Costs flagged when their growth is super-linear (and the hot set when not flat)."""
 
@@ -168,6 +175,7 @@ def beam_folder(settings: ScaleSettings) -> Path:
 def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Suite]], list[str]]:
     """(series, suite) for every point, smallest first, and the NIAH conversation order."""
     from bench.loaders.beam import load_beam
+    from bench.loaders.beam_source import is_synthetic
     from bench.suite.adapters.beam import load as beam_suites
     from bench.suite.adapters.beam import tier_label
     from bench.suite.niah import NiahSpec, niah_suite
@@ -181,7 +189,8 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
         raise ConfigError(
             f"scale.conversation={settings.conversation}: no such conversation in {folder}"
         )
-    points = [("beam", s) for s in prefixes(wanted[0], settings.fractions, tokens)]
+    series = "beam-synthetic" if is_synthetic(folder) else "beam"
+    points = [(series, s) for s in prefixes(wanted[0], settings.fractions, tokens)]
     if not points and not settings.niah:
         raise ConfigError("scale.fractions=[] and scale.niah=[]: nothing to measure")
     source = list(load_beam(folder, "beam", tier_label(folder, "")).conversations)
@@ -287,7 +296,7 @@ def fits(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     conversation, so a fit over both would mix content with length.
     """
     out: dict[str, dict[str, Any]] = {}
-    for series in ("beam", "niah"):
+    for series in dict.fromkeys(["beam", "niah", *(r["series"] for r in rows)]):
         chosen = [r for r in rows if "error" not in r and r["series"] == series]
         per: dict[str, Any] = {}
         for name in FITTED:
