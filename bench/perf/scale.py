@@ -24,7 +24,9 @@ super-linear time, store or memory, and any valid hot set that is not flat, is l
 
 Settings (`scale.<key>=<value>` after `--`): `arms` (default `rag,neuromorphic,tuned`),
 `beam` (a BEAM tier folder), `conversation`, `fractions` (default `0.125,0.25,0.5,1`),
-`niah` (token sizes, default `250000,500000,1000000`), `seed` (0), `budget_s` (900: no
+`niah` (token sizes, default `250000,500000,1000000`), `lme_sessions` (sessions of
+LongMemEval-M-shaped haystacks, one question each, e.g. `50,100,250,500`; default none)
+and `lme` (the LongMemEval-S-shaped file they are built from), `seed` (0), `budget_s` (900: no
 point starts after this many seconds; the rest are listed as skipped), `timeout_s` (600
 per point), `isolate` (true: one process per point; false measures in this process, so
 memory figures are the process's and not the point's) and `quick` (true: the BEAM
@@ -79,6 +81,10 @@ class ScaleSettings:
     """Prefix sizes, as fractions of the conversation's tokens."""
     niah: tuple[int, ...] = (250_000, 500_000, 1_000_000)
     """NIAH haystack sizes in tokens."""
+    lme_sessions: tuple[int, ...] = ()
+    """LongMemEval-M-shaped haystacks, in sessions (bench/perf/scale_lme.py); () leaves them out."""
+    lme: str | None = None
+    """LongMemEval-S-shaped file they are built from; None: the shared subset, else the fixture."""
     seed: int = 0
     """Seed of the NIAH conversation order and needles."""
     budget_s: float = 900.0
@@ -121,7 +127,7 @@ def _value(name: str, raw: str) -> Any:
             if any(not 0 < f <= 1 for f in values):
                 raise ValueError
             return values
-        if name == "niah":
+        if name in ("niah", "lme_sessions"):
             sizes = tuple(int(p) for p in items)
             if any(s < 1 for s in sizes):
                 raise ValueError
@@ -132,7 +138,7 @@ def _value(name: str, raw: str) -> Any:
             return float(raw)
         if name == "isolate":
             return _flag(raw, name)
-        return raw if name in ("beam", "conversation") else None
+        return raw if name in ("beam", "conversation", "lme") else None
     except ValueError:
         raise ConfigError(
             f"scale.{name}={raw}: not a valid value; see `python -m bench.perf --help`"
@@ -176,6 +182,7 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
     """(series, suite) for every point, smallest first, and the NIAH conversation order."""
     from bench.loaders.beam import load_beam
     from bench.loaders.beam_source import is_synthetic
+    from bench.perf.scale_lme import lme_file, lme_suites
     from bench.suite.adapters.beam import load as beam_suites
     from bench.suite.adapters.beam import tier_label
     from bench.suite.niah import NiahSpec, niah_suite
@@ -191,12 +198,15 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
         )
     series = "beam-synthetic" if is_synthetic(folder) else "beam"
     points = [(series, s) for s in prefixes(wanted[0], settings.fractions, tokens)]
-    if not points and not settings.niah:
+    if not points and not settings.niah and not settings.lme_sessions:
         raise ConfigError("scale.fractions=[] and scale.niah=[]: nothing to measure")
     source = list(load_beam(folder, "beam", tier_label(folder, "")).conversations)
     random.Random(settings.seed).shuffle(source)
     for size in settings.niah:
         points.append(("niah", niah_suite(source, NiahSpec(size=size, seed=settings.seed), tokens)))
+    if settings.lme_sessions:
+        lme = lme_suites(lme_file(settings.lme), settings.lme_sessions)
+        points.extend(("lme-m", suite) for suite in lme)
     return points, [c.conversation_id for c in source]
 
 
