@@ -80,3 +80,21 @@ def test_a_missing_source_is_one_line_and_exit_2(
     assert main([str(tmp_path / "out"), "--source", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --source") and "\n" not in err
+
+
+def test_scale_cuts_a_synthetic_tier_into_prefixes_that_keep_their_questions(
+    tmp_path: Path,
+) -> None:
+    from bench.perf.scale import parse_settings, workloads
+
+    build(FIXTURE, tmp_path / "syn", tokens=4000)
+    settings = parse_settings(
+        [f"scale.beam={tmp_path / 'syn'}", "scale.fractions=0.25,1", "scale.niah=[]"]
+    )
+    points, order = workloads(settings, tmp_path / "syn")
+    assert [series for series, _ in points] == ["beam-synthetic", "beam-synthetic"]
+    assert order == [] and points[0][1].name.startswith("beam-synthetic-10m-1-")
+    small, whole = (suite for _, suite in points)
+    assert small.queries and len(small.memories) < len(whole.memories)
+    inside = {m.id for m in small.memories}
+    assert all(set(q.relevance) <= inside for q in small.queries)

@@ -189,18 +189,24 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
     from bench.tokens import TokenCounter
 
     tokens = TokenCounter()
+    split = "10m" if is_synthetic(folder) else ""  # what `dataset.tier` reads it as
     wanted = [
-        s for s in beam_suites(folder, "") if s.name.rsplit("-", 1)[1] == settings.conversation
+        s for s in beam_suites(folder, split) if s.name.rsplit("-", 1)[1] == settings.conversation
     ]
     if not wanted:
         raise ConfigError(
             f"scale.conversation={settings.conversation}: no such conversation in {folder}"
         )
     series = "beam-synthetic" if is_synthetic(folder) else "beam"
-    points = [(series, s) for s in prefixes(wanted[0], settings.fractions, tokens)]
+    cut = prefixes(wanted[0], settings.fractions, tokens, partial=series == "beam-synthetic")
+    points = [(series, s) for s in cut]
     if not points and not settings.niah and not settings.lme_sessions:
         raise ConfigError("scale.fractions=[] and scale.niah=[]: nothing to measure")
-    source = list(load_beam(folder, "beam", tier_label(folder, "")).conversations)
+    source = (
+        list(load_beam(folder, "beam", tier_label(folder, split)).conversations)
+        if settings.niah
+        else []
+    )
     random.Random(settings.seed).shuffle(source)
     for size in settings.niah:
         points.append(("niah", niah_suite(source, NiahSpec(size=size, seed=settings.seed), tokens)))
@@ -210,10 +216,14 @@ def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Su
     return points, [c.conversation_id for c in source]
 
 
-def prefixes(suite: Suite, fractions: tuple[float, ...], tokens: Any) -> list[Suite]:
+def prefixes(
+    suite: Suite, fractions: tuple[float, ...], tokens: Any, partial: bool = False
+) -> list[Suite]:
     """The suite cut after the first memory whose running token count reaches each fraction.
 
-    A prefix keeps the queries whose relevant ids all lie inside it (abstentions left out).
+    A prefix keeps the queries whose relevant ids all lie inside it (abstentions left out);
+    with `partial` (a synthetic tier, whose evidence names every copy), those with any
+    relevant id inside it, judged on those ids only.
     """
     counts = tokens.count_many([m.text for m in suite.memories])
     running, total = [], 0
@@ -225,7 +235,11 @@ def prefixes(suite: Suite, fractions: tuple[float, ...], tokens: Any) -> list[Su
         cut = next(i for i, r in enumerate(running) if r >= fraction * total) + 1
         memories = suite.memories[:cut]
         kept = {m.id for m in memories}
-        queries = tuple(q for q in suite.queries if q.relevance and set(q.relevance) <= kept)
+        queries = tuple(
+            replace(q, relevance={k: v for k, v in q.relevance.items() if k in kept})
+            for q in suite.queries
+            if q.relevance and (set(q.relevance) & kept if partial else set(q.relevance) <= kept)
+        )
         name = f"{suite.name}-p{round(fraction * 1000):04d}"
         out.append(Suite(name, suite.kind, suite.version, memories, queries))
     return out
