@@ -77,3 +77,28 @@ def test_a_long_transcript_is_cut_without_encoding_it_whole() -> None:
     kept, truncated = counter.truncate_left(text, 500)
     assert truncated and kept.endswith("message 2999 about the garden")
     assert recording.longest < 200  # one line at a time, never the ~110,000 characters
+
+
+class _Batches:
+    """A tokenizer that records how many texts each batched encode was given."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.sizes: list[int] = []
+
+    def encode_batch(self, texts: list[str], **kwargs: object) -> object:
+        self.sizes.append(len(texts))
+        return self.inner.encode_batch(texts, **kwargs)  # type: ignore[attr-defined]
+
+
+def test_many_texts_are_counted_in_bounded_batches_with_the_same_counts() -> None:
+    from bench.tokens import COUNT_BATCH
+
+    counter = TokenCounter()
+    texts = [LINES[i % len(LINES)] + f" {i}" for i in range(2 * COUNT_BATCH + 7)]
+    expected = [counter.count(t) for t in texts]
+    recording = _Batches(counter._tokenizer)
+    counter.__dict__["_tokenizer"] = recording
+    assert counter.count_many(texts) == expected
+    assert counter.count_many([]) == []
+    assert max(recording.sizes) == COUNT_BATCH and sum(recording.sizes) == len(texts)
