@@ -20,6 +20,7 @@ The context block the answerer sees (worked example, top_k = 2)::
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,13 @@ from typing import Any
 from bench import __version__
 from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint
-from bench.hashing import stable_hash
+from bench.hashing import stable_hash_items
 from bench.paths import contained, safe_name
 from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
 TABLE = "chunks"
+EMBED_BATCH = 1024
+"""Chunks embedded and written to LanceDB per step (the embedder bounds its own tokens)."""
 VECTORS = "vectors.npz"
 """The table's vectors and chunk ids as read back from LanceDB (what retrieval loads)."""
 
@@ -128,7 +131,7 @@ class RagArm:
         root = self.services.store_dir
         folder = contained(root / safe_name(conversation.conversation_id), root)
         self._chunks = make_chunks(conversation, self.config.window, self.config.stride)
-        content = stable_hash([(c.text, c.dia_ids) for c in self._chunks])
+        content = stable_hash_items((c.text, c.dia_ids) for c in self._chunks)
         fingerprint = {**self.fingerprint(), "chunks": content}
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         state = checkpoint.load()
@@ -139,14 +142,25 @@ class RagArm:
         if not reused:
             import lancedb
 
-            vectors = self.services.embedder.embed([c.text for c in self._chunks])
             db = lancedb.connect(str(folder / "lancedb"))
-            db.create_table(TABLE, _arrow_table(self._chunks, vectors), mode="overwrite")
+            schema = _schema(self.services.embedder.dim)
+            db.create_table(TABLE, self._record_batches(schema), schema=schema, mode="overwrite")
             self._load_vectors(db.open_table(TABLE))
             _save_vectors(folder / VECTORS, self._chunk_ids, self._vectors)
             checkpoint.save({"chunks": len(self._chunks)}, complete=True)
         self._bm25 = _bm25_index(self._chunks) if self.config.hybrid_bm25 else None
         return {"chunks": len(self._chunks), "reused_store": reused}
+
+    def _record_batches(self, schema: Any) -> Iterator[Any]:
+        """The chunks embedded `EMBED_BATCH` at a time, each step one Arrow record batch.
+
+        LanceDB writes them as they come (one table version), so the conversation's
+        texts and vectors are never copied into one Arrow table besides the chunks.
+        """
+        for start in range(0, max(len(self._chunks), 1), EMBED_BATCH):
+            part = self._chunks[start : start + EMBED_BATCH]
+            vectors = self.services.embedder.embed([c.text for c in part])
+            yield _record_batch(part, vectors, schema)
 
     def _reuse(self, path: Path) -> str | None:
         """Load a finished store's `vectors.npz`; what is wrong with it, when it cannot be used.
@@ -205,7 +219,10 @@ class RagArm:
         """
         import numpy as np
 
-        data = table.to_arrow()
+        rows = table.count_rows()
+        data = table.search().select(["chunk_id", "vector"]).limit(max(rows, 1)).to_arrow()
+        if data.num_rows != rows:
+            raise RuntimeError(f"rag arm: read {data.num_rows} of the table's {rows} rows back")
         ids = data.column("chunk_id").to_numpy()
         order = np.argsort(ids)
         vectors = np.stack(data.column("vector").to_numpy(zero_copy_only=False))[order]
@@ -258,17 +275,27 @@ def _save_vectors(path: Path, chunk_ids: Any, vectors: Any) -> None:
     os.replace(tmp, path)
 
 
-def _arrow_table(chunks: list[Chunk], vectors: Any) -> Any:
+def _schema(dim: int) -> Any:
+    """The chunks table: id, rendered text, embedding."""
     import pyarrow as pa
 
-    dim = vectors.shape[1]
-    return pa.table(
-        {
-            "chunk_id": pa.array([c.index for c in chunks], pa.int32()),
-            "text": [c.text for c in chunks],
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), dim),
-        }
+    return pa.schema(
+        [("chunk_id", pa.int32()), ("text", pa.string()), ("vector", pa.list_(pa.float32(), dim))]
     )
+
+
+def _record_batch(chunks: list[Chunk], vectors: Any, schema: Any) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    dim = schema.field("vector").type.list_size
+    flat = pa.array(np.asarray(vectors, dtype=np.float32).ravel(), pa.float32())
+    columns = [
+        pa.array([c.index for c in chunks], pa.int32()),
+        pa.array([c.text for c in chunks], pa.string()),
+        pa.FixedSizeListArray.from_arrays(flat, dim),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def _code_hash() -> str:

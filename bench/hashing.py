@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -17,6 +18,21 @@ def stable_hash(payload: Any, length: int = 16) -> str:
     """SHA-256 (first `length` hex digits) of a JSON-able value with sorted keys."""
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:length]
+
+
+def stable_hash_items(items: Iterable[Any], length: int = 16) -> str:
+    """`stable_hash(list(items))`, fed item by item: the list's JSON is never held whole.
+
+    `json.dumps` writes a list as "[" + ", ".join(each item's own dumps) + "]" (default
+    separators), so hashing those pieces in order gives the same digest; a rag store's
+    chunk texts (twice a 10M-token transcript) are hashed without a second copy.
+    """
+    digest = hashlib.sha256(b"[")
+    for i, item in enumerate(items):
+        piece = json.dumps(item, sort_keys=True, default=str)
+        digest.update(((", " if i else "") + piece).encode())
+    digest.update(b"]")
+    return digest.hexdigest()[:length]
 
 
 def content_key(parts: dict[str, Any]) -> str:

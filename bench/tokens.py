@@ -5,6 +5,9 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 from typing import Any
 
+COUNT_BATCH = 256
+"""Texts encoded per call by `count_many`."""
+
 
 class TokenCounter:
     """Counts tokens offline; `name` is recorded next to every count."""
@@ -34,25 +37,37 @@ class TokenCounter:
         return _count_cached(self._tokenizer, text)
 
     def count_many(self, texts: list[str]) -> list[int]:
-        """Token counts for many texts in one batched call."""
-        if not texts:
-            return []
-        encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [len(e.ids) for e in encoded]
+        """Token counts for many texts, `COUNT_BATCH` texts per batched call.
+
+        An encoding keeps ids, offsets and token strings (~100 bytes a token), so one
+        call over a 10M-token suite held ~1 GB; batches keep that to one batch's worth.
+        """
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_BATCH):
+            batch = texts[start : start + COUNT_BATCH]
+            encoded = self._tokenizer.encode_batch(batch, add_special_tokens=False)
+            counts.extend(len(e.ids) for e in encoded)
+        return counts
 
     def truncate_left(self, text: str, max_tokens: int) -> tuple[str, bool]:
         """Keep the last `max_tokens` tokens of `text`; return (text, was_truncated).
 
         A text that fits is returned as it is after a (line by line, memoised) count;
         one encode of a whole transcript costs ~0.2 s, since BPE runs over it as one word.
+        A longer one is cut line by line from the end (`_tail_start`): only the line the
+        cut falls in is encoded, so a 10M-token transcript is never encoded whole (that
+        encoding alone held ~100 bytes per token, GBs at 10M tokens).
         """
         if self.count(text) <= max_tokens:
             return text, False
-        enc = self._tokenizer.encode(text, add_special_tokens=False)
-        if len(enc.ids) <= max_tokens:
-            return text, False
-        start_char = enc.offsets[len(enc.ids) - max_tokens][0]
-        return text[start_char:].lstrip(), True
+        tokenizer = self._tokenizer
+        first, newline, _ = text.partition("\n")
+        if not newline or not first or tokenizer.token_to_id("\n") is not None:
+            enc = tokenizer.encode(text, add_special_tokens=False)
+            if len(enc.ids) <= max_tokens:
+                return text, False
+            return text[enc.offsets[len(enc.ids) - max_tokens][0] :].lstrip(), True
+        return text[_tail_start(tokenizer, text, max_tokens) :].lstrip(), True
 
     def starts(self, text: str) -> tuple[int, ...]:
         """Character offset where each token of `text` starts.
@@ -61,6 +76,31 @@ class TokenCounter:
         conversation, and the context budgets cut it once per budget.
         """
         return _starts_cached(self._tokenizer, text)
+
+
+def _tail_start(tokenizer: Any, text: str, max_tokens: int) -> int:
+    r"""Where the last `max_tokens` tokens of `text` begin, as `encode(text).offsets` gives it.
+
+    By `_line_tokens`' identity, the whole text's tokens are the first line's, then per
+    later line `<0x0A>` and that line's own tokens: so lines are counted from the end
+    until the budget is spent, and only the line the cut falls in is encoded (as
+    "\n" + line: ["▁", <0x0A>, its tokens], offsets in that string). A cut right after a
+    line break lands on the break, which the caller's `lstrip` removes, as before.
+    """
+    kept, end = 0, len(text)
+    while True:
+        start = text.rfind("\n", 0, end) + 1  # 0: the first line
+        line = text[start:end]
+        count = _line_tokens(tokenizer, line) if start else _first_line_tokens(tokenizer, line)
+        need = max_tokens - kept
+        if need <= 0:
+            return end
+        if count > need:
+            head = "\n" if start else ""
+            enc = tokenizer.encode(head + line, add_special_tokens=False)
+            return start - len(head) + int(enc.offsets[len(enc.ids) - need][0])
+        kept += count
+        end = start - 1
 
 
 @lru_cache(maxsize=16)

@@ -10,7 +10,7 @@ from bench.records import QuestionRecord
 from bench.summarise import summarise_run
 from bench.summarise.cli import main
 from bench.summarise.clustered import HOST_KEY, clustered_paired
-from bench.summarise.render import summary_to_json
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import holm
 from tests.test_summarise import arm, record, write_run
 

@@ -12,7 +12,8 @@ from scipy.stats import binomtest
 from bench.records import ArmResult, BudgetResult
 from bench.summarise import summarise_run
 from bench.summarise.budgets import headline_budget
-from bench.summarise.render import render_text, summary_to_json
+from bench.summarise.render import render_text
+from bench.summarise.render_json import summary_to_json
 from bench.summarise.stats import holm, wilson_interval
 from tests.test_summarise import record, write_run
 

@@ -18,6 +18,8 @@ As upstream writes it (mohammadtavakoli78/BEAM):
 - Question id: `beam-<tier>-<n>:<ability>:<index in the ability's list>`; abstention
   questions end in `_abs`, the project's abstention marker (as LongMemEval's). A
   question whose text repeats another of the same chat is refused (scored twice).
+- A synthetic tier (bench/loaders/beam_synthetic.py; `SYNTHETIC.json` in the folder) loads
+  as the dataset `<name>-synthetic` with ids `beam-synthetic-<tier>-<n>…`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bench.loaders.beam_source import CHAT, conversation_folders, folder_sha256, questions_file
+from bench.loaders.beam_source import (
+    CHAT,
+    conversation_folders,
+    folder_sha256,
+    is_synthetic,
+    questions_file,
+)
 from bench.loaders.check import FileChecker
 from bench.loaders.semantics import check_conversation, check_questions
 from bench.types import Conversation, Dataset, Question, Session, Turn
@@ -58,10 +66,12 @@ _FIX = "fix the file, or point dataset.path at a BEAM tier folder in the upstrea
 def load_beam(root: Path, name: str = "beam", tier: str = "128k") -> Dataset:
     """Load every numbered conversation folder under `root` (raises DatasetError if malformed)."""
     conversations = []
+    synthetic = is_synthetic(root)
+    name, prefix = (f"{name}-synthetic", "beam-synthetic") if synthetic else (name, "beam")
     for folder in conversation_folders(root):
         chat = FileChecker(folder / CHAT, _FIX)
         check = FileChecker(questions_file(folder), _FIX)
-        conv_id = f"beam-{tier}-{folder.name}"
+        conv_id = f"{prefix}-{tier}-{folder.name}"
         conversations.append(
             beam_conversation(conv_id, (chat, chat.read_json()), (check, check.read_json()))
         )

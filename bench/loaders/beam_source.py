@@ -54,6 +54,15 @@ TIERS: dict[str, Tier] = {
 CHAT = "chat.json"
 QUESTIONS = "probing_questions.json"
 _NESTED_QUESTIONS = Path("probing_questions") / QUESTIONS
+SYNTHETIC_MANIFEST = "SYNTHETIC.json"
+"""Written by bench/loaders/beam_synthetic.py beside a synthetic tier's conversations: the
+loader then names the dataset `<name>-synthetic` and its conversations
+`beam-synthetic-<tier>-<n>`, so no run of it passes for upstream BEAM."""
+
+
+def is_synthetic(root: Path) -> bool:
+    """Whether `root` is a synthetic tier (bench/loaders/beam_synthetic.py wrote it)."""
+    return (root / SYNTHETIC_MANIFEST).is_file()
 
 
 def tier_of(cfg: DatasetConfig) -> tuple[str, Tier]:

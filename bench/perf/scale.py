@@ -6,7 +6,9 @@ temporary folder, every point measured per arm in its own process (bench/perf/sc
 - `beam`: growing prefixes of one real BEAM conversation (`scale.conversation`, default
   `1` of the 128K tier in `$BENCH_DATA_DIR/beam-100k`): the first messages holding
   `scale.fractions` of its tokens; queries are its probing questions whose evidence lies
-  inside the prefix;
+  inside the prefix. Named `beam-synthetic` when `scale.beam` is a synthetic tier
+  (bench/loaders/beam_synthetic.py): `scale.beam=<10M synthetic tier>
+  scale.fractions=0.1,0.2,0.5,1` gives the 1M, 2M, 5M and 10M-token points;
 - `niah`: haystacks of `scale.niah` tokens made by concatenating the tier's
   conversations in an order drawn with `scale.seed` (cycled when a size exceeds them),
   with needles planted at fixed depths (bench/suite/niah.py); the order is recorded.
@@ -14,14 +16,17 @@ temporary folder, every point measured per arm in its own process (bench/perf/sc
 Per point: ingestion wall and CPU seconds and seconds per 1,000 tokens, peak memory and
 what ingestion added to it, store size on disk, recall@10 of the queries (a check that
 the arm kept the conversation) and the arm's own ingestion stats. Per arm and series,
-the growth exponent (bench/perf/growth.py) of CPU and wall time, store size, the peak
-memory ingestion added and, where the arm reports it, its hot set (`hot_valid`); any
-super-linear time, store or memory, and any hot set that is not flat, is listed under
+the growth exponent (bench/perf/growth.py) of CPU and wall time, store size, the
+point's peak memory and what ingestion added to it and, where the arm reports them, its
+valid hot set (`hot_valid`) and hot rows (`hot_rows`, superseded records included); any
+super-linear time, store or memory, and any valid hot set that is not flat, is listed under
 `flags`. Everything is offline (the offline embedder; the rule extractor).
 
 Settings (`scale.<key>=<value>` after `--`): `arms` (default `rag,neuromorphic,tuned`),
 `beam` (a BEAM tier folder), `conversation`, `fractions` (default `0.125,0.25,0.5,1`),
-`niah` (token sizes, default `250000,500000,1000000`), `seed` (0), `budget_s` (900: no
+`niah` (token sizes, default `250000,500000,1000000`), `lme_sessions` (sessions of
+LongMemEval-M-shaped haystacks, one question each, e.g. `50,100,250,500`; default none)
+and `lme` (the LongMemEval-S-shaped file they are built from), `seed` (0), `budget_s` (900: no
 point starts after this many seconds; the rest are listed as skipped), `timeout_s` (600
 per point), `isolate` (true: one process per point; false measures in this process, so
 memory figures are the process's and not the point's) and `quick` (true: the BEAM
@@ -48,12 +53,16 @@ from bench.perf.growth import growth_exponent
 from bench.suite.model import Suite, suite_to_json
 
 FIXTURE = PROJECT_ROOT / "datasets" / "fixtures" / "beam"
-FITTED = ("ingest_cpu_s", "ingest_wall_s", "store_bytes", "ingest_rss_mb", "hot_valid")
+FITTED = (
+    "ingest_cpu_s", "ingest_wall_s", "store_bytes", "peak_rss_mb", "ingest_rss_mb", "hot_valid",
+    "hot_rows",
+)  # fmt: skip
 """The costs whose growth exponent is fitted, per arm and series."""
 WATCHED = {
     "ingest_cpu_s": "ingestion time",
     "store_bytes": "store size",
     "ingest_rss_mb": "ingestion memory",
+    "peak_rss_mb": "peak memory",
 }
 """Costs flagged when their growth is super-linear (and the hot set when not flat)."""
 
@@ -72,6 +81,10 @@ class ScaleSettings:
     """Prefix sizes, as fractions of the conversation's tokens."""
     niah: tuple[int, ...] = (250_000, 500_000, 1_000_000)
     """NIAH haystack sizes in tokens."""
+    lme_sessions: tuple[int, ...] = ()
+    """LongMemEval-M-shaped haystacks, in sessions (bench/perf/scale_lme.py); () leaves them out."""
+    lme: str | None = None
+    """LongMemEval-S-shaped file they are built from; None: the shared subset, else the fixture."""
     seed: int = 0
     """Seed of the NIAH conversation order and needles."""
     budget_s: float = 900.0
@@ -114,7 +127,7 @@ def _value(name: str, raw: str) -> Any:
             if any(not 0 < f <= 1 for f in values):
                 raise ValueError
             return values
-        if name == "niah":
+        if name in ("niah", "lme_sessions"):
             sizes = tuple(int(p) for p in items)
             if any(s < 1 for s in sizes):
                 raise ValueError
@@ -125,7 +138,7 @@ def _value(name: str, raw: str) -> Any:
             return float(raw)
         if name == "isolate":
             return _flag(raw, name)
-        return raw if name in ("beam", "conversation") else None
+        return raw if name in ("beam", "conversation", "lme") else None
     except ValueError:
         raise ConfigError(
             f"scale.{name}={raw}: not a valid value; see `python -m bench.perf --help`"
@@ -168,33 +181,49 @@ def beam_folder(settings: ScaleSettings) -> Path:
 def workloads(settings: ScaleSettings, folder: Path) -> tuple[list[tuple[str, Suite]], list[str]]:
     """(series, suite) for every point, smallest first, and the NIAH conversation order."""
     from bench.loaders.beam import load_beam
+    from bench.loaders.beam_source import is_synthetic
+    from bench.perf.scale_lme import lme_file, lme_suites
     from bench.suite.adapters.beam import load as beam_suites
     from bench.suite.adapters.beam import tier_label
     from bench.suite.niah import NiahSpec, niah_suite
     from bench.tokens import TokenCounter
 
     tokens = TokenCounter()
+    split = "10m" if is_synthetic(folder) else ""  # what `dataset.tier` reads it as
     wanted = [
-        s for s in beam_suites(folder, "") if s.name.rsplit("-", 1)[1] == settings.conversation
+        s for s in beam_suites(folder, split) if s.name.rsplit("-", 1)[1] == settings.conversation
     ]
     if not wanted:
         raise ConfigError(
             f"scale.conversation={settings.conversation}: no such conversation in {folder}"
         )
-    points = [("beam", s) for s in prefixes(wanted[0], settings.fractions, tokens)]
-    if not points and not settings.niah:
+    series = "beam-synthetic" if is_synthetic(folder) else "beam"
+    cut = prefixes(wanted[0], settings.fractions, tokens, partial=series == "beam-synthetic")
+    points = [(series, s) for s in cut]
+    if not points and not settings.niah and not settings.lme_sessions:
         raise ConfigError("scale.fractions=[] and scale.niah=[]: nothing to measure")
-    source = list(load_beam(folder, "beam", tier_label(folder, "")).conversations)
+    source = (
+        list(load_beam(folder, "beam", tier_label(folder, split)).conversations)
+        if settings.niah
+        else []
+    )
     random.Random(settings.seed).shuffle(source)
     for size in settings.niah:
         points.append(("niah", niah_suite(source, NiahSpec(size=size, seed=settings.seed), tokens)))
+    if settings.lme_sessions:
+        lme = lme_suites(lme_file(settings.lme), settings.lme_sessions)
+        points.extend(("lme-m", suite) for suite in lme)
     return points, [c.conversation_id for c in source]
 
 
-def prefixes(suite: Suite, fractions: tuple[float, ...], tokens: Any) -> list[Suite]:
+def prefixes(
+    suite: Suite, fractions: tuple[float, ...], tokens: Any, partial: bool = False
+) -> list[Suite]:
     """The suite cut after the first memory whose running token count reaches each fraction.
 
-    A prefix keeps the queries whose relevant ids all lie inside it (abstentions left out).
+    A prefix keeps the queries whose relevant ids all lie inside it (abstentions left out);
+    with `partial` (a synthetic tier, whose evidence names every copy), those with any
+    relevant id inside it, judged on those ids only.
     """
     counts = tokens.count_many([m.text for m in suite.memories])
     running, total = [], 0
@@ -206,7 +235,11 @@ def prefixes(suite: Suite, fractions: tuple[float, ...], tokens: Any) -> list[Su
         cut = next(i for i, r in enumerate(running) if r >= fraction * total) + 1
         memories = suite.memories[:cut]
         kept = {m.id for m in memories}
-        queries = tuple(q for q in suite.queries if q.relevance and set(q.relevance) <= kept)
+        queries = tuple(
+            replace(q, relevance={k: v for k, v in q.relevance.items() if k in kept})
+            for q in suite.queries
+            if q.relevance and (set(q.relevance) & kept if partial else set(q.relevance) <= kept)
+        )
         name = f"{suite.name}-p{round(fraction * 1000):04d}"
         out.append(Suite(name, suite.kind, suite.version, memories, queries))
     return out
@@ -287,7 +320,7 @@ def fits(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     conversation, so a fit over both would mix content with length.
     """
     out: dict[str, dict[str, Any]] = {}
-    for series in ("beam", "niah"):
+    for series in dict.fromkeys(["beam", "niah", *(r["series"] for r in rows)]):
         chosen = [r for r in rows if "error" not in r and r["series"] == series]
         per: dict[str, Any] = {}
         for name in FITTED:

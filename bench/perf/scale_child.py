@@ -8,7 +8,8 @@ point's own. Figures (offline models, the arm's default options from `conf/`):
 - `ingest_wall_s`, `ingest_cpu_s`: wall and process CPU seconds of `arm.ingest` alone
   (loading, arm construction and the recall check are outside; a throw-away arm first
   ingests two turns so that model loading and lazy imports are outside too);
-- `rss_before_mb`: peak resident set before ingesting (imports, models, the suite);
+- `rss_before_mb`: peak resident set before ingesting (imports, models, the suite),
+  the process's own (`bench/rss.py`: not the parent's, which Linux's ru_maxrss keeps);
   `peak_rss_mb`: peak after; `ingest_rss_mb` = the difference (what ingestion added
   to the peak: a lower bound of its own memory, since freed memory is reused);
 - `store_bytes`: bytes of every file under the arm's store folder after `close`;
@@ -20,13 +21,13 @@ point's own. Figures (offline models, the arm's default options from `conf/`):
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.paths import CONF_DIR
+from bench.rss import peak_rss_mb
 from bench.types import Conversation, Session
 
 RECALL_K = 10
@@ -47,11 +48,11 @@ def measure(suite_file: Path, arm_name: str, out: Path) -> dict[str, Any]:
     arm, close_providers = _open(arm_name, out, tokens)
     try:
         counted = sum(tokens.count_many([m.text for m in suite.memories]))
-        rss_before = _peak_rss_mb()
+        rss_before = peak_rss_mb()
         cpu, wall = time.process_time(), time.perf_counter()
         stats = arm.ingest(conversation)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        peak = _peak_rss_mb()
+        peak = peak_rss_mb()
         recalls = [
             recall_at(rank(arm, question).ranked, query.relevance, RECALL_K)
             for question, query in zip(conversation.questions, suite.queries, strict=True)
@@ -113,11 +114,6 @@ def store_bytes(folder: Path) -> int:
     if not folder.is_dir():
         return 0
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak resident set so far (Linux reports ru_maxrss in KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def main(argv: list[str] | None = None) -> int:

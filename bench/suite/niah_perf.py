@@ -5,7 +5,7 @@ memory, and the process's CPU seconds (user + system: on shared, oversubscribed 
 the wall-clock figures stretch with the load, CPU time much less).
 
 Each (arm, size) runs in its own process (`python -m bench.suite.niah_perf SUITE ARM OUT`)
-so its peak resident memory (ru_maxrss) is its own.
+so its peak resident memory (`bench/rss.py`: VmHWM) is its own.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.paths import CONF_DIR, PROJECT_ROOT
+from bench.rss import peak_rss_mb
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 ARMS = ("raw", "rag", "neuromorphic", "tuned")
@@ -73,7 +74,7 @@ def _measure(suite: str, arm: str, out: str) -> dict[str, Any]:
         "recall_at_10": report["retrieval"]["byK"]["10"]["recall"],
         "ingest_s": report["ingest_s"],
         "retrieve_ms_per_query": report["latency"]["avg"],
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
     }
 
