@@ -272,3 +272,24 @@ def test_a_users_own_config_folder_is_searched(tmp_path: Path, how: str) -> None
     proc = run_cli(*where, "dataset=smoke", "provider=mine", "dry_run=true",
                    f"out={tmp_path / 'run'}")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_value_of_the_wrong_type_names_its_key_first_without_omegaconfs_tail() -> None:
+    proc = run_cli("dataset=smoke", "context_budgets=[256,abc]", "dry_run=true")
+    line = last_line(proc.stderr)
+    assert proc.returncode == 2, proc.stderr
+    assert line.startswith("error: config: context_budgets[1]: Value 'abc'"), line
+    assert "full_key" not in proc.stderr and "reference_type" not in proc.stderr
+
+
+def test_the_board_without_a_run_is_one_line() -> None:
+    import subprocess
+    import sys
+
+    from tests.e2e_support import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.board"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: the following arguments are required: RUN_DIR")

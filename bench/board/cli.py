@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bench.board.entries import Entry, entries_of, grouped
 from bench.board.render import render_html, render_markdown
+from bench.cli_errors import OneLineParser
 from bench.errors import BenchError
 from bench.files import write_text_atomic
 from bench.summarise.load import SummaryError, load_run
@@ -34,7 +35,7 @@ class BoardError(BenchError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m bench.board", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument(

@@ -118,7 +118,7 @@ _UNKNOWN_KEY = (
 
 def unknown_key(exc: BaseException) -> str | None:
     """The dotted config key an unknown-key error from Hydra or OmegaConf names, else None."""
-    text = one_line(exc)
+    text = " ".join(str(exc).split())  # OmegaConf's `full_key:` tail kept: it names the key
     for pattern in _UNKNOWN_KEY:
         if found := pattern.search(text):
             return found.group(1)
@@ -174,6 +174,20 @@ def keys_at(cfg: Any, path: list[str]) -> list[str]:
     return [str(k) for k in node if k != "hydra"] if isinstance(node, DictConfig) else []
 
 
+_OMEGACONF_TAIL = re.compile(
+    r"\s+full_key: (\S*)(?:\s+reference_type=\S+)?(?:\s+object_type=\S+)?$"
+)
+
+
 def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (Hydra's and OmegaConf's span several)."""
-    return " ".join(str(exc).split())
+    """An exception's message on one line (Hydra's and OmegaConf's span several).
+
+    OmegaConf's tail (`full_key: a.b reference_type=... object_type=...`) becomes the
+    place it names, first: `a.b: Value 'x' ... could not be converted to Integer`.
+    """
+    text = " ".join(str(exc).split())
+    tail = _OMEGACONF_TAIL.search(text)
+    if tail is None:
+        return text
+    head = text[: tail.start()].rstrip()
+    return f"{tail.group(1)}: {head}" if tail.group(1) else head
