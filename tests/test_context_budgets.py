@@ -122,7 +122,7 @@ def _view(out: Path) -> dict[str, dict[str, Any]]:
 @pytest.mark.slow
 def test_a_run_grown_budget_by_budget_equals_a_straight_one(tmp_path: Path) -> None:
     """Resume continues per budget: a plain run, then [64], then [64,256] equals [64,256]."""
-    base = ("dataset=smoke", "progress=false", "limit.questions=3", "arms=[raw,rag]")
+    base = ("dataset=smoke", "progress=false", "limit.per_conversation=3", "arms=[raw,rag]")
     straight, grown = tmp_path / "straight", tmp_path / "grown"
     assert run_cli(*base, f"out={straight}", "context_budgets=[64,256]").returncode == 0
     for budgets in ("[]", "[64]", "[256,64]"):

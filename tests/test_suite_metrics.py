@@ -136,7 +136,7 @@ def test_sweep_gives_each_job_a_directory_and_shares_one_ingestion(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr[-2000:]
     jobs = sorted(p.name for p in out.iterdir() if (p / "report.json").is_file())
     assert jobs == [
-        f"arm_options.rag.order={o},arm_options.rag.top_k={k},arms=[rag]"
+        f"arm_options.rag.order={o},arm_options.rag.top_k={k},arms=_rag_"  # shell-safe names
         for o in ("score", "time")
         for k in (1, 2, 3)
     ]  # six configurations, one ingestion:

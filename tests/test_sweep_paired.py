@@ -39,7 +39,7 @@ def test_run_sweep_pairs_every_job_with_the_first_on_question_id(tmp_path: Path)
     out = tmp_path / "sweep"
     proc = run_cli("-m", *SMOKE_SWEEP, f"out={out}")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    jobs = [f"arm_options.rag.top_k={k},arms=[rag],dataset=smoke" for k in (1, 10)]
+    jobs = [f"arm_options.rag.top_k={k},arms=_rag_,dataset=smoke" for k in (1, 10)]  # shell-safe
     assert all((out / j / "run.json").is_file() for j in jobs)
     verdict = summarise_run(out / jobs[1]).verdict  # compared on its own questions
     assert "tuned-in-sample" in {r.code for r in verdict.reasons}

@@ -65,7 +65,8 @@ def record_sweep_job(
     job = _multirun_job()
     if job is None:
         return
-    from bench.summarise.sweep import SWEEP_ROWS, SWEEP_TABLE, SweepRow, read_rows, render
+    from bench.summarise.model import SWEEP_ROWS
+    from bench.summarise.sweep import SWEEP_TABLE, SweepRow, read_rows, render
 
     sweep_dir, job_dir, num = job  # imported here: a plain run never needs the table
     row = SweepRow(job_dir.name, num, tool, outcomes, extra or {}, clusters or {})

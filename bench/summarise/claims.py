@@ -34,9 +34,8 @@ from bench.summarise import verdict as v
 from bench.summarise.calibration_view import calibration_problems, lenient_judges
 from bench.summarise.cautions import dataset_loader
 from bench.summarise.flags import DEGENERATE, SELF_JUDGING
-from bench.summarise.model import SMALL_N, CoverageRow, Summary
+from bench.summarise.model import SMALL_N, SWEEP_ROWS, CoverageRow, Summary
 from bench.summarise.scales import RecordFacts, judge_base, rule_judge
-from bench.summarise.sweep import SWEEP_ROWS
 
 OFFICIAL_JUDGE = {
     "locomo": "mem0_locomo",

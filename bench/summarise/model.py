@@ -62,6 +62,10 @@ SMALL_N = 300
 """Below this many paired questions a comparison is underpowered: not a result."""
 LATENCY_QUANTILES = (50, 75, 90, 99)
 
+SWEEP_ROWS = "sweep-rows"
+"""The folder of a `-m` sweep holding one row file per job (bench.summarise.sweep); a run
+whose parent holds it is a sweep job (bench.summarise.claims: tuned-in-sample)."""
+
 
 @dataclass
 class GroupStats:

@@ -35,11 +35,10 @@ from typing import Any
 
 from bench.files import write_text_atomic
 from bench.summarise.clustered import ClusteredTest, clustered_paired
+from bench.summarise.model import SWEEP_ROWS
 from bench.summarise.stats import holm, mcnemar_exact_p
 from bench.untrusted import read_json_object
 
-SWEEP_ROWS = "sweep-rows"
-"""The folder of a sweep holding one row file per job."""
 SWEEP_TABLE = "sweep.md"
 """The paired sweep table, rewritten after every job."""
 
