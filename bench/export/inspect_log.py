@@ -44,7 +44,7 @@ def verdict_value(correct: bool) -> str:
     """The `C` (correct) / `I` (incorrect) for a boolean verdict."""
     from inspect_ai.scorer import CORRECT, INCORRECT
 
-    return CORRECT if correct else INCORRECT
+    return str(CORRECT if correct else INCORRECT)  # a str with or without the extra installed
 
 
 def sample_scores(res: ArmResult) -> dict[str, Score]:
