@@ -17,7 +17,6 @@ result or a question never written: those are what an interrupted run must redo.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -35,19 +34,19 @@ JUDGE = "judge"
 def append_writes(
     run_dir: Path,
     question_id: str,
-    record_path: Path,
+    digest: str,
     results: Mapping[str, Any],
     actions: Mapping[str, str],
 ) -> None:
     """Append one line per arm in `actions` (arm -> `answer`/`judge`) for a written record.
 
+    `digest`: the record's SHA-256 as written (`bench.verify.journal.note_record`).
     `results`: arm -> its `ArmResult` (read: `status`, `correct`). One `write` of all
     lines on a file opened for appending, so writers in several processes interleave
     whole lines.
     """
     if not actions:
         return
-    digest = hashlib.sha256(record_path.read_bytes()).hexdigest()
     lines = []
     for arm, action in actions.items():
         result = results[arm]

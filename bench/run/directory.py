@@ -254,9 +254,9 @@ class RunDirectory:
         (arm -> `answer`/`judge`): the arms this write answered or judged, appended to
         the run's ledger (`bench.ledger`).
         """
-        note_record(self.path, question.file_stem, record)  # first: a kill leaves it journaled
-        path = write_record(self.path, question.file_stem, record)
-        append_writes(self.path, record.question_id, path, record.arms, actions or {})
+        digest = note_record(self.path, question.file_stem, record)  # first: kill-safe
+        write_record(self.path, question.file_stem, record)
+        append_writes(self.path, record.question_id, digest, record.arms, actions or {})
         self.records_written += 1
         legacy = record_path(self.path, question.legacy_file_stem)
         if question.legacy_file_stem != question.file_stem and _is_file(legacy):

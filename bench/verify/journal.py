@@ -28,12 +28,17 @@ LINE = re.compile(r"([0-9a-f]{64}) (questions/[^\n]+)")
 """One journal line: the SHA-256 of the bytes written, then the record's path."""
 
 
-def note_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> None:
-    """Journal the record about to be written (call before `write_record`)."""
+def note_record(run_dir: Path, file_stem: str, record: QuestionRecord) -> str:
+    """Journal the record about to be written (call before `write_record`); its SHA-256.
+
+    The digest is of the exact bytes `write_record` writes (`json_text`), so the caller
+    passes it on (`bench.ledger.append_writes`) instead of hashing the file again.
+    """
     digest = hashlib.sha256(json_text(record.to_json()).encode("utf-8")).hexdigest()
     rel = record_path(run_dir, file_stem).relative_to(run_dir).as_posix()
     with open(run_dir / JOURNAL, "a", encoding="utf-8") as handle:
         handle.write(f"{digest} {rel}\n")
+    return digest
 
 
 def written(run_dir: Path) -> dict[str, set[str]] | None:
