@@ -10,6 +10,7 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -150,17 +151,17 @@ class RunMeta:
     """When this file was last rewritten."""
     arms: list[str] = field(default_factory=list)
     """Every arm the run has answered with, in run order."""
-    identity: dict[str, Any] = field(default_factory=dict)
+    identity: Mapping[str, object] = field(default_factory=dict)
     """What must not change between a run and its resumption (see bench.run.directory)."""
     config_hash: str | None = None
     """`stable_hash` of the identity."""
-    config: dict[str, Any] = field(default_factory=dict)
+    config: Mapping[str, object] = field(default_factory=dict)
     """The resolved run config (secrets scrubbed)."""
     provenance: ProvenanceMeta = field(default_factory=ProvenanceMeta)
     """Code version and environment."""
     dataset: DatasetMeta = field(default_factory=DatasetMeta)
     """The dataset file."""
-    dataset_stats: dict[str, Any] = field(default_factory=dict)
+    dataset_stats: Mapping[str, object] = field(default_factory=dict)
     """Counts of conversations, sessions, turns and questions."""
     provider: ProviderMeta = field(default_factory=ProviderMeta)
     """Models used."""
@@ -176,19 +177,19 @@ class RunMeta:
     """The outcome rule's name (`bench.scoring.rules.Outcome.name`)."""
     warnings: list[str] = field(default_factory=list)
     """Warnings the run raised for the reader (e.g. judge = answerer model)."""
-    accounting: dict[str, Any] = field(default_factory=dict)
+    accounting: Mapping[str, object] = field(default_factory=dict)
     """Cumulative requests, tokens, latency and cost per role, over every session."""
-    extraction_health: dict[str, Any] = field(default_factory=dict)
+    extraction_health: Mapping[str, object] = field(default_factory=dict)
     """arm -> conversation -> {exchanges, failed, facts} (bench.scoring.health)."""
-    retrieval_health: dict[str, Any] = field(default_factory=dict)
+    retrieval_health: Mapping[str, object] = field(default_factory=dict)
     """arm -> unit -> {queries, failed, timed_out, empty, items, requested_k, units, stored,
     probe} (bench.scoring.retrieval_health)."""
     repeats: RepeatsMeta = field(default_factory=RepeatsMeta)
     """The `repeats=N` plan (written only when N > 1)."""
-    conversation_tokens: dict[str, Any] = field(default_factory=dict)
+    conversation_tokens: Mapping[str, object] = field(default_factory=dict)
     """Unit (conversation, LongMemEval haystack) -> tokens of its whole transcript
     (`Conversation.transcript`, counted with `tokenizer`): coverage's denominator."""
-    sample: dict[str, Any] = field(default_factory=dict)
+    sample: Mapping[str, object] = field(default_factory=dict)
     """The seeded stratified sample drawn (`limit.per_category` / `limit.fraction`):
     seed, size, per-category kept/of, ids_sha256 (`bench.types.SampleInfo.to_json`);
     written only for a sampled run."""
@@ -279,7 +280,7 @@ def _build(cls: type, data: dict[str, Any], where: str, notes: list[str]) -> Any
 
 def _expected(cls: type, name: str) -> type | tuple[type, ...]:
     annotation = str(next(f.type for f in fields(cls) if f.name == name))
-    if annotation.startswith("dict"):
+    if annotation.startswith(("dict", "Mapping")):
         return dict
     if annotation.startswith("bool"):
         return bool

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.config import DatasetConfig, EndpointConfig, ProviderConfig, RunConfig
+from bench.providers.probe import Probes
 from tests.e2e_support import last_line, run_cli
 from tests.fault_server import Fault, FaultServer
 
@@ -92,3 +94,31 @@ def test_evaluate_without_predictions_stops_in_one_line(tmp_path: Path) -> None:
     line = last_line(proc.stderr)
     assert proc.returncode == 2 and line.startswith("error: ") and "phase=predict" in line
     assert "Traceback" not in proc.stderr and not list(out.glob("questions/*.json"))
+
+
+def _run_cfg(url: str) -> RunConfig:
+    answerer = EndpointConfig(kind="openai", model="m", base_url=url)
+    return RunConfig(
+        dataset=DatasetConfig(), provider=ProviderConfig(answerer=answerer), arms=[],
+        arm_options={}, out="unused",
+    )  # fmt: skip
+
+
+def test_each_url_is_probed_once_until_the_probes_are_reset() -> None:
+    """`Probes` owns what was probed: a second run skips the connect, `reset` forgets it."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.settimeout(5)
+        cfg = _run_cfg(f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+        probes = Probes()
+        probes.run(cfg)
+        probes.run(cfg)
+        listener.accept()[0].close()
+        listener.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # the second run did not connect again
+        probes.reset()
+        probes.run(cfg)
+        listener.settimeout(5)
+        listener.accept()[0].close()

@@ -11,7 +11,13 @@ import pytest
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, ProviderConfig
 from bench.errors import ProviderError
 from bench.providers.factory import build_providers
-from bench.providers.secrets import RedactingFilter, read_api_key, redact, remember
+from bench.providers.secrets import (
+    KnownSecrets,
+    RedactingFilter,
+    read_api_key,
+    redact,
+    remember,
+)
 from tests.fault_replies import echo_chat_fn
 from tests.fault_server import Fault, FaultServer
 
@@ -133,3 +139,16 @@ def test_redacting_filter_scrubs_exception_text():
     assert RedactingFilter().filter(record)
     formatted = logging.Formatter().format(record)
     assert "ValueError: ***" in formatted and FAKE_KEY not in formatted
+
+
+def test_forgetting_the_known_secrets_stops_masking_them() -> None:
+    """`KnownSecrets` owns what `redact` masks; `forget_all` is its one reset."""
+    known = KnownSecrets()
+    secret = "plain-word-secret-0123"
+    known.add(secret)
+    known.add("short")  # too short to mask without masking ordinary words
+    assert known.longest_first() == [secret]
+    known.forget_all()
+    assert known.longest_first() == []
+    remember(secret)
+    assert redact(f"x {secret} y") == "x *** y"

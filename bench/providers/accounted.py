@@ -7,12 +7,11 @@ Offline calls are deterministic and free, so they are never cached; they are cou
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
 from bench.providers.accounting import Accountant
-from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
+from bench.providers.base import CallOptions, ChatProvider, Embedder, Message, Tool
 from bench.types import ChatResult
 
 
@@ -29,7 +28,7 @@ class AccountedChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:

@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from bench.errors import ConfigError
 from bench.hashing import content_key
-from bench.providers.base import CallOptions, Message
+from bench.providers.base import CallOptions, Message, Tool
+from bench.typed_json import JSONObject
 from bench.untrusted import UntrustedJSONError, expect_object, parse_json
 
 log = logging.getLogger("bench.providers")
@@ -122,7 +123,7 @@ class ResponseCache:
                 found.update((k, bytes(v)) for k, v in db.execute(query, chunk))
         return found
 
-    def get_json(self, key: str) -> dict[str, Any] | None:
+    def get_json(self, key: str) -> JSONObject | None:
         """A stored JSON object, or None (also for a poisoned row, which is moved aside).
 
         A row that is not a JSON object (`bench.untrusted`: not UTF-8, malformed, too
@@ -180,7 +181,7 @@ class ResponseCache:
             )
             db.commit()
 
-    def put_json(self, key: str, kind: str, value: dict[str, Any]) -> None:
+    def put_json(self, key: str, kind: str, value: JSONObject) -> None:
         """Store a JSON object."""
         self.put(key, kind, json.dumps(value, sort_keys=True).encode("utf-8"))
 
@@ -261,7 +262,7 @@ class ForgetsReplies(Protocol):
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> None:
@@ -273,7 +274,7 @@ def forget_reply(
     chat: object,
     messages: list[Message],
     *,
-    tools: list[dict[str, Any]] | None = None,
+    tools: list[Tool] | None = None,
     prompt_version: str = "",
     options: CallOptions | None = None,
 ) -> bool:

@@ -26,7 +26,7 @@ from bench.errors import ConfigError
 from bench.names import unknown
 from bench.providers.accounted import AccountedChat, AccountedEmbedder
 from bench.providers.accounting import Accountant
-from bench.providers.base import CallOptions, ChatProvider, Embedder, Message
+from bench.providers.base import CallOptions, ChatProvider, Embedder, Message, Tool
 from bench.providers.cache import ResponseCache
 from bench.providers.deployment import DEFAULT_BASE_URL, Deployment, make_client
 from bench.providers.ratelimit import Limiter, LimiterFactory, SlidingWindowLimiter
@@ -291,7 +291,7 @@ class NoAnswerer:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from bench.providers.answer_context import ABSTAIN, extract_context
-from bench.providers.base import CallOptions, Message
+from bench.providers.base import CallOptions, Message, Tool
 from bench.providers.offline_reader import spans
 from bench.providers.offline_reader.dates import coarsen, date_answer, says_when
 from bench.providers.offline_reader.index import (
@@ -287,7 +287,7 @@ class OfflineAnswerer:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, object]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:

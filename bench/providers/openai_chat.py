@@ -27,14 +27,15 @@ import json
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 from bench.config import EndpointConfig
 from bench.errors import ProviderError
-from bench.providers.accounting import Accountant, Price, usage_dict
-from bench.providers.base import CallOptions, Message
+from bench.providers.accounting import Accountant, Price
+from bench.providers.base import CallOptions, Message, RequestParams, Tool
 from bench.providers.cache import ResponseCache, cache_key
+from bench.providers.chat_rows import reply_from_row, reply_row, row_problem
 from bench.providers.deployment import AttemptCounter, Deployment
 from bench.providers.reasoning import (
     ReasoningSwitch,
@@ -44,6 +45,7 @@ from bench.providers.reasoning import (
 )
 from bench.providers.retry import EmptyCompletion, MalformedResponse
 from bench.providers.secrets import redact_chat
+from bench.typed_json import JSONObject
 from bench.types import ChatResult, Usage
 
 
@@ -55,7 +57,7 @@ class SamplingRejected(ProviderError):
         self.http_requests = http_requests
 
 
-def estimate_tokens(messages: list[Message], tools: list[dict[str, Any]] | None, out: int) -> int:
+def estimate_tokens(messages: list[Message], tools: list[Tool] | None, out: int) -> int:
     """A cheap upper-ish estimate for the limiter: ~4 characters per token, plus output."""
     chars = len(json.dumps(messages, ensure_ascii=False))
     if tools:
@@ -92,7 +94,7 @@ class OpenAIChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:
@@ -111,7 +113,7 @@ class OpenAIChat:
     def _complete(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[Tool] | None,
         prompt_version: str,
         options: CallOptions | None,
         started: float,
@@ -153,7 +155,7 @@ class OpenAIChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> None:
@@ -167,14 +169,14 @@ class OpenAIChat:
     def request_key(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> str:
         """The cache key this request has now (the dry run looks it up)."""
         return self._key(messages, tools, prompt_version, self.params_for(options))
 
-    def params_for(self, options: CallOptions | None = None) -> dict[str, Any]:
+    def params_for(self, options: CallOptions | None = None) -> RequestParams:
         """The parameters sent now: reasoning ones in reasoning mode, else the sampling ones."""
         if self.reasoning.on:
             return reasoning_params(self._cfg, options, json_schema=self.json_schema)
@@ -187,12 +189,12 @@ class OpenAIChat:
             caps.append(completion_cap(reasoning_params(self._cfg, options, json_schema=False)))
         return max(caps)
 
-    def _params(self, options: CallOptions | None = None) -> dict[str, Any]:
+    def _params(self, options: CallOptions | None = None) -> RequestParams:
         """The sampling parameters sent: the endpoint's, narrowed by the call's options.
 
         Keys appear only when set, so requests without options keep their old cache keys.
         """
-        params: dict[str, Any] = {
+        params: RequestParams = {
             "temperature": self._cfg.temperature,
             "max_tokens": self._cfg.max_tokens,
         }
@@ -209,9 +211,9 @@ class OpenAIChat:
     def _key(
         self,
         messages: list[Message],
-        tools: list[dict[str, Any]] | None,
+        tools: list[Tool] | None,
         prompt_version: str,
-        params: dict[str, Any],
+        params: RequestParams,
     ) -> str:
         """The cache key of a request: everything that determines the reply, never the key."""
         return cache_key(
@@ -227,8 +229,8 @@ class OpenAIChat:
     def _fetch(
         self,
         messages: list[Message],
-        params: dict[str, Any],
-        tools: list[dict[str, Any]] | None,
+        params: RequestParams,
+        tools: list[Tool] | None,
         key: str,
         started: float,
         extra: int = 0,
@@ -249,24 +251,24 @@ class OpenAIChat:
             self._record_failure(extra + counter.n, started)
             raise
         result = _with_latency(redact_chat(result), _ms_since(started))  # before it is stored
-        self._cache.put_json(key, "chat", _to_json(result))
+        self._cache.put_json(key, "chat", reply_row(result))
         self._record(result, http_requests=extra + counter.n)
         return result
 
-    def _cached(self, key: str) -> dict[str, Any] | None:
+    def _cached(self, key: str) -> JSONObject | None:
         """The cached reply under `key`, or None; a row that is no chat reply is moved aside."""
         hit = self._cache.get_json(key)
-        if hit is None or (problem := reply_problem(hit)) is None:
+        if hit is None or (problem := row_problem(hit)) is None:
             return hit
         self._cache.quarantine(key, problem)
         return None
 
-    def _hit(self, stored: dict[str, Any], started: float, extra: int = 0) -> ChatResult:
+    def _hit(self, stored: JSONObject, started: float, extra: int = 0) -> ChatResult:
         """A cached reply carries its original latency; accounting gets the lookup time."""
         lookup_ms = _ms_since(started)
         original = stored.get("latency_ms")
         latency = float(original) if isinstance(original, int | float) else lookup_ms
-        result = redact_chat(_from_json(stored, cached=True, latency_ms=latency))  # older rows
+        result = redact_chat(reply_from_row(stored, cached=True, latency_ms=latency))  # older rows
         self._record(_with_latency(result, lookup_ms), http_requests=extra)
         return result
 
@@ -309,8 +311,8 @@ def _request(
     client: Any,
     model: str,
     messages: list[Message],
-    params: dict[str, Any],
-    tools: list[dict[str, Any]] | None,
+    params: RequestParams,
+    tools: list[Tool] | None,
 ) -> ChatResult:
     """One HTTP attempt, parsed; raises MalformedResponse / EmptyCompletion."""
     extra = {"tools": tools} if tools else {}
@@ -337,7 +339,7 @@ def _request(
     )
 
 
-def _hint(finish: str, params: dict[str, Any]) -> str:
+def _hint(finish: str, params: RequestParams) -> str:
     if finish != "length":
         return ""
     if "max_completion_tokens" in params:
@@ -352,42 +354,6 @@ def _usage(usage: Any) -> Usage:
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         reasoning_tokens=int(getattr(details, "reasoning_tokens", 0) or 0),
-    )
-
-
-def _to_json(result: ChatResult) -> dict[str, Any]:
-    return {
-        "text": result.text,
-        "model": result.model,
-        "usage": usage_dict(result.usage),
-        "finish_reason": result.finish_reason,
-        "tool_calls": list(result.tool_calls),
-        "latency_ms": result.latency_ms,
-    }
-
-
-def reply_problem(data: dict[str, Any]) -> str | None:
-    """What makes a cached row no reply `_to_json` wrote (None when it is one)."""
-    kinds = {"text": str, "model": str, "usage": dict, "finish_reason": str, "tool_calls": list}
-    wrong = [name for name, kind in kinds.items() if not isinstance(data.get(name), kind)]
-    if wrong:
-        return f"not a chat reply: {wrong[0]} is {type(data.get(wrong[0])).__name__}"
-    usage, names = data["usage"], {f.name for f in fields(Usage)}
-    if set(usage) - names or not all(type(v) is int for v in usage.values()):
-        return "not a chat reply: usage is not a set of token counts"
-    ok = all(isinstance(call, dict) for call in data["tool_calls"])
-    return None if ok else "not a chat reply: tool_calls are not objects"
-
-
-def _from_json(data: dict[str, Any], *, cached: bool, latency_ms: float) -> ChatResult:
-    return ChatResult(
-        text=data["text"],
-        model=data["model"],
-        usage=Usage(**data["usage"]),
-        finish_reason=data["finish_reason"],
-        tool_calls=tuple(data["tool_calls"]),
-        cached=cached,
-        latency_ms=latency_ms,
     )
 
 

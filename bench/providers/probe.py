@@ -20,31 +20,37 @@ import errno
 import logging
 import socket
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bench.errors import ProviderError
+
+if TYPE_CHECKING:
+    from bench.config import EmbedderConfig, EndpointConfig, RunConfig
+
+    Endpoint = EndpointConfig | EmbedderConfig
 
 log = logging.getLogger("bench.providers")
 PROBE_TIMEOUT_S = 5.0
 """Longest wait for a connect; a slower server is left to the normal retry path."""
 _FATAL = (errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH)
-_probed: set[str] = set()
-_probing = threading.Lock()
 OPENAI_URL = "https://api.openai.com/v1"
 """OpenAI's own API, the default base URL: its `/models` lists every model a key may use."""
 
 
-def configured_endpoints(cfg: Any) -> list[tuple[str, str]]:
+def configured_endpoints(cfg: RunConfig) -> list[tuple[str, str]]:
     """(setting, base URL) of every configured non-offline endpoint of a RunConfig."""
     return [(setting, url) for setting, url, _ in _endpoints(cfg)]
 
 
-def _endpoints(cfg: Any) -> list[tuple[str, str, Any]]:
+def _endpoints(cfg: RunConfig) -> list[tuple[str, str, Endpoint]]:
     """(setting, base URL, endpoint config) of every non-offline endpoint of a RunConfig."""
     p = cfg.provider
-    named = [("provider.answerer", p.answerer), ("provider.extractor", p.extractor),
-             ("provider.embedder", p.embedder)]  # fmt: skip
+    named: list[tuple[str, Endpoint]] = [
+        ("provider.answerer", p.answerer),
+        ("provider.extractor", p.extractor),
+        ("provider.embedder", p.embedder),
+    ]
     named += [(f"judges.{j.judge_id}.endpoint", j.endpoint) for j in cfg.judges]
     return [
         (setting, e.base_url or OPENAI_URL, e)
@@ -53,28 +59,53 @@ def _endpoints(cfg: Any) -> list[tuple[str, str, Any]]:
     ]
 
 
-def probe_endpoints(cfg: Any) -> None:
-    """Connect once to each endpoint's host, then check its key and model (`check_key`).
+class Probes:
+    """What this process has probed: each URL and each key check once per run (process).
 
-    Raises ProviderError naming an unreachable URL, a rejected key or an unknown model.
+    Owned by `PROBES`; `reset` forgets them (a test, or a long-lived process starting a
+    new run against servers that may have changed).
     """
-    with _probing:  # units side by side (lanes) probe once between them
-        for setting, url, _ in _endpoints(cfg):
-            if url not in _probed:
-                probe(url, setting)
-                _probed.add(url)
-        for seen, (setting, url, endpoint) in key_checks(cfg).items():
-            if seen not in _probed:
-                check_key(url, setting, endpoint)
-                _probed.add(seen)
+
+    def __init__(self) -> None:
+        self._done: set[str] = set()
+        self._lock = threading.Lock()
+
+    def run(self, cfg: RunConfig) -> None:
+        """Connect once to each endpoint's host, then check its key and model (`check_key`).
+
+        Raises ProviderError naming an unreachable URL, a rejected key or an unknown model.
+        """
+        with self._lock:  # units side by side (lanes) probe once between them
+            for setting, url, _ in _endpoints(cfg):
+                if url not in self._done:
+                    probe(url, setting)
+                    self._done.add(url)
+            for seen, (setting, url, endpoint) in key_checks(cfg).items():
+                if seen not in self._done:
+                    check_key(url, setting, endpoint)
+                    self._done.add(seen)
+
+    def reset(self) -> None:
+        """Forget every probe, so the next `run` probes each endpoint again."""
+        with self._lock:
+            self._done.clear()
 
 
-def key_checks(cfg: Any) -> dict[str, tuple[str, str, Any]]:
+PROBES = Probes()
+"""The process's probes (`PROBES.reset()` forgets them)."""
+
+
+def probe_endpoints(cfg: RunConfig) -> None:
+    """`PROBES.run(cfg)`: each endpoint of `cfg` probed once per process (see `Probes`)."""
+    PROBES.run(cfg)
+
+
+def key_checks(cfg: RunConfig) -> dict[str, tuple[str, str, Endpoint]]:
     """The distinct `check_key` requests of a RunConfig: one per URL, key variable, model."""
-    checks = {}
+    checks: dict[str, tuple[str, str, Endpoint]] = {}
     for setting, url, endpoint in _endpoints(cfg):
-        key_env = getattr(endpoint, "api_key_env", None)
-        seen = f"{url} {key_env} {getattr(endpoint, 'model', '')}"
+        key_env = endpoint.api_key_env
+        seen = f"{url} {key_env} {endpoint.model}"
         if key_env and seen not in checks:
             checks[seen] = (setting, url, endpoint)
     return checks
@@ -98,7 +129,7 @@ def probe(url: str, setting: str) -> None:
         log.warning("endpoint %s did not answer a connect (%s); calls will retry", url, exc)
 
 
-def check_key(url: str, setting: str, endpoint: Any) -> None:
+def check_key(url: str, setting: str, endpoint: Endpoint) -> None:
     """One authenticated `GET <url>/models`: ProviderError on a rejected key or unknown model.
 
     The model check runs on OpenAI's own API only: other servers (llama.cpp, vLLM behind

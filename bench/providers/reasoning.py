@@ -21,11 +21,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.errors import ConfigError
-from bench.providers.base import CallOptions
+from bench.providers.base import CallOptions, RequestParams
 from bench.providers.secrets import redact
+
+if TYPE_CHECKING:
+    from bench.config import EndpointConfig
 
 log = logging.getLogger("bench.providers")
 
@@ -60,9 +63,11 @@ def check_effort(value: str | None, setting: str) -> None:
         raise ConfigError(f"{setting}={value!r}: expected null or one of {', '.join(known)}")
 
 
-def reasoning_params(cfg: Any, options: CallOptions | None, *, json_schema: bool) -> dict[str, Any]:
+def reasoning_params(
+    cfg: EndpointConfig, options: CallOptions | None, *, json_schema: bool
+) -> RequestParams:
     """The parameters a reasoning-mode call sends (see the module docstring)."""
-    params: dict[str, Any] = {"max_completion_tokens": cfg.max_completion_tokens or cfg.max_tokens}
+    params: RequestParams = {"max_completion_tokens": cfg.max_completion_tokens or cfg.max_tokens}
     if cfg.reasoning_effort is not None:
         params["reasoning_effort"] = cfg.reasoning_effort
     if options is not None and options.json_schema is not None and json_schema:
@@ -70,7 +75,7 @@ def reasoning_params(cfg: Any, options: CallOptions | None, *, json_schema: bool
     return params
 
 
-def completion_cap(params: dict[str, Any]) -> int:
+def completion_cap(params: RequestParams) -> int:
     """The completion tokens a request may generate: whichever cap it sends."""
     return int(params.get("max_completion_tokens") or params["max_tokens"])
 
@@ -113,7 +118,7 @@ class ReasoningSwitch:
         """True when calls are sent with the reasoning parameters."""
         return self._on
 
-    def detect(self, exc: BaseException, params: dict[str, Any]) -> bool:
+    def detect(self, exc: BaseException, params: RequestParams) -> bool:
         """True when `exc` is a reasoning model's 400 to ordinary `params` on `auto`.
 
         The switch is then on; the first thread to see it logs the one line.

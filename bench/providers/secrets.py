@@ -25,8 +25,38 @@ PLACEHOLDER_KEY = "not-needed"
 """Sent to local servers that need no key (the SDK refuses an empty one)."""
 
 _MIN_FRAGMENT = 8
-_lock = threading.Lock()
-_known: set[str] = set()
+
+
+class KnownSecrets:
+    """The secrets this process has read or been given, for `redact` to mask.
+
+    Owned by `KNOWN`; `forget_all` empties it (a test, or a process done with a run's
+    keys). Thread-safe: lanes read keys while others redact.
+    """
+
+    def __init__(self) -> None:
+        self._secrets: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, secret: str) -> None:
+        """Remember `secret` (one shorter than 8 characters, or the placeholder, is not kept)."""
+        if len(secret) >= _MIN_FRAGMENT and secret != PLACEHOLDER_KEY:
+            with self._lock:
+                self._secrets.add(secret)
+
+    def longest_first(self) -> list[str]:
+        """The secrets, longest first (so a key is masked before a shorter one inside it)."""
+        with self._lock:
+            return sorted(self._secrets, key=len, reverse=True)
+
+    def forget_all(self) -> None:
+        """Forget every secret: `redact` then masks only key-shaped text and bearer tokens."""
+        with self._lock:
+            self._secrets.clear()
+
+
+KNOWN = KnownSecrets()
+"""The process's known secrets (`KNOWN.forget_all()` resets them)."""
 
 
 def read_api_key(env_name: str | None, setting: str) -> str:
@@ -66,10 +96,8 @@ def read_service_token(env_name: str, setting: str) -> str:
 
 
 def remember(secret: str) -> None:
-    """Add a secret to the set that `redact` scrubs."""
-    if len(secret) >= _MIN_FRAGMENT and secret != PLACEHOLDER_KEY:
-        with _lock:
-            _known.add(secret)
+    """Add a secret to the set that `redact` scrubs (`KNOWN.add`)."""
+    KNOWN.add(secret)
 
 
 MASK = "***"
@@ -88,9 +116,7 @@ def redact(text: str) -> str:
     `Bearer <token>` and anything shaped like an OpenAI key (`sk-` + 16 or more).
     """
     text = _KEY_LIKE.sub(MASK, _BEARER.sub(lambda m: m.group(1) + MASK, text))
-    with _lock:
-        secrets = sorted(_known, key=len, reverse=True)
-    for secret in secrets:
+    for secret in KNOWN.longest_first():
         if secret in text:
             text = text.replace(secret, "***")
         for fragment in (secret[:_MIN_FRAGMENT], secret[-_MIN_FRAGMENT:]):

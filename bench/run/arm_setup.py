@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from bench.arm import Arm, ArmServices, IngestProgress
 from bench.arm.guard import open_arm
 from bench.config import RunConfig
 from bench.hashing import stable_hash
 from bench.paths import contained, safe_name
+from bench.providers.base import ArmModels
 from bench.run.settings import ArmSpec
 from bench.tokens import TokenCounter
 
@@ -18,7 +18,7 @@ from bench.tokens import TokenCounter
 def open_arms(
     specs: list[ArmSpec],
     cfg: RunConfig,
-    providers: Any,
+    providers: ArmModels,
     tokens: TokenCounter,
     run_dir: Path,
     store_root: Path | None = None,

@@ -78,7 +78,7 @@ _SHAPE_KEYS = ("dataset_sha256", "prompt_sha256", "answerer", "extractor", "embe
 """Identity keys every run.json `bench.run` has written holds, each a string."""
 
 
-def identity_shaped(ident: Any) -> bool:
+def identity_shaped(ident: object) -> bool:
     """Whether `ident` has the shape `identity` writes (every run.json since v0.1.0 does).
 
     A foreign object in its place (`{}`, `{"x": 1}`, keys of the wrong type) would
@@ -106,7 +106,7 @@ class RunDirectory:
         """Stamped on every record this process writes (set by `write_run_json`)."""
         self.records_written = 0
         """Records this process has written (run.json's provenance follows them)."""
-        self._verify_records: dict[str, Any] | None = None
+        self._verify_records: Mapping[str, object] | None = None
         """The identity every record must match when run.json cannot vouch for them."""
         self._verify_prints: dict[str, str] = {}
         """`fingerprint(_verify_records)`, made once for all the records read."""
@@ -160,10 +160,14 @@ class RunDirectory:
         """Write run.json: `details` plus config, identity, provenance; secrets scrubbed."""
         previous = (not self._replacing and read_run_meta(self.run_json)[0]) or RunMeta()
         kept = previous.identity if identity_shaped(previous.identity) else {}  # never foreign
+        kept_arms = kept.get("arm_options")  # a dict in an identity of the project's shape
         merged_ident = {
             **kept,  # keys a predict session leaves unbound stay as recorded
             **ident,
-            "arm_options": {**kept.get("arm_options", {}), **ident["arm_options"]},
+            "arm_options": {
+                **(kept_arms if isinstance(kept_arms, dict) else {}),
+                **ident["arm_options"],
+            },
         }
         meta = replace(
             details or RunMeta(),
@@ -181,7 +185,7 @@ class RunDirectory:
             write_json_atomic(contained(self.run_json, self.path), payload)
         self.record_provenance = record_provenance(meta, payload["identity"], ident)
 
-    def _changed(self, previous: RunMeta, meta: RunMeta, payload: dict[str, Any]) -> bool:
+    def _changed(self, previous: RunMeta, meta: RunMeta, payload: object) -> bool:
         """Whether run.json needs rewriting (a finished run may sit in a read-only folder).
 
         `updated_at` alone is no change; nor is the provenance (code version, machine) of
@@ -264,8 +268,8 @@ class RunDirectory:
 
 
 def record_provenance(
-    meta: RunMeta, shown_ident: dict[str, Any], ident: dict[str, Any]
-) -> dict[str, Any]:
+    meta: RunMeta, shown_ident: Mapping[str, object], ident: Mapping[str, object]
+) -> dict[str, object]:
     """What every record of this session carries: who wrote it, under which identity.
 
     The full identity lives in run.json; a record keeps the model ids readable (taken
@@ -286,7 +290,7 @@ def record_provenance(
     }
 
 
-def _judge_provenance(meta: RunMeta) -> dict[str, Any]:
+def _judge_provenance(meta: RunMeta) -> dict[str, object]:
     """`judges`: each judge's model, endpoint, prompt source and hash (absent without judges)."""
     if not meta.judges:
         return {}
@@ -294,7 +298,7 @@ def _judge_provenance(meta: RunMeta) -> dict[str, Any]:
     return {"judges": {j.judge_id: {k: getattr(j, k) for k in keep} for j in meta.judges}}
 
 
-def fingerprint(ident: dict[str, Any]) -> dict[str, str]:
+def fingerprint(ident: Mapping[str, object]) -> dict[str, str]:
     """`stable_hash` of every identity value a resume compares, keyed as errors name it.
 
     Keys: the top-level identity keys, `scoring.f1_threshold`, and `arm_options.<arm>`
@@ -311,7 +315,7 @@ def fingerprint(ident: dict[str, Any]) -> dict[str, str]:
     return {**prints, **{f"{_ARM_PREFIX}{n}": stable_hash(o) for n, o in arms.items()}}
 
 
-def fingerprint_changes(saved: dict[str, Any], ours: dict[str, str]) -> list[str]:
+def fingerprint_changes(saved: Mapping[str, object], ours: dict[str, str]) -> list[str]:
     """The keys whose saved hash differs from this run's, in this run's order.
 
     A key absent on either side passes (an older identity lacks it; an arm one side did
@@ -321,7 +325,7 @@ def fingerprint_changes(saved: dict[str, Any], ours: dict[str, str]) -> list[str
     return [*changed, _MALFORMED_ARMS] if _MALFORMED_ARMS in saved else changed
 
 
-def changed_keys(previous: dict[str, Any], ident: dict[str, Any]) -> list[str]:
+def changed_keys(previous: Mapping[str, object], ident: Mapping[str, object]) -> list[str]:
     """The identity keys whose saved value differs from this run's (absent keys pass).
 
     The same rule as for a record's fingerprint: both identities are fingerprinted.
@@ -329,7 +333,7 @@ def changed_keys(previous: dict[str, Any], ident: dict[str, Any]) -> list[str]:
     return fingerprint_changes(fingerprint(previous), fingerprint(ident))
 
 
-def saved_fingerprint(provenance: dict[str, Any]) -> dict[str, Any] | None:
+def saved_fingerprint(provenance: Mapping[str, object]) -> Mapping[str, object] | None:
     """A record's identity fingerprint (None for records written before identities).
 
     Records written before fingerprints carry the full identity: it is fingerprinted
@@ -342,7 +346,7 @@ def saved_fingerprint(provenance: dict[str, Any]) -> dict[str, Any] | None:
     return fingerprint(full) if isinstance(full, dict) else None
 
 
-def _unstamped_changes(record: QuestionRecord, ident: dict[str, Any]) -> list[str]:
+def _unstamped_changes(record: QuestionRecord, ident: Mapping[str, object]) -> list[str]:
     """What changed, for a record written before identities were stamped.
 
     Such a record carries only its dataset and prompt hashes and its arms' outcome rule.

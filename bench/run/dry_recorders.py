@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from bench.config import EmbedderConfig, EndpointConfig
-from bench.providers.base import CallOptions, Message
+from bench.providers.base import CallOptions, Message, Tool
 from bench.providers.cache import ResponseCache
 from bench.run.dry_estimate import DryRunEstimate
 from bench.tokens import TokenCounter
@@ -48,7 +48,7 @@ class DryChat:
         self,
         messages: list[Message],
         *,
-        tools: list[dict[str, Any]] | None = None,
+        tools: list[Tool] | None = None,
         prompt_version: str = "",
         options: CallOptions | None = None,
     ) -> ChatResult:

@@ -44,16 +44,20 @@ has no price: a total that silently left them out would read as complete).
 from __future__ import annotations
 
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bench.config import EndpointConfig, RunConfig
-from bench.providers.base import ChatProvider, Embedder
+from bench.config import EndpointConfig, JudgeConfig, RunConfig
+from bench.providers.base import ChatProvider, Embedder, RunModels
 from bench.providers.cache import ResponseCache
 from bench.run.dry_estimate import DryRunEstimate
 from bench.run.dry_recorders import DryChat, DryEmbedder, RecorderContext
 from bench.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from bench.arm import Arm
+    from bench.run.settings import ArmSpec
 
 
 def _read_only_cache(cfg: RunConfig) -> ResponseCache | None:
@@ -115,12 +119,10 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
 
 
 def _open_arms(
-    specs: list[Any], cfg: RunConfig, providers: Any, tokens: TokenCounter, tmp: Path,
+    specs: list[ArmSpec], cfg: RunConfig, providers: RunModels, tokens: TokenCounter, tmp: Path,
     est: DryRunEstimate,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Arm]:  # fmt: skip
     """The run's arms, each live one stood in for by the in-process engine (never opened)."""
-    from types import SimpleNamespace
-
     from bench.arm.registry import arm_kind
     from bench.names import load_symbol
     from bench.providers.offline_embed import WordLlamaEmbedder
@@ -130,7 +132,7 @@ def _open_arms(
     live = [s for s in specs if arm_kind(s.kind, f"arm_options.{s.name}.kind").live]
     arms = open_arms([s for s in specs if s not in live], cfg, providers, tokens, tmp)
     if live:
-        offline = SimpleNamespace(embedder=WordLlamaEmbedder(), extractor=None)
+        offline = _OfflineModels(WordLlamaEmbedder())
         engine = load_symbol(arm_kind("neuromorphic", "dry run").config)
         stand_ins = [ArmSpec(s.name, "neuromorphic", engine()) for s in live]
         arms |= open_arms(stand_ins, cfg, offline, tokens, tmp / "live")
@@ -140,6 +142,14 @@ def _open_arms(
         for s in live
     ]
     return {s.name: arms[s.name] for s in specs}
+
+
+@dataclass(frozen=True)
+class _OfflineModels:
+    """The models of the in-process stand-in for a live arm: the offline embedder only."""
+
+    embedder: Embedder
+    extractor: None = None
 
 
 def _budgets(est: DryRunEstimate, step: Any, question: Any, context: Any) -> None:
@@ -195,7 +205,7 @@ class _DryProviders:
             else DryEmbedder(self._real.embedder, cfg.provider.embedder, est, self._ctx)
         )
 
-    def judge(self, judge_cfg: Any) -> ChatProvider:
+    def judge(self, judge_cfg: JudgeConfig) -> ChatProvider:
         """The recorder for one LLM judge."""
         keyless = replace(judge_cfg, endpoint=replace(judge_cfg.endpoint, api_key_env=None))
         real = self._real.judge(keyless)

@@ -51,13 +51,25 @@ class Exporters:
     """A `LogRecordExporter` (e.g. `InMemoryLogRecordExporter`)."""
 
 
-state: dict[str, Any] = {"exporters": None, "telemetry": None}
-"""This process's telemetry (`Telemetry` or None) and the exporters set by `use_exporters`."""
+Attributes = dict[str, str | bool | int | float]
+"""A span's or event's attributes (OpenTelemetry attribute values: scalars here)."""
+
+
+@dataclass
+class TelemetryState:
+    """This process's telemetry (None outside a run) and the exporters `use_exporters` set."""
+
+    exporters: Exporters | None = None
+    telemetry: Telemetry | None = None
+
+
+STATE = TelemetryState()
+"""The process's telemetry state (`use_exporters(None)` resets the exporters)."""
 
 
 def use_exporters(exporters: Exporters | None) -> None:
     """Send spans and events to these exporters, synchronously (None: back to OTLP)."""
-    state["exporters"] = exporters
+    STATE.exporters = exporters
 
 
 def import_sdk() -> None:
@@ -75,7 +87,7 @@ def processors(cfg: OtelConfig) -> tuple[Any, Any]:
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-    given: Exporters | None = state["exporters"]
+    given = STATE.exporters
     if given is not None:
         return SimpleSpanProcessor(given.spans), SimpleLogRecordProcessor(given.logs)
     base = cfg.endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -161,7 +173,7 @@ def verdicts(res: ArmResult) -> Iterator[tuple[str, bool, str | None]]:
         yield res.outcome, res.correct, None
 
 
-def event_attributes(question_id: str, arm: str, name: str, correct: bool) -> dict[str, Any]:
+def event_attributes(question_id: str, arm: str, name: str, correct: bool) -> Attributes:
     """The evaluation event's attributes without content (names, ids and numbers)."""
     return {
         "gen_ai.evaluation.name": name,
@@ -173,9 +185,9 @@ def event_attributes(question_id: str, arm: str, name: str, correct: bool) -> di
     }
 
 
-def question_attributes(record: QuestionRecord, content: bool) -> dict[str, Any]:
+def question_attributes(record: QuestionRecord, content: bool) -> Attributes:
     """The question span's attributes: ids and category; its text and gold with content."""
-    out: dict[str, Any] = {
+    out: Attributes = {
         "armbench.question_id": record.question_id,
         "armbench.conversation_id": record.conversation_id,
         "armbench.dataset": record.dataset,
@@ -189,9 +201,9 @@ def question_attributes(record: QuestionRecord, content: bool) -> dict[str, Any]
     return out
 
 
-def answer_attributes(arm: str, res: ArmResult, content: bool) -> dict[str, Any]:
+def answer_attributes(arm: str, res: ArmResult, content: bool) -> Attributes:
     """An arm's answer span: status, outcome, model, token counts; the answer with content."""
-    out: dict[str, Any] = {"armbench.arm": arm, "armbench.status": res.status}
+    out: Attributes = {"armbench.arm": arm, "armbench.status": res.status}
     if res.correct is not None:
         out["armbench.correct"] = res.correct
     if res.answerer:
@@ -215,7 +227,7 @@ def run_telemetry(cfg: RunConfig, dataset: str) -> Iterator[None]:
     from opentelemetry import trace
 
     telemetry = Telemetry(cfg.otel)
-    state["telemetry"] = telemetry
+    STATE.telemetry = telemetry
     attributes = {"armbench.dataset": dataset, "armbench.arms": list(cfg.arms)}
     span = telemetry.tracer.start_span("armbench.run", attributes=attributes)
     telemetry.run_context = trace.set_span_in_context(span)
@@ -224,15 +236,15 @@ def run_telemetry(cfg: RunConfig, dataset: str) -> Iterator[None]:
     finally:
         span.end()
         telemetry.shutdown()
-        state["telemetry"] = None
+        STATE.telemetry = None
 
 
 def record_written(cfg: RunConfig, record: QuestionRecord) -> None:
     """Emit a written record's spans and events (a worker starts its telemetry here)."""
     if not cfg.otel.enabled:
         return
-    telemetry: Telemetry | None = state["telemetry"]
+    telemetry = STATE.telemetry
     if telemetry is None:  # a worker process: no run span here; flushed at exit
-        telemetry = state["telemetry"] = Telemetry(cfg.otel)
+        telemetry = STATE.telemetry = Telemetry(cfg.otel)
         atexit.register(telemetry.shutdown)
     telemetry.question(record)

@@ -10,7 +10,7 @@ module; `bench.suite.validate` turns JSON into these dataclasses or names every 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 FORMAT_VERSION = 1
 KNOWN_KINDS = ("longmemeval", "locomo", "beir", "rag", "long-context", "supersession")
@@ -84,7 +84,44 @@ class Suite:
     """Every query, in order."""
 
 
-def suite_to_json(suite: Suite) -> dict[str, Any]:
+class MemoryJSON(TypedDict):
+    """A memory as the suite file holds it (`suite.schema.json`)."""
+
+    id: str
+    text: str
+    date: NotRequired[str | None]
+    session: NotRequired[str | None]
+    speaker: NotRequired[str | None]
+    metadata: NotRequired[dict[str, str]]
+    supersededBy: NotRequired[str | None]
+
+
+class QueryJSON(TypedDict):
+    """A query as the suite file holds it (`suite.schema.json`)."""
+
+    queryId: str
+    text: str
+    relevantMemoryIds: list[str]
+    forbiddenMemoryIds: NotRequired[list[str]]
+    relevanceGrades: NotRequired[dict[str, int]]
+    expectedAnswer: NotRequired[str | None]
+    questionType: NotRequired[str | None]
+    category: NotRequired[str | None]
+    date: NotRequired[str | None]
+    abstention: NotRequired[bool]
+
+
+class SuiteJSON(TypedDict):
+    """A suite file (`suite.schema.json`); `version` may be written `"1"`."""
+
+    name: str
+    kind: str
+    version: int | str
+    memories: list[MemoryJSON]
+    queries: list[QueryJSON]
+
+
+def suite_to_json(suite: Suite) -> dict[str, object]:
     """The suite in its JSON file shape (inverse of `validate.parse_suite`)."""
     return {
         "name": suite.name,
@@ -95,8 +132,8 @@ def suite_to_json(suite: Suite) -> dict[str, Any]:
     }
 
 
-def _memory_json(m: Memory) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": m.id, "text": m.text}
+def _memory_json(m: Memory) -> dict[str, object]:
+    out: dict[str, object] = {"id": m.id, "text": m.text}
     for key, value in (("date", m.date), ("session", m.session), ("speaker", m.speaker)):
         if value is not None:
             out[key] = value
@@ -107,8 +144,8 @@ def _memory_json(m: Memory) -> dict[str, Any]:
     return out
 
 
-def _query_json(q: SuiteQuery) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _query_json(q: SuiteQuery) -> dict[str, object]:
+    out: dict[str, object] = {
         "queryId": q.query_id,
         "text": q.text,
         "relevantMemoryIds": list(q.relevant),

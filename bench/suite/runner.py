@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.arm import Arm
 from bench.config import RunConfig
@@ -28,6 +28,9 @@ from bench.suite.ranking import rank
 from bench.suite.units import suite_conversation
 from bench.tokens import TokenCounter
 from bench.types import Context, ContextItem, Conversation, Question, ServiceAnswer
+
+if TYPE_CHECKING:
+    from bench.providers.factory import ProviderSet
 
 log = logging.getLogger("bench.suite")
 
@@ -108,7 +111,7 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
         providers.close()
 
 
-def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: Any, tokens: TokenCounter) -> (
+def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: ProviderSet, tokens: TokenCounter) -> (
     tuple[list[ArmSpec], dict[str, Arm]]
 ):  # fmt: skip
     from bench.run.arm_setup import open_arms
@@ -124,7 +127,7 @@ def _all(
     cfg: SuiteConfig,
     run_cfg: RunConfig,
     suites: list[Suite],
-    providers: Any,
+    providers: ProviderSet,
     tokens: TokenCounter,
     answer_step: AnswerStep | None,
 ) -> list[ArmRun]:
@@ -146,7 +149,9 @@ def _all(
     return results
 
 
-def _predict(cfg: SuiteConfig, run_cfg: RunConfig, suites: list[Suite], providers: Any) -> None:
+def _predict(
+    cfg: SuiteConfig, run_cfg: RunConfig, suites: list[Suite], providers: ProviderSet
+) -> None:
     from bench.suite import phased
 
     _, arms = _open(cfg, run_cfg, providers, TokenCounter())
@@ -250,7 +255,7 @@ def _answers(
     return out
 
 
-def _answer_step(cfg: SuiteConfig, providers: Any, tokens: TokenCounter) -> AnswerStep:
+def _answer_step(cfg: SuiteConfig, providers: ProviderSet, tokens: TokenCounter) -> AnswerStep:
     from bench.run.answer_prompt import load_answer_prompt
 
     return AnswerStep(

@@ -15,10 +15,18 @@ import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.errors import DatasetError
-from bench.suite.model import FORMAT_VERSION, Memory, Suite, SuiteQuery
+from bench.suite.model import (
+    FORMAT_VERSION,
+    Memory,
+    MemoryJSON,
+    QueryJSON,
+    Suite,
+    SuiteJSON,
+    SuiteQuery,
+)
 from bench.untrusted import MAX_DATASET_BYTES, UntrustedJSONError, read_json
 
 MAX_LISTED = 5
@@ -44,19 +52,20 @@ def load_suite(path: Path) -> Suite:
     return parse_suite(data, where=str(path))
 
 
-def parse_suite(data: Any, *, where: str) -> Suite:
+def parse_suite(data: object, *, where: str) -> Suite:
     """Validate JSON data and build the Suite; raise DatasetError listing every problem."""
     problems = suite_problems(data)
     if problems:
         shown = "; ".join(problems[:MAX_LISTED])
         more = f" (+{len(problems) - MAX_LISTED} more)" if len(problems) > MAX_LISTED else ""
         raise DatasetError(f"suite {where}: {shown}{more}: fix the file (format in docs/suites.md)")
-    memories = tuple(_memory(m) for m in data["memories"])
-    queries = tuple(_query(q) for q in data["queries"])
-    return Suite(data["name"], data["kind"], FORMAT_VERSION, memories, queries)
+    suite = cast(SuiteJSON, data)  # the schema holds: the file has this shape
+    memories = tuple(_memory(m) for m in suite["memories"])
+    queries = tuple(_query(q) for q in suite["queries"])
+    return Suite(suite["name"], suite["kind"], FORMAT_VERSION, memories, queries)
 
 
-def suite_problems(data: Any) -> list[str]:
+def suite_problems(data: object) -> list[str]:
     """Every problem as `<json path> <what>`, schema errors first, in document order.
 
     Data that `conforms` to the schema skips jsonschema (~0.1 ms a memory, most of a
@@ -69,7 +78,8 @@ def suite_problems(data: Any) -> list[str]:
         errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
         if errors:
             return [f"{e.json_path} {e.message}" for e in errors]
-    return _memory_problems(data["memories"]) + _query_problems(data)
+    suite = cast(SuiteJSON, data)  # the schema holds: the file has this shape
+    return _memory_problems(suite["memories"]) + _query_problems(suite)
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -144,7 +154,7 @@ def _object_conforms(value: dict[str, Any], schema: dict[str, Any]) -> bool:
     return True
 
 
-def _memory_problems(memories: list[dict[str, Any]]) -> list[str]:
+def _memory_problems(memories: list[MemoryJSON]) -> list[str]:
     problems = []
     seen: set[str] = set()
     known = {m["id"] for m in memories}
@@ -160,7 +170,7 @@ def _memory_problems(memories: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _query_problems(data: dict[str, Any]) -> list[str]:
+def _query_problems(data: SuiteJSON) -> list[str]:
     known = {m["id"] for m in data["memories"]}
     problems = [] if data["queries"] else ["$.queries is empty (a suite needs one query or more)"]
     seen: set[str] = set()
@@ -171,8 +181,12 @@ def _query_problems(data: dict[str, Any]) -> list[str]:
         seen.add(query["queryId"])
         if not query["text"].strip():
             problems.append(f"{at}.text is empty")
-        for key in ("relevantMemoryIds", "forbiddenMemoryIds"):
-            for j, mid in enumerate(query.get(key, [])):
+        forbidden = query.get("forbiddenMemoryIds", [])
+        for key, ids in (
+            ("relevantMemoryIds", query["relevantMemoryIds"]),
+            ("forbiddenMemoryIds", forbidden),
+        ):
+            for j, mid in enumerate(ids):
                 if mid not in known:
                     problems.append(f"{at}.{key}[{j}] unknown memory id {mid!r}")
         for mid in query.get("relevanceGrades", {}):
@@ -183,14 +197,14 @@ def _query_problems(data: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _relevance(query: dict[str, Any]) -> dict[str, int]:
+def _relevance(query: QueryJSON) -> dict[str, int]:
     """Grades: `relevanceGrades` where given, else 1 for every listed relevant id."""
     grades = {mid: 1 for mid in query["relevantMemoryIds"]}
     grades.update(query.get("relevanceGrades", {}))
     return {mid: g for mid, g in grades.items() if g > 0}
 
 
-def _memory(m: dict[str, Any]) -> Memory:
+def _memory(m: MemoryJSON) -> Memory:
     return Memory(
         m["id"],
         m["text"],
@@ -202,7 +216,7 @@ def _memory(m: dict[str, Any]) -> Memory:
     )
 
 
-def _query(q: dict[str, Any]) -> SuiteQuery:
+def _query(q: QueryJSON) -> SuiteQuery:
     return SuiteQuery(
         query_id=q["queryId"],
         text=q["text"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from bench.providers.roles import proxy_notes
 from bench.scoring.retrieval_health import summary_notes as retrieval_notes
@@ -39,7 +39,7 @@ def closing_notes(summary: Summary) -> list[str]:
     return notes
 
 
-def sample_note(sample: dict[str, Any]) -> str:
+def sample_note(sample: Mapping[str, object]) -> str:
     """`SAMPLE: 100 of 1986 questions, 20 per category (seed 0) ...` for a sampled run."""
     size = sample.get("per_category")
     how = (

@@ -5,8 +5,6 @@ Renderers only format; every number comes from `bench.summarise.model.Summary`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from bench.summarise import clustered_view as cv
 from bench.summarise.added import added_json
 from bench.summarise.errata import errata_json
@@ -14,14 +12,14 @@ from bench.summarise.model import SMALL_N, ArmStats, GroupStats, PairedTest, Pai
 from bench.summarise.stats import Rate
 
 
-def _rate_json(rate: Rate | None) -> dict[str, Any] | None:
+def _rate_json(rate: Rate | None) -> dict[str, object] | None:
     if rate is None:
         return None
     ci = rate.ci
     return {"k": rate.k, "n": rate.n, "rate": rate.value, "ci": list(ci) if ci else None}
 
 
-def _group_json(g: GroupStats) -> dict[str, Any]:
+def _group_json(g: GroupStats) -> dict[str, object]:
     ci = g.accuracy.ci
     return {
         "label": g.label,
@@ -34,8 +32,8 @@ def _group_json(g: GroupStats) -> dict[str, Any]:
     }
 
 
-def _arm_json(a: ArmStats) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _arm_json(a: ArmStats) -> dict[str, object]:
+    out: dict[str, object] = {}
     for name in ("all", "scored"):
         rate = a.accuracy[name]
         ci = rate.ci
@@ -62,7 +60,7 @@ def _arm_json(a: ArmStats) -> dict[str, Any]:
     return out
 
 
-def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
+def _test_json(t: PairedTest, baseline: bool) -> dict[str, object]:
     if baseline:
         sides = {"gained": t.b_only, "lost": t.a_only}
     else:
@@ -80,7 +78,7 @@ def _test_json(t: PairedTest, baseline: bool) -> dict[str, Any]:
     }
 
 
-def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
+def _row_json(row: PairRow, baseline: bool) -> dict[str, object]:
     ident = {"arm": row.b} if baseline else {"a": row.a, "b": row.b}
     if baseline and row.a != row.b:
         ident["baseline_arm"] = row.a
@@ -89,9 +87,9 @@ def _row_json(row: PairRow, baseline: bool) -> dict[str, Any]:
     return {**ident, "set": row.set, **body, "by_category": groups}
 
 
-def summary_to_json(s: Summary) -> dict[str, Any]:
+def summary_to_json(s: Summary) -> dict[str, object]:
     """The `bench.summarise --json` contract (docs/interfaces.md) plus extra keys."""
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "run_dir": s.run_dir,
         "dataset": s.dataset,
         "outcome": s.outcome,
