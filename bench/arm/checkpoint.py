@@ -54,7 +54,7 @@ class IngestCheckpoint:
     """Progress marker of one (arm, conversation) store folder."""
 
     def __init__(
-        self, store_dir: Path, fingerprint: dict[str, Any], *, root: Path | None = None
+        self, store_dir: Path, fingerprint: dict[str, object], *, root: Path | None = None
     ) -> None:
         """`root`: the folder `store_dir` must stay inside (the arm's store folder).
 
@@ -97,7 +97,7 @@ class IngestCheckpoint:
         log.warning("store %s: %s; rebuilding it from zero", self.store_dir, why)
         shutil.rmtree(target, ignore_errors=False)
 
-    def save(self, state: dict[str, Any], *, complete: bool = False) -> None:
+    def save(self, state: dict[str, object], *, complete: bool = False) -> None:
         """Record progress atomically (call after the store's own data is flushed)."""
         payload = {
             "key": self.key,

@@ -47,7 +47,7 @@ INGESTION_FIGURES = "arms.neuromorphic.perf:ingestion_figures"
 DEFAULT = ("components", "summarise", "engine", "run", "startup")
 
 
-def components() -> dict[str, Any]:
+def components() -> dict[str, object]:
     """Throughput of the offline building blocks on LoCoMo-like text."""
     from bench.providers.offline_answer import answer
     from bench.providers.offline_embed import WordLlamaEmbedder
@@ -71,7 +71,7 @@ def components() -> dict[str, Any]:
     }
 
 
-def run_figures(overrides: list[str]) -> dict[str, Any]:
+def run_figures(overrides: list[str]) -> dict[str, object]:
     """Wall time of a fresh run and of re-running it (which must compute nothing)."""
     with tempfile.TemporaryDirectory() as tmp:
         args = [sys.executable, "-m", "bench.run", *(overrides or ["dataset=smoke"])]
@@ -143,9 +143,9 @@ WITHOUT_OVERRIDES = {
 """Groups that take no argument, named lazily."""
 
 
-def collect(what: list[str], overrides: list[str]) -> dict[str, Any]:
+def collect(what: list[str], overrides: list[str]) -> dict[str, object]:
     """The figures for each requested group."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name in what:
         if name == "components":
             out[name] = components()

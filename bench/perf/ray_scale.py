@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 from statistics import median
-from typing import Any
 
 from bench.errors import BenchError
 from bench.paths import PROJECT_ROOT
@@ -29,7 +28,7 @@ QUIET = ["progress=false", "heartbeat_s=0"]
 RAY_ARGS = ["executor=ray", "ray.address=local", "ray.num_cpus=2"]
 
 
-def ray_figures(overrides: list[str]) -> dict[str, Any]:
+def ray_figures(overrides: list[str]) -> dict[str, object]:
     """The wall-time ratio, record equality and per-task scheduling overhead."""
     chosen = overrides or ["dataset=locomo"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +94,7 @@ def _records_equal(a: Path, b: Path) -> tuple[bool, int]:
     return left == right, len(left)
 
 
-def _records(run_dir: Path) -> dict[str, Any]:
+def _records(run_dir: Path) -> dict[str, object]:
     out = {}
     for path in sorted((run_dir / "questions").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))

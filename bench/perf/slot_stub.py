@@ -41,7 +41,7 @@ class SlotState:
         self.log: list[tuple[str, float, float, float]] = []
         self.bodies: dict[str, set[str]] = {}
 
-    def serve(self, kind: str, body: dict[str, Any]) -> None:
+    def serve(self, kind: str, body: dict[str, object]) -> None:
         """Wait for a slot, hold it `latency_s`, log the request."""
         arrived = time.monotonic()
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
@@ -54,7 +54,7 @@ class SlotState:
             self.log.append((kind, arrived, started, ended))
             self.bodies.setdefault(kind, set()).add(digest)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """The request log, slots, latency and distinct bodies per kind."""
         with self.lock:
             return {
@@ -78,7 +78,7 @@ def request_kind(body: dict[str, Any]) -> str:
     return "answer"
 
 
-def chat_reply(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+def chat_reply(kind: str, body: dict[str, Any]) -> dict[str, object]:
     """The assistant message for a chat body of `kind`."""
     if kind == "judge":
         return {"role": "assistant", "content": json.dumps({"reasoning": "stub", "correct": False})}
@@ -86,7 +86,7 @@ def chat_reply(kind: str, body: dict[str, Any]) -> dict[str, Any]:
         return {"role": "assistant", "content": ANSWER}
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     last = str(messages[-1].get("content") if messages else "").strip().splitlines()
-    fact: dict[str, Any] = {
+    fact: dict[str, object] = {
         "entity_name": "stub / note",
         "fact_content": (last[-1] if last else "nothing")[:200],
         "memory_type": "ActiveContext",
@@ -141,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = {"id": "stub", "object": "chat.completion", "created": 0, "choices": [choice]}
         self._send(200, {**reply, "model": body.get("model", "stub"), "usage": usage})
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(self, status: int, payload: dict[str, object]) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -150,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+def _embeddings(body: dict[str, Any]) -> dict[str, object]:
     texts = body.get("input") or []
     texts = [texts] if isinstance(texts, str) else list(texts)
     data = [{"object": "embedding", "index": i, "embedding": [1.0, 0.0]} for i in range(len(texts))]

@@ -17,7 +17,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from bench.files import read_file_bytes
 from bench.perf.startup import COMMITTED_RUN
@@ -164,7 +163,7 @@ def _ratios(run_dir: Path, repeats: int) -> tuple[dict[str, float], float]:
     return figures, statistics.median(render_s)
 
 
-def figures(repeats: int = 5, committed: Path | None = COMMITTED_RUN) -> dict[str, Any]:
+def figures(repeats: int = 5, committed: Path | None = COMMITTED_RUN) -> dict[str, object]:
     """Summarise vs bare read over 4 arms × 1,986 synthetic questions, and over the real run.
 
     The synthetic records carry only what the statistics read (the floor is small, so
@@ -178,7 +177,7 @@ def figures(repeats: int = 5, committed: Path | None = COMMITTED_RUN) -> dict[st
         run_dir = Path(tmp)
         write_synthetic_run(run_dir)
         synthetic, render = _ratios(run_dir, repeats)
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "summarise_4x1986_s": synthetic.pop("summarise_s"),
         "render_text_4x1986_s": round(render, 5),
         "bare_read_json_4x1986_s": synthetic.pop("bare_read_json_s"),

@@ -58,7 +58,7 @@ class ProxyBackend:
         self,
         chat: Callable[[str, str], ChatProvider],
         embedder: Callable[[str, str], Embedder],
-        accounting: Callable[[], dict[str, Any]],
+        accounting: Callable[[], dict[str, object]],
     ) -> None:
         self.chat = chat
         """(arm, phase) -> the chat provider its calls go through."""
@@ -72,9 +72,9 @@ class BadRequest(ValueError):
     """A request body the proxy cannot turn into a provider call."""
 
 
-def chat_reply(result: ChatResult) -> dict[str, Any]:
+def chat_reply(result: ChatResult) -> dict[str, object]:
     """The OpenAI `chat.completion` body for one result (deterministic: no clock, no ids)."""
-    message: dict[str, Any] = {"role": "assistant", "content": result.text}
+    message: dict[str, object] = {"role": "assistant", "content": result.text}
     if result.tool_calls:
         message["tool_calls"] = [
             {"id": f"call_{i}", "type": "function", "function": dict(call)}
@@ -91,7 +91,7 @@ def chat_reply(result: ChatResult) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def call_chat(chat: ChatProvider, body: Any) -> dict[str, Any]:
+def call_chat(chat: ChatProvider, body: Any) -> dict[str, object]:
     """Forward one chat request body through `chat`; the reply body."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         raise BadRequest("a chat request needs a JSON object with a `messages` list")
@@ -104,7 +104,7 @@ def call_chat(chat: ChatProvider, body: Any) -> dict[str, Any]:
     return chat_reply(chat.complete(body["messages"], tools=tools, options=options))
 
 
-def call_embed(embedder: Embedder, body: Any) -> dict[str, Any]:
+def call_embed(embedder: Embedder, body: Any) -> dict[str, object]:
     """Forward one embeddings request body through `embedder`; the reply body."""
     given = body.get("input") if isinstance(body, dict) else None
     texts = [given] if isinstance(given, str) else given

@@ -25,7 +25,7 @@ LAYOUT: dict[str, Any] = {
 LEGEND: dict[str, Any] = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
 
 
-def error_bars(rates: list[Rate]) -> dict[str, Any]:
+def error_bars(rates: list[Rate]) -> dict[str, object]:
     """Asymmetric Plotly error bars (in %) from Wilson intervals."""
     plus = [100 * (r.ci[1] - r.value) if r.ci and r.value is not None else 0 for r in rates]
     minus = [100 * (r.value - r.ci[0]) if r.ci and r.value is not None else 0 for r in rates]
@@ -61,7 +61,7 @@ def rate_range(rates: list[Rate]) -> list[float]:
     return [0.0, min(100.0, hi + max(2.0, 0.05 * hi))]
 
 
-def arm_layout(labels: list[str]) -> dict[str, Any]:
+def arm_layout(labels: list[str]) -> dict[str, object]:
     """The shared layout, with x labels angled and a taller bottom margin when they are long.
 
     Plotly keeps horizontal labels that fit; past ~12 characters or 4 labels they are set
@@ -187,7 +187,7 @@ def tokens_figure(summary: Summary, tokens: dict[str, list[int]]) -> go.Figure |
     return fig
 
 
-def log_axis(values: list[float]) -> dict[str, Any]:
+def log_axis(values: list[float]) -> dict[str, object]:
     """A log axis ticked at 1-2-5 steps (`1k`, `2k`, `5k`, `10k`...) spanning the values.
 
     Plotly's default log ticks label every digit in a tiny font; 1-2-5 steps stay legible.

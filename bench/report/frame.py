@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -174,10 +173,10 @@ def _arm_order(path: Path, records: list[QuestionRecord]) -> list[str]:
     return list(dict.fromkeys([*listed, *seen]))
 
 
-def _row(record: QuestionRecord, arm: str, labels: str) -> dict[str, Any]:
+def _row(record: QuestionRecord, arm: str, labels: str) -> dict[str, object]:
     """One (question, arm) row."""
     result = record.arms[arm]
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         "question_id": record.question_id,
         "dataset": record.dataset,
         "conversation_id": record.conversation_id,

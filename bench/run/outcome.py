@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
 from bench.run import repeats as run_repeats
@@ -78,12 +77,12 @@ class UnitResult(Counts):
     """The unit's id (its conversation id)."""
     position: int
     """The unit's index in the dataset's order (see `Unit.position`)."""
-    accounting: dict[str, Any] = field(default_factory=dict)
+    accounting: dict[str, object] = field(default_factory=dict)
     """The providers' usage and cost accounting for this unit; empty on failure."""
     health: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """This unit's extraction health (`bench.scoring.health.table_to_json` form: plain data,
     so it pickles to the parent process or the Ray driver); empty when nothing ingested."""
-    retrieval: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    retrieval: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
     """This unit's retrieval health, this session only (`retrieval_health.table_to_json`
     form, plain data like `health`)."""
     seconds: float = 0.0

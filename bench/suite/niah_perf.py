@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from bench.paths import CONF_DIR, PROJECT_ROOT
 from bench.rss import peak_rss_mb
@@ -25,11 +24,11 @@ SIZES = (1_000, 10_000, 100_000, 1_000_000)
 ARMS = ("raw", "rag", "neuromorphic", "tuned")
 
 
-def niah_figures(sizes: tuple[int, ...] = SIZES, arms: tuple[str, ...] = ARMS) -> dict[str, Any]:
+def niah_figures(sizes: tuple[int, ...] = SIZES, arms: tuple[str, ...] = ARMS) -> dict[str, object]:
     """Generate the suites once, then measure every arm on every size."""
     from bench.suite.niah_write import default_source, write_niah
 
-    figures: dict[str, Any] = {}
+    figures: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp:
         files = write_niah(Path(tmp) / "suites", list(sizes), 0, default_source())
         for size, suite in zip(sizes, files, strict=True):
@@ -51,7 +50,7 @@ def niah_figures(sizes: tuple[int, ...] = SIZES, arms: tuple[str, ...] = ARMS) -
     return figures
 
 
-def _measure(suite: str, arm: str, out: str) -> dict[str, Any]:
+def _measure(suite: str, arm: str, out: str) -> dict[str, object]:
     from hydra import compose, initialize_config_dir
 
     from bench.suite.__main__ import run

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.records import QuestionRecord
+from bench.records import Judgement, QuestionRecord
 from bench.scoring.judge_runs import split_run_id
 
 EVENT_ORDERING = "event_ordering"
@@ -72,11 +72,11 @@ def _tau_norm(tau: Any) -> float | None:
     return None if tau is None else (float(tau) + 1) / 2
 
 
-def _judge_scores(judgements: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _judge_scores(judgements: dict[str, Judgement]) -> dict[str, list[dict[str, Any]]]:
     """Base judge id -> the `scores` of its runs that hold BEAM rubric scores."""
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for jid, judgement in judgements.items():
-        scores = getattr(judgement, "scores", None)
+        scores = judgement.scores
         if judgement.status == "ok" and isinstance(scores, dict) and "rubric" in scores:
             found[split_run_id(jid)[0]].append(scores)
     return found
@@ -190,10 +190,10 @@ def render_beam(offline: Table, judged: dict[str, Table]) -> list[str]:
     return out
 
 
-def beam_json(offline: Table, judged: dict[str, Table]) -> dict[str, Any]:
+def beam_json(offline: Table, judged: dict[str, Table]) -> dict[str, object]:
     """The same figures for --json: {offline|judge:<id>: {arm: {ability: {key: mean, n}}}}."""
 
-    def dump(table: Table, keys: tuple[str, ...]) -> dict[str, Any]:
+    def dump(table: Table, keys: tuple[str, ...]) -> dict[str, object]:
         return {
             arm: {
                 ability: {
@@ -206,14 +206,14 @@ def beam_json(offline: Table, judged: dict[str, Table]) -> dict[str, Any]:
             for arm, abilities in table.items()
         }
 
-    data = {"offline": dump(offline, OFFLINE_KEYS)}
+    data: dict[str, object] = {"offline": dump(offline, OFFLINE_KEYS)}
     data.update({f"judge:{base}": dump(t, JUDGE_KEYS) for base, t in sorted(judged.items())})
     return data
 
 
 def beam_section(
     records: list[QuestionRecord], arms: list[str]
-) -> tuple[list[str], dict[str, Any]]:
+) -> tuple[list[str], dict[str, object]]:
     """Markdown lines and JSON of the BEAM section; empty when the run has no BEAM scores.
 
     Only BEAM questions carry a rubric, so a run without one is not walked result by result.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from bench.summarise.clustered_view import P_HEADER, p_cells, pair_json
 from bench.summarise.model import BudgetCell, PairedTest, Summary
 from bench.summarise.stats import Rate
@@ -79,16 +77,16 @@ def render_coverage(s: Summary) -> list[str]:
             "or more on most questions; such an arm is not testing memory."]  # fmt: skip
 
 
-def _cell_json(cell: BudgetCell) -> dict[str, Any]:
+def _cell_json(cell: BudgetCell) -> dict[str, object]:
     rate = cell.accuracy
     return {"k": rate.k, "n": rate.n, "acc": rate.value,
             "ci": list(rate.ci) if rate.ci else None,
             "context_tokens_mean": cell.context_tokens_mean}  # fmt: skip
 
 
-def budgets_json(s: Summary) -> dict[str, Any]:
+def budgets_json(s: Summary) -> dict[str, object]:
     """`budgets` and `coverage` keys of `--json` (docs/interfaces.md), each when there."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if (view := s.budgets) is not None:
         out["budgets"] = {
             "budgets": view.budgets,

@@ -57,7 +57,7 @@ class Reason:
         where = f" (arm {', '.join(self.arms)})" if self.arms else ""
         return f"{self.code}{where}: {self.sentence}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """`{code, sentence, arms}`."""
         return {"code": self.code, "sentence": self.sentence, "arms": list(self.arms)}
 
@@ -112,7 +112,7 @@ class Verdict:
         body = f"<ul>{items}</ul>" if items else ""
         return f'<div class="{css}"><strong>{html.escape(head)}</strong>{body}</div>'
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """`{publishable, reasons: [...], arms: {arm: {publishable, reasons: [codes], scale}}}`."""
         return {
             "publishable": self.publishable,
@@ -141,7 +141,7 @@ def verdict_from_json(data: Any) -> Verdict | None:
                 Reason(item["code"], str(item.get("sentence", "")), tuple(map(str, arms)))
             )
     given = data.get("arms")
-    arms_data: dict[str, Any] = given if isinstance(given, dict) else {}
+    arms_data: dict[str, object] = given if isinstance(given, dict) else {}
     scales = {
         str(a): str(v.get("scale"))
         for a, v in arms_data.items()
