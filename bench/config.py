@@ -101,6 +101,10 @@ class EmbedderConfig:
     """Price per 1,000 input tokens, for cost accounting and `budget.max_usd`; None: unpriced."""
 
 
+Endpoint = EndpointConfig | EmbedderConfig
+"""Any configured model endpoint: a chat deployment (answerer, extractor, judge) or the embedder."""
+
+
 @dataclass
 class CacheConfig:
     """Content-keyed SQLite response cache for chat and embedding calls."""

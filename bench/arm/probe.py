@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bench.types import Conversation
 
@@ -45,7 +45,7 @@ class ProbesStore(Protocol):
         ...
 
 
-def probe_store(arm: Any, conversation: Conversation, stats: Any) -> StoreProbe | None:
+def probe_store(arm: object, conversation: Conversation, stats: object) -> StoreProbe | None:
     """The arm's own probe, else a count from its ingestion `stats`, else None.
 
     A probe that raises is logged and counts as "not probed": a failed search is no
@@ -58,14 +58,15 @@ def probe_store(arm: Any, conversation: Conversation, stats: Any) -> StoreProbe 
             log.warning("probe %s/%s failed: %s: %s", getattr(arm, "name", "?"),
                         conversation.conversation_id, type(exc).__name__, exc)  # fmt: skip
             return None
-    for key in STORED_KEYS if isinstance(stats, dict) else ():
-        value = stats.get(key)
+    counts = stats if isinstance(stats, dict) else {}
+    for key in STORED_KEYS:
+        value = counts.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             return StoreProbe(value, "count")
     return None
 
 
-def requested_k(arm: Any) -> int | None:
+def requested_k(arm: object) -> int | None:
     """The arm's `requested_k` when it declares a positive int, else None."""
     value = getattr(arm, "requested_k", None)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

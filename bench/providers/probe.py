@@ -26,9 +26,7 @@ from urllib.parse import urlsplit
 from bench.errors import ProviderError
 
 if TYPE_CHECKING:
-    from bench.config import EmbedderConfig, EndpointConfig, RunConfig
-
-    Endpoint = EndpointConfig | EmbedderConfig
+    from bench.config import Endpoint, RunConfig
 
 log = logging.getLogger("bench.providers")
 PROBE_TIMEOUT_S = 5.0

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.config import RunConfig
+from bench.config import Endpoint, RunConfig
 from bench.errors import BenchError, ConfigError, DatasetError
 from bench.files import write_json_atomic
 from bench.hashing import stable_hash
@@ -42,7 +42,8 @@ _MODEL_KEYS = ("answerer", "extractor", "embedder")
 
 def key_env_names(cfg: RunConfig) -> list[str]:
     """Every environment variable named as holding a key (their values are scrubbed)."""
-    endpoints: list[Any] = [cfg.provider.answerer, cfg.provider.extractor, cfg.provider.embedder]
+    p = cfg.provider
+    endpoints: list[Endpoint] = [p.answerer, p.extractor, p.embedder]
     endpoints += [j.endpoint for j in cfg.judges]
     return [e.api_key_env for e in endpoints if e.api_key_env]
 

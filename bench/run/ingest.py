@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from bench.arm import Arm
 from bench.arm.probe import probe_store, requested_k
@@ -66,7 +65,7 @@ def ingest_arms(
     return failed
 
 
-def ingest_probe(arm: Arm, conversation: Conversation, stats: Any) -> ret_health.RetrievalHealth:
+def ingest_probe(arm: Arm, conversation: Conversation, stats: object) -> ret_health.RetrievalHealth:
     """The retrieval-health entry of a fresh ingestion: turns, requested k, probe result."""
     found = probe_store(arm, conversation, stats)
     return ret_health.RetrievalHealth(
@@ -103,7 +102,7 @@ def arm_ingester(
 class _Ingested:
     """One arm's ingestion: its stats and wall time, or the exception it raised."""
 
-    stats: Any = None
+    stats: object = None
     seconds: float = 0.0
     error: Exception | None = None
 

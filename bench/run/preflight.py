@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bench.config import Endpoint, LimitConfig, RunConfig
 
 
 def check_out(out: str) -> bool:
@@ -60,7 +63,7 @@ def _try_create(out: str, first: Path) -> None:
     first.rmdir()
 
 
-def check_retry_budgets(run: Any) -> None:
+def check_retry_budgets(run: RunConfig) -> None:
     """Every HTTP endpoint's retry time cap leaves room to retry a timed-out request.
 
     Raises:
@@ -69,7 +72,7 @@ def check_retry_budgets(run: Any) -> None:
     from bench.providers.retry import retry_budget_problem
 
     provider = run.provider
-    endpoints = [
+    endpoints: list[tuple[str, Endpoint]] = [
         ("provider.answerer", provider.answerer),
         ("provider.extractor", provider.extractor),
         ("provider.embedder", provider.embedder),
@@ -88,7 +91,7 @@ def check_retry_budgets(run: Any) -> None:
             )
 
 
-def check_limits(limit: Any) -> None:
+def check_limits(limit: LimitConfig) -> None:
     """Every `limit.*` count must be null or a positive integer.
 
     (A negative limit would silently drop the last items; zero would be an empty "ok" run.)
