@@ -15,7 +15,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -39,7 +39,7 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def json_text(payload: Any) -> str:
+def json_text(payload: object) -> str:
     """`payload` as the harness writes JSON files: indented, UTF-8, NaN refused, newline."""
     return json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 
@@ -81,7 +81,7 @@ def remove_orphaned_temps(root: Path) -> int:
     return removed
 
 
-def write_json_atomic(path: Path, payload: Any) -> None:
+def write_json_atomic(path: Path, payload: object) -> None:
     """Atomically write `payload` as indented JSON (NaN is refused, never written)."""
     write_text_atomic(path, json_text(payload))
 

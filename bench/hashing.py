@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 
-def stable_hash(payload: Any, length: int = 16) -> str:
+def stable_hash(payload: object, length: int = 16) -> str:
     """SHA-256 (first `length` hex digits) of a JSON-able value with sorted keys."""
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:length]
 
 
-def stable_hash_items(items: Iterable[Any], length: int = 16) -> str:
+def stable_hash_items(items: Iterable[object], length: int = 16) -> str:
     """`stable_hash(list(items))`, fed item by item: the list's JSON is never held whole.
 
     `json.dumps` writes a list as "[" + ", ".join(each item's own dumps) + "]" (default
@@ -35,7 +34,7 @@ def stable_hash_items(items: Iterable[Any], length: int = 16) -> str:
     return digest.hexdigest()[:length]
 
 
-def content_key(parts: dict[str, Any]) -> str:
+def content_key(parts: Mapping[str, object]) -> str:
     """Full SHA-256 hex of the canonical compact JSON of `parts` (sorted keys)."""
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from bench.errors import ConfigError
 from bench.hashing import content_key
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS quarantined (
 """
 
 
-def cache_key(**parts: Any) -> str:
+def cache_key(**parts: object) -> str:
     """SHA-256 hex of the canonical JSON of `parts` (`bench.hashing.content_key`)."""
     return content_key(parts)
 

@@ -6,8 +6,6 @@ Apart from `accounting` so the summariser reads them without loading the account
 
 from __future__ import annotations
 
-from typing import Any
-
 PHASES = {
     "answerer": "answering",
     "extractor": "extraction",
@@ -28,7 +26,7 @@ def phase_of(role: str) -> str:
     return PHASES.get(head, role)
 
 
-def proxy_notes(accounting: Any) -> list[str]:
+def proxy_notes(accounting: object) -> list[str]:
     """Summary notes: per arm and phase, the tokens its own LLM calls used via the proxy.
 
     `accounting` is run.json's `accounting` object; roles other than `proxy:*` are skipped.
