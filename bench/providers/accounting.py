@@ -138,7 +138,7 @@ class Accountant:
             self._roles.setdefault(role, Totals()).add(call)
             self._models[role] = model
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, object]:
         """`{"roles": {role: totals+phase+model}, "phases": {...}, "total": {...}}`."""
         with self._lock:
             roles = {r: Totals(**asdict(t)) for r, t in self._roles.items()}
@@ -158,7 +158,7 @@ class Accountant:
         }
 
 
-def _rounded(totals: Totals) -> dict[str, Any]:
+def _rounded(totals: Totals) -> dict[str, object]:
     out = asdict(totals)
     out["latency_ms"] = round(totals.latency_ms, 3)
     if totals.cost is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
@@ -34,6 +34,9 @@ from bench.providers.retry import RetryPolicy
 from bench.providers.roles import PROXY
 from bench.providers.secrets import read_api_key
 from bench.types import ChatResult
+
+if TYPE_CHECKING:
+    from bench.providers.proxy import AccountingProxy
 
 CHAT_KINDS = ("offline", "openai")
 EMBED_KINDS = ("wordllama", "openai")
@@ -132,8 +135,9 @@ class ProviderSet:
     ):
         self._cfg = cfg
         self._accountant = Accountant()
-        self._proxy: Any = None  # the accounting proxy, started on the first proxy_url
-        self._proxied: dict[str, Any] = {}  # proxy role -> chat provider or embedder
+        self._proxy: AccountingProxy | None = None  # started on the first proxy_url
+        self._proxied_chats: dict[str, ChatProvider] = {}  # proxy role -> chat provider
+        self._proxied_embedders: dict[str, Embedder] = {}  # proxy role -> embedder
         self._deployments = _Deployments(window_s, limiters)
         self._cache = _open_cache(cfg.cache, run_dir)
         self._judges: dict[str, ChatProvider] = {}
@@ -167,7 +171,7 @@ class ProviderSet:
             )
         return self._judges[cfg.judge_id]
 
-    def accounting(self) -> dict[str, Any]:
+    def accounting(self) -> dict[str, object]:
         """Totals per role, per phase and overall (see `Accountant.snapshot`)."""
         return self._accountant.snapshot()
 
@@ -191,19 +195,19 @@ class ProviderSet:
         answerer in an offline run).
         """
         role = f"{PROXY}:{arm}:{phase}"
-        if role not in self._proxied:
+        if role not in self._proxied_chats:
             llm = self._cfg.extractor if self._cfg.extractor.kind != "offline" else None
             endpoint, setting = (llm, "provider.extractor") if llm else (
                 self._cfg.answerer, "provider.answerer")  # fmt: skip
-            self._proxied[role] = self._chat(endpoint, role, setting)
-        return self._proxied[role]  # type: ignore[no-any-return]
+            self._proxied_chats[role] = self._chat(endpoint, role, setting)
+        return self._proxied_chats[role]
 
     def proxy_embedder(self, arm: str, phase: str) -> Embedder:
         """The run's embedder, its proxied calls accounted as `proxy:<arm>:<phase>`."""
         role = f"{PROXY}:{arm}:{phase}"
-        if f"{role}:embed" not in self._proxied:
-            self._proxied[f"{role}:embed"] = self._embedder(self._cfg.embedder, role)
-        return self._proxied[f"{role}:embed"]  # type: ignore[no-any-return]
+        if role not in self._proxied_embedders:
+            self._proxied_embedders[role] = self._embedder(self._cfg.embedder, role)
+        return self._proxied_embedders[role]
 
     def close(self) -> None:
         """Stop the proxy (when started), close HTTP clients and the cache."""
