@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from bench.arm.breaker import CircuitBreaker
 from bench.arm.plugins import plugin_arms
@@ -41,6 +41,10 @@ from bench.arm.sealed import SealedArm
 from bench.config import PluginConfig
 from bench.errors import BenchError, ConfigError
 from bench.names import load_symbol
+
+if TYPE_CHECKING:
+    from bench.arm import Arm
+    from bench.types import AskedQuestion, Context, Conversation
 
 T = TypeVar("T")
 log = logging.getLogger("bench.arm")
@@ -161,7 +165,7 @@ class GuardedArm:
     Attributes it does not define (`requested_k`, `probe_store`, ...) are the arm's own.
     """
 
-    def __init__(self, arm: Any, label: str, limits: PluginConfig) -> None:
+    def __init__(self, arm: Arm, label: str, limits: PluginConfig) -> None:
         self._arm, self._label, self._limits = arm, label, limits
         self.name: str = str(getattr(arm, "name", label))
         self.breaker = CircuitBreaker(self.name, limits.breaker_timeouts)
@@ -175,11 +179,11 @@ class GuardedArm:
         """The arm's fingerprint (under the retrieve deadline)."""
         return self._call("fingerprint", self._limits.retrieve_timeout_s, self._arm.fingerprint)
 
-    def ingest(self, conversation: Any) -> Any:
+    def ingest(self, conversation: Conversation) -> dict[str, Any]:
         """The arm's ingestion of one conversation (under `ingest_timeout_s`)."""
         return self._call("ingest", self._limits.ingest_timeout_s, self._arm.ingest, conversation)
 
-    def retrieve(self, question: Any) -> Any:
+    def retrieve(self, question: AskedQuestion) -> Context:
         """The arm's context for one question (under `retrieve_timeout_s`)."""
         budget = self._limits.retrieve_timeout_s
         return self._call("retrieve", budget, self._arm.retrieve, question)

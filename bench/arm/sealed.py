@@ -18,9 +18,12 @@ bounds what it is handed, not what it may open.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.types import AskedQuestion, Context, Conversation, Question
+
+if TYPE_CHECKING:
+    from bench.arm import Arm
 
 
 def seal_question(question: AskedQuestion) -> AskedQuestion:
@@ -35,7 +38,7 @@ class SealedArm:
     `rank_sources` and `probe_store`, when the arm has them, are sealed too.
     """
 
-    def __init__(self, arm: Any) -> None:
+    def __init__(self, arm: Arm) -> None:
         self._arm = arm
         self.name: str = arm.name
 
@@ -50,7 +53,7 @@ class SealedArm:
         return value
 
     @property
-    def inner(self) -> Any:
+    def inner(self) -> Arm:
         """The arm itself (for tests and tools that need its own type)."""
         return self._arm
 
@@ -60,11 +63,11 @@ class SealedArm:
 
     def ingest(self, conversation: Conversation) -> dict[str, Any]:
         """The arm's ingestion of the conversation without its questions."""
-        return self._arm.ingest(conversation.sealed())  # type: ignore[no-any-return]
+        return self._arm.ingest(conversation.sealed())
 
     def retrieve(self, question: AskedQuestion) -> Context:
         """The arm's context for the sealed question."""
-        return self._arm.retrieve(seal_question(question))  # type: ignore[no-any-return]
+        return self._arm.retrieve(seal_question(question))
 
     def close(self) -> None:
         """Close the arm."""
