@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bench.untrusted import parse_json
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("bench.providers")
 PROBE_TIMEOUT_S = 5.0
@@ -49,7 +52,7 @@ def probe(base_url: str, model: str, api_key: str | None) -> ServerContext | Non
         return None
 
 
-def _get(client: Any, url: str) -> Any:
+def _get(client: httpx.Client, url: str) -> object:
     """The JSON body of a 200 reply, else None."""
     reply = client.get(url)
     if reply.status_code != 200:
@@ -60,11 +63,11 @@ def _get(client: Any, url: str) -> Any:
         return None
 
 
-def _positive(value: Any) -> int | None:
+def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _llamacpp(body: Any) -> ServerContext | None:
+def _llamacpp(body: object) -> ServerContext | None:
     if not isinstance(body, dict):
         return None
     settings = body.get("default_generation_settings")
@@ -74,7 +77,7 @@ def _llamacpp(body: Any) -> ServerContext | None:
     return ServerContext(n_ctx, _positive(body.get("total_slots")), "llama.cpp /props")
 
 
-def _vllm(body: Any, model: str) -> ServerContext | None:
+def _vllm(body: object, model: str) -> ServerContext | None:
     rows = body.get("data") if isinstance(body, dict) else None
     if not isinstance(rows, list):
         return None

@@ -19,9 +19,9 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import tenacity
 
@@ -157,7 +157,7 @@ def classify(exc: BaseException) -> Failure:
     return Failure(False, f"{type(exc).__name__}: {exc}")
 
 
-def _error_message(exc: Any) -> str:
+def _error_message(exc: object) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -166,7 +166,7 @@ def _error_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))[:200]
 
 
-def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds the server asks us to wait: `retry-after-ms`, else `Retry-After`.
 
     `Retry-After` may be a number of seconds or an HTTP date (RFC 9110 §10.2.3).
