@@ -159,14 +159,14 @@ def read_json_object(path: Path | str, **options: Any) -> dict[str, Any]:
     return expect_object(read_json(path, **options), str(path), options.get("fix", DEFAULT_FIX))
 
 
-def expect_object(value: Any, where: str, fix: str = DEFAULT_FIX) -> dict[str, Any]:
+def expect_object(value: object, where: str, fix: str = DEFAULT_FIX) -> dict[str, Any]:
     """`value` itself when it is a JSON object; else an `UntrustedJSONError`."""
     if not isinstance(value, dict):
         raise UntrustedJSONError(f"top level is {json_type(value)}, not an object", where, fix)
     return value
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON name of `value`'s type, with its article (`a list`, `null`)."""
     if value is None:
         return "null"
@@ -247,7 +247,7 @@ def parse_python_literal(text: str, where: str, fix: str = DEFAULT_FIX) -> Any:
     return value
 
 
-def _check_literal(value: Any, where: str, fix: str) -> None:
+def _check_literal(value: object, where: str, fix: str) -> None:
     """Refuse kinds JSON has not (tuples, sets, bytes, ...) and JSON's refused numbers."""
     stack = [value]
     while stack:

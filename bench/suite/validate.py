@@ -92,7 +92,7 @@ _KEYWORDS = frozenset({
 })  # fmt: skip
 
 
-def conforms(value: Any, schema: dict[str, Any]) -> bool:
+def conforms(value: object, schema: dict[str, Any]) -> bool:
     """True only when `value` satisfies `schema` (False also for keywords not handled here).
 
     A strict reading of the keywords the suite schema uses, read from the schema itself
@@ -121,7 +121,7 @@ def conforms(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
-def _same(value: Any, expected: Any) -> bool:
+def _same(value: object, expected: object) -> bool:
     """JSON equality: equal and of one type, so `true` is not `1` and `"1"` is not `1`."""
     return bool(value == expected) and type(value) is type(expected)
 
