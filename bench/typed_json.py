@@ -19,9 +19,9 @@ import typing
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeAlias, Union
 
-JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
+JSONValue: TypeAlias = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 """A JSON value as `json.loads` returns it (or `json.dumps` takes it): narrow before use."""
-JSONObject: TypeAlias = "dict[str, JSONValue]"
+JSONObject: TypeAlias = dict[str, JSONValue]
 """A JSON object: keys are strings, each value a `JSONValue`."""
 
 Check = Callable[[Any], bool]
