@@ -161,9 +161,9 @@ def without_key(overrides: list[str], exc: BaseException) -> list[str]:
     return [o for o in overrides if o.lstrip("+~").split("=", 1)[0] != key]
 
 
-def keys_at(cfg: Any, path: list[str]) -> list[str]:
+def keys_at(cfg: object, path: list[str]) -> list[str]:
     """The keys of the node at `path` in `cfg` (a DictConfig; [] where there is none)."""
-    node: Any = cfg
+    node = cfg
     for part in path:
         if not isinstance(node, DictConfig) or part not in node:
             return []
