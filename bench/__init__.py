@@ -4,7 +4,7 @@ Importing `bench` pulls in no heavy dependency; arms and providers load lazily
 through `bench.arm.registry`.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 import os as _os
 

@@ -1,4 +1,6 @@
-"""The CLI boundary's one line for an operating-system failure. Standard library only.
+"""The CLI boundary's one line for a user's error or an operating-system failure.
+
+Standard library only (and bench.errors, itself standard library only).
 
 `error: <what> <where>: <fix>` (exit 2): a full disk, a read-only folder or a path
 under a file is the user's to fix, so it gets the same one line as a config error,
@@ -11,8 +13,11 @@ import argparse
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NoReturn
+
+from bench.errors import BenchError
 
 _FIXES = {
     errno.EACCES: "make it writable, or pass another out=<dir>",
@@ -55,18 +60,43 @@ def exit_status(main: Callable[[], int]) -> int:
     return status
 
 
-def one_line_errors(command: Callable[[], int]) -> int:
-    """`command()`'s status; a BenchError or OSError becomes its one `error:` line, exit 2."""
-    from bench.errors import BenchError
+USER_ERRORS = (BenchError, OSError)
+"""What the CLI boundary turns into one `error:` line and exit 2 (BrokenPipeError excepted)."""
 
+
+def error_line(exc: Exception) -> str:
+    """The one `error:` line for a BenchError (its message, whitespace folded) or an OSError."""
+    if isinstance(exc, OSError):
+        return os_error_line(exc)
+    return f"error: {' '.join(str(exc).split())}"
+
+
+def one_line_errors(command: Callable[[], int]) -> int:
+    """`command()`'s status; a BenchError or OSError becomes its one `error:` line, exit 2.
+
+    The CLI error tail of every `main()` that returns its status (a Hydra job, which returns
+    nothing, uses `exit_on_errors`); tests/test_cli_errors.py checks that no other function
+    writes its own. A reader that closed stdout is left to `exit_status`.
+    """
     try:
         return command()
-    except BenchError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+    except BrokenPipeError:
+        raise
+    except USER_ERRORS as exc:
+        print(error_line(exc), file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+
+
+@contextmanager
+def exit_on_errors() -> Iterator[None]:
+    """`one_line_errors` for a block that returns nothing (a Hydra job): the line, exit 2."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except USER_ERRORS as exc:
+        print(error_line(exc), file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -146,3 +146,59 @@ def test_docs_paths_named_in_code_exist() -> None:
     assert "docs/interfaces.md" in named
     missing = {ref: sorted(w) for ref, w in named.items() if not (ROOT / ref).is_file()}
     assert not missing, f"named but absent: {missing}"
+
+
+# ---- README and CONTRIBUTING name files that exist ---------------------------------------
+
+_CODE_PATH = re.compile(r"`((?:bench|arms|tools|tests|conf|docs|datasets|results)/[^`\s]*)`")
+OUTPUTS = {"datasets/.cache/", "results/locomo-offline"}
+"""Paths the commands write (git-ignored), named as where to look, not as files in the tree."""
+
+
+def named_paths(text: str) -> list[str]:
+    """Backticked repository paths (`bench/x.py`, `conf/arm/`, `bench/*.py`), templates left out."""
+    text = _FENCE.sub("", text)
+    found = [m.split("#")[0].split("::")[0].rstrip(".,:") for m in _CODE_PATH.findall(text)]
+    return [re.sub(r"\.py:\w+$", ".py", p) for p in found if "<" not in p]
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
+def test_file_names_in_readme_and_contributing_exist(name: str) -> None:
+    paths = named_paths((ROOT / name).read_text(encoding="utf-8"))
+    assert len(paths) >= 5, f"{name}: found too few paths to be real: {paths}"
+    absent = [
+        p
+        for p in paths
+        if p not in OUTPUTS and not (any(ROOT.glob(p)) if "*" in p else (ROOT / p).exists())
+    ]
+    assert not absent, f"{name}: names what the tree does not hold: {absent}"
+
+
+def test_the_readme_nouns_row_names_modules_of_bench() -> None:
+    """README's "Where things are": each `name` in the `bench/*.py` row is bench/<name>.py."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `bench/*.py` |"))
+    names = re.findall(r"`(\w+)`", row.split("|")[2])
+    assert len(names) >= 8, names
+    assert [n for n in names if not (ROOT / "bench" / f"{n}.py").is_file()] == []
+
+
+_DURATION = re.compile(r"\d+(?:\.\d+)?(?:[–-]\d+)?\s?(?:min|minutes|s)\b")
+
+
+def test_make_locomos_time_is_stated_in_the_readme_only() -> None:
+    """One home for the figure (README "Results", measured there); elsewhere, a pointer."""
+    readme = [line for line in _lines("README.md") if "make locomo" in line or "35–40 s" in line]
+    assert any(_DURATION.search(line) for line in readme), "README states no time"
+    elsewhere = [
+        f"{name}: {line.strip()}"
+        for name in MARKDOWN
+        if name not in ("README.md", "CHANGELOG.md")  # the changelog is history
+        for line in _lines(name)
+        if "make locomo" in line and _DURATION.search(line)
+    ]
+    assert not elsewhere, f"a second figure for make locomo's time: {elsewhere}"
+
+
+def _lines(name: str) -> list[str]:
+    return _FENCE.sub("", (ROOT / name).read_text(encoding="utf-8")).splitlines()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -125,30 +124,38 @@ from bench.types import Conversation
 
 said = threading.Lock()  # two threads' lines must not interleave
 
+def say(line):
+    with said:
+        sys.stdout.write(line + "\\n")
+        sys.stdout.flush()
+
 class Slow:
     def __init__(self, name):
         self.name = name
     def ingest(self, conversation):
         try:
+            say(f"ingesting {self.name}")  # inside the try: an interrupt from now on is seen
             while True:  # one exchange after another, as an extracting arm does
                 time.sleep(0.01)
         except KeyboardInterrupt:
-            with said:
-                sys.stdout.write(f"aborted {self.name}\\n")
-                sys.stdout.flush()
+            say(f"aborted {self.name}")
             raise
 
 arms = {n: Slow(n) for n in ("a", "b")}
-print("ingesting", flush=True)
 try:
     ingest_arms(arms, Conversation("c", ("A",), ()), {}, concurrency=2)
 except KeyboardInterrupt:
-    print("interrupted", flush=True)
+    say("interrupted")
     sys.exit(130)
 """
 
 
 def test_ctrl_c_aborts_every_arm_ingesting_at_once() -> None:
+    """SIGINT once both arms say they are ingesting: each is aborted, then the caller.
+
+    Load-independent: the signal waits for the arms' own lines (not a sleep), and the
+    only time limit is a hang guard that kills the child after 120 s.
+    """
     import signal
     import subprocess
     import sys
@@ -161,11 +168,16 @@ def test_ctrl_c_aborts_every_arm_ingesting_at_once() -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ingesting"
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=10)  # a pool would wait for the arms forever
-    assert proc.returncode == 130
+    guard = threading.Timer(120, proc.kill)  # a hang guard, not a timing assumption
+    guard.start()
+    try:
+        assert proc.stdout is not None
+        started = {proc.stdout.readline().strip(), proc.stdout.readline().strip()}
+        assert started == {"ingesting a", "ingesting b"}
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate()  # a pool would wait for the arms forever
+    finally:
+        guard.cancel()
+    assert proc.returncode == 130, out
     assert sorted(out.split("\n")[:2]) == ["aborted a", "aborted b"]
     assert out.split("\n")[2] == "interrupted"

@@ -34,3 +34,15 @@ def test_new_growth_and_stale_entries_are_breaches() -> None:
 def test_the_tree_is_within_its_limits() -> None:
     limits = _limits()
     assert limits.breaches(limits.sizes(ROOT)) == []
+
+
+def test_allowances_equal_todays_sizes_so_they_only_go_down() -> None:
+    """An allowance above the code's size is a breach: it is lowered with the code (a ratchet)."""
+    limits = _limits()
+    found = limits.sizes(ROOT)
+    assert {key: found.get(key) for key in limits.GRANDFATHERED} == limits.GRANDFATHERED
+    key, size = next(iter(limits.GRANDFATHERED.items()))
+    lines = limits.breaches({**limits.GRANDFATHERED, key: size - 1})
+    assert lines == [
+        f"{key}: has {size - 1} lines, allowed {size}; lower GRANDFATHERED to {size - 1}"
+    ]

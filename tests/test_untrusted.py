@@ -497,6 +497,61 @@ def test_a_record_field_of_the_wrong_type_is_one_line(
     assert said in err, err
 
 
+def _field_paths(record: dict[str, Any]) -> list[list[str | int]]:
+    """Every key path in `record` (lists: their first item), and each schema field it lacks."""
+    paths: list[list[str | int]] = []
+
+    def walk(value: Any, path: list[str | int]) -> None:
+        if not isinstance(value, dict | list):
+            return
+        for key, inner in value.items() if isinstance(value, dict) else enumerate(value[:1]):
+            paths.append([*path, key])
+            walk(inner, [*path, key])
+
+    walk(record, [])
+    schema = json.loads((ROOT / "bench/schema/question_record.schema.json").read_text())
+    arm = next(iter(record["arms"]))
+    paths += [[k] for k in schema["properties"] if k not in record]
+    result = schema["$defs"]["arm_result"]["properties"]
+    return paths + [["arms", arm, k] for k in result if k not in record["arms"][arm]]
+
+
+@pytest.mark.slow
+def test_any_field_of_any_type_is_read_or_refused_by_the_reader(tmp_path: Path) -> None:
+    """The reader type-checks every field, so the summary's pass never meets a wrong type.
+
+    Each field of a record (and each schema field it lacks) set to each hostile value: the
+    summary is computed, or the reader refuses the record (SummaryError); no other error.
+    (This replaced `summary.py`'s `_scan_or_blame`, which retried the pass per record to
+    name the one with a wrong type: with this test passing, it never ran.)
+    """
+    from bench.summarise import load_run, summarise_records
+
+    run = tmp_path / "run"
+    (run / "questions").mkdir(parents=True)
+    shutil.copy(SMOKE_RUN / "run.json", run / "run.json")
+    for source in sorted((SMOKE_RUN / "questions").glob("*.json"))[:2]:
+        shutil.copy(source, run / "questions" / source.name)
+    target = sorted((run / "questions").glob("*.json"))[0]
+    record = json.loads(target.read_text())
+    outcomes = {"read": 0, "refused": 0}
+    values: list[Any] = ["x", 2.5, None, [], {"a": None}, True]
+    for path in _field_paths(record):
+        for hostile in values:
+            edited = json.loads(json.dumps(record))
+            parent = edited
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = hostile
+            target.write_text(json.dumps(edited))
+            try:
+                summarise_records(load_run(run))
+                outcomes["read"] += 1
+            except SummaryError:
+                outcomes["refused"] += 1
+    assert outcomes["refused"] > 100 and outcomes["read"] > 100, outcomes
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

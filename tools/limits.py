@@ -2,8 +2,11 @@
 
 ruff has no line-count rules (its C901/PLR09xx gates cover complexity, branches and
 statements), so this walks the package sources with `ast`. Code that was over a limit
-when the gate came in is listed in `GRANDFATHERED` with its size then: it may shrink,
-never grow, and an entry that fits again must be removed (so the list only shrinks).
+when the gate came in is listed in `GRANDFATHERED` with its size today, a ratchet: it may
+shrink, never grow, and each allowance equals the current size, so the change that
+shrinks the code lowers its entry in the same commit (an allowance above the size is a
+breach: the next change could grow back into it unseen); an entry that fits again is
+removed. So the allowances only go down, and the list only shrinks.
 Run: `python tools/limits.py` (exit 1 and one line per breach).
 """
 
@@ -18,13 +21,13 @@ FUNCTION_LINES = 50
 ROOTS = ("bench", "arms")
 
 GRANDFATHERED: dict[str, int] = {
-    "arms/neuromorphic/engine.py": 428,
-    "bench/run/__main__.py:_hydra_main": 73,
+    "arms/neuromorphic/engine.py": 427,
+    "bench/run/__main__.py:_hydra_main": 61,
     "bench/run/hydra_job.py:run_job_once": 55,
     "bench/run/scale/unit_task.py:run_unit": 58,
     "bench/suite/niah.py:niah_suite": 54,
 }
-"""Over-limit code when the gate came in: `path` or `path:function` -> its size in lines."""
+"""Over-limit code: `path` or `path:function` -> its size in lines, exactly (a ratchet)."""
 
 
 def sizes(root: Path) -> dict[str, int]:
@@ -44,7 +47,7 @@ def sizes(root: Path) -> dict[str, int]:
 
 
 def breaches(found: dict[str, int]) -> list[str]:
-    """One line per module or function over its limit, grown past its entry, or listed stale."""
+    """One line per breach: over the limit, grown past or shrunk below its entry, or stale."""
     lines = []
     for key, size in sorted(found.items()):
         limit = FUNCTION_LINES if ":" in key else MODULE_LINES
@@ -54,8 +57,11 @@ def breaches(found: dict[str, int]) -> list[str]:
             lines.append(f"{key}: {what} has {size} lines (limit {allowed}); split it")
     for key, size in sorted(GRANDFATHERED.items()):
         limit = FUNCTION_LINES if ":" in key else MODULE_LINES
-        if found.get(key, 0) <= limit:
+        now = found.get(key, 0)
+        if now <= limit:
             lines.append(f"{key}: fits the {limit}-line limit now; remove it from GRANDFATHERED")
+        elif now < size:
+            lines.append(f"{key}: has {now} lines, allowed {size}; lower GRANDFATHERED to {now}")
     return lines
 
 

@@ -11,15 +11,14 @@ with one line. Standard library only.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from bench.board.entries import Entry, entries_of, grouped
 from bench.board.render import render_html, render_markdown
-from bench.cli_errors import OneLineParser
+from bench.cli_errors import OneLineParser, one_line_errors
 from bench.errors import BenchError
 from bench.files import write_text_atomic
-from bench.summarise.load import SummaryError, load_run
+from bench.summarise.load import load_run
 from bench.summarise.summary import summarise_records
 
 BOARD_HTML = "board.html"
@@ -80,20 +79,15 @@ def build_board(run_dirs: list[Path]) -> tuple[str, list[list[Entry]], list[str]
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; 2 with a one-line message on bad input."""
     args = _parser().parse_args(argv)
-    try:
-        dataset, groups, notes = build_board(list(args.run_dirs))
-        out: Path = args.out
-        out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(out / BOARD_HTML, render_html(dataset, groups, notes))
-        write_text_atomic(out / BOARD_MD, render_markdown(dataset, groups, notes))
-    except (SummaryError, BenchError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
+    return one_line_errors(lambda: _write_board(list(args.run_dirs), args.out))
 
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+
+def _write_board(run_dirs: list[Path], out: Path) -> int:
+    """Write BOARD_HTML and BOARD_MD under `out`; say what was written."""
+    dataset, groups, notes = build_board(run_dirs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / BOARD_HTML, render_html(dataset, groups, notes))
+    write_text_atomic(out / BOARD_MD, render_markdown(dataset, groups, notes))
     count = sum(len(g) for g in groups)
     print(f"wrote {out / BOARD_HTML} and {out / BOARD_MD}: {count} entries, {len(groups)} groups")
     return 0

@@ -6,5 +6,11 @@ import sys
 
 from bench.calibrate.cli import main
 
-if __name__ == "__main__":
+
+def console() -> None:
+    """The `armbench-calibrate` console script (pyproject.toml), as `python -m bench.calibrate`."""
     sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    console()

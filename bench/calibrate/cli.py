@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.calibrate.sets import DERIVED, AnswerSet
-from bench.errors import BenchError, ConfigError
+from bench.cli_errors import one_line_errors
+from bench.errors import ConfigError
 
 PREFIX = "calibrate."
 FORMAT = "armbench-calibration/1"
@@ -217,22 +218,18 @@ def main(argv: list[str]) -> int:
         print("usage: python -m bench.calibrate [calibrate.*=...] [run overrides ...]\n")
         print(__doc__)
         return 0
-    try:
-        opts, overrides = _split(argv)
-        _check_answer_files(opts.answers)  # before the dataset loads (half a minute)
-        cfg = _run_config(overrides)
-        problems: list[str] = []
-        data = _interruptible(calibrate_config, cfg, opts, problems)
-        out = Path(opts.out or f"outputs/calibration-{data['dataset']['name']}")
-        text = write_outputs(data, out, cfg.dataset.loader == "locomo")
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
+    return one_line_errors(lambda: _calibrate(argv))
 
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+
+def _calibrate(argv: list[str]) -> int:
+    """Calibrate, write and print the outputs; 1 when judge calls gave no verdict."""
+    opts, overrides = _split(argv)
+    _check_answer_files(opts.answers)  # before the dataset loads (half a minute)
+    cfg = _run_config(overrides)
+    problems: list[str] = []
+    data = _interruptible(calibrate_config, cfg, opts, problems)
+    out = Path(opts.out or f"outputs/calibration-{data['dataset']['name']}")
+    text = write_outputs(data, out, cfg.dataset.loader == "locomo")
     print(text, end="")
     if problems:
         print(

@@ -23,12 +23,11 @@ run used, or when an entry of the file is not an id the harness would have recor
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 from bench.arm.live_state import STATE_FILE, LiveArm, NamespaceLedger
-from bench.cli_errors import exit_status
+from bench.cli_errors import exit_status, one_line_errors
 from bench.errors import BenchError, ConfigError
 from bench.names import load_symbol
 
@@ -84,14 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("overrides", nargs="*", help="the run's overrides (arm_options.*)")
     args = parser.parse_args(argv)
-    try:
-        for arm, count in cleanup(args.run_dir, args.overrides).items():
-            print(f"{arm}: deleted {count} namespace(s)")
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return one_line_errors(lambda: _clean(args.run_dir, args.overrides))
+
+
+def _clean(run_dir: Path, overrides: list[str]) -> int:
+    """`cleanup` and one line per arm; 0."""
+    for arm, count in cleanup(run_dir, overrides).items():
+        print(f"{arm}: deleted {count} namespace(s)")
     return 0
 
 
+def console() -> None:
+    """The `armbench-cleanup` console script (pyproject.toml), as `python -m bench.cleanup`."""
+    raise SystemExit(exit_status(main))
+
+
 if __name__ == "__main__":
-    sys.exit(exit_status(main))
+    console()

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from bench.cli_errors import one_line_errors
 from bench.dev.llm_assets import (
     Assets,
     SmokeError,
@@ -39,7 +40,7 @@ from bench.dev.llm_assets import (
     resolve_model,
 )
 from bench.dev.smoke_stats import RunStats, run_flags, run_stats
-from bench.errors import BenchError
+from bench.errors import ConfigError
 from bench.paths import PROJECT_ROOT
 
 ROOT = PROJECT_ROOT
@@ -323,16 +324,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=2, help="server slots = concurrency")
     parser.add_argument("overrides", nargs="*", help="extra bench.run overrides")
     args = parser.parse_args(argv)
+    return one_line_errors(lambda: _smoke_and_report(args))
+
+
+def _smoke_and_report(args: argparse.Namespace) -> int:
+    """Run the smoke, print its report; the status `exit_status` gives it."""
     if args.threads < 1 or args.parallel < 1:
-        print("error: --threads and --parallel must be at least 1", file=sys.stderr)
-        return 2
+        raise ConfigError("--threads and --parallel must be at least 1")
     plan = ServerPlan(port=args.port or free_port(), parallel=args.parallel, threads=args.threads)
-    try:
-        model = resolve_model(args.model) if args.model else None
-        report = smoke(args.out.resolve(), plan, list(args.overrides), model)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    model = resolve_model(args.model) if args.model else None
+    report = smoke(args.out.resolve(), plan, list(args.overrides), model)
     print(json.dumps(asdict(report), indent=2))
     status, line = exit_status(report)
     if line:

@@ -55,5 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     return one_line_errors(lambda: export(argv))
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """The `armbench-export` console script (pyproject.toml), as `python -m bench.export`."""
     raise SystemExit(exit_status(main))
+
+
+if __name__ == "__main__":
+    console()

@@ -36,7 +36,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench.cli_errors import exit_status
+from bench.cli_errors import exit_status, one_line_errors
 from bench.names import load_symbol
 from bench.paths import PROJECT_ROOT
 
@@ -184,19 +184,17 @@ def _locomo_config() -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the requested figures as one JSON object."""
-    from bench.errors import BenchError
-
     args = list(sys.argv[1:] if argv is None else argv)
     overrides = args[args.index("--") + 1 :] if "--" in args else []
     what = (args[: args.index("--")] if "--" in args else args) or list(DEFAULT)
     if any(a in ("-h", "--help") for a in what):
         print(_usage())
         return 0
-    try:
-        figures = collect(what, overrides)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return one_line_errors(lambda: _print_json(collect(what, overrides)))
+
+
+def _print_json(figures: dict[str, Any]) -> int:
+    """Print `figures` as one indented JSON object; 0."""
     print(json.dumps(figures, indent=2))
     return 0
 

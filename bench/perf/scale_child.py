@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m bench.perf.scale_child SUITE ARM OUT`: one point as one JSON line."""
     import argparse
 
-    from bench.errors import BenchError
+    from bench.cli_errors import one_line_errors
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.perf.scale_child",
@@ -129,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("suite", "arm", "out"):
         parser.add_argument(name)
     args = parser.parse_args(argv)
-    try:
-        figures = measure(Path(args.suite), args.arm, Path(args.out))
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(figures))
+    return one_line_errors(lambda: _print_point(Path(args.suite), args.arm, Path(args.out)))
+
+
+def _print_point(suite: Path, arm: str, out: Path) -> int:
+    """`measure` one point and print it as one JSON line; 0."""
+    print(json.dumps(measure(suite, arm, out)))
     return 0
 
 

@@ -23,9 +23,9 @@ import sys
 import threading
 from pathlib import Path
 
-from bench.cli_errors import exit_status
+from bench.cli_errors import exit_status, one_line_errors
 from bench.config import ProviderConfig
-from bench.errors import BenchError
+from bench.errors import ConfigError
 from bench.files import write_json_atomic
 
 
@@ -45,7 +45,6 @@ def _provider(overrides: list[str]) -> ProviderConfig:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from bench.errors import ConfigError
     from bench.paths import CONF_DIR
     from bench.run.hydra_job import one_line
     from bench.run.settings import check_group_overrides, load_run_config
@@ -62,33 +61,29 @@ def _provider(overrides: list[str]) -> ProviderConfig:
 def main(argv: list[str] | None = None) -> int:
     """Serve until interrupted; 0 after writing the accounting, 2 on bad input."""
     args = _parse(argv)
+    return one_line_errors(lambda: _serve(args.out, args.port, args.overrides))
+
+
+def _serve(out_arg: str, port: int, overrides: list[str]) -> int:
+    """Build the providers, serve them on `port` until SIGINT/SIGTERM, write the accounting."""
     from bench.providers.factory import build_providers
     from bench.providers.proxy import AccountingProxy, ProxyBackend
 
-    try:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        providers = build_providers(_provider(args.overrides), out, answerer=True)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
-
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+    out = Path(out_arg)
+    out.mkdir(parents=True, exist_ok=True)
+    providers = build_providers(_provider(overrides), out, answerer=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
         backend = ProxyBackend(providers.proxy_chat, providers.proxy_embedder, providers.accounting)
-        proxy = AccountingProxy(backend, args.port)
+        proxy = AccountingProxy(backend, port)
     except (OSError, OverflowError) as exc:  # in use, not allowed, or not a port number
         providers.close()
         why = getattr(exc, "strerror", None) or str(exc)
-        print(f"error: --port {args.port} on 127.0.0.1: {why}: use another port (0: any free)",
-              file=sys.stderr)  # fmt: skip
-        return 2
+        raise ConfigError(
+            f"--port {port} on 127.0.0.1: {why}: use another port (0: any free)"
+        ) from None
     print(f"armbench proxy on {proxy.base_url}/arm/<arm>/<ingest|retrieve>/v1", file=sys.stderr,
           flush=True)  # fmt: skip
     stop.wait()
@@ -99,5 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def console() -> None:
+    """The `armbench-proxy` console script (pyproject.toml), as `python -m bench.proxy`."""
+    raise SystemExit(exit_status(main))
+
+
 if __name__ == "__main__":
-    sys.exit(exit_status(main))
+    console()

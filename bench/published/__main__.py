@@ -5,4 +5,11 @@ import sys
 from bench.cli_errors import exit_status
 from bench.published.cli import main
 
-sys.exit(exit_status(main))
+
+def console() -> None:
+    """The `armbench-published` console script (pyproject.toml), as `python -m bench.published`."""
+    sys.exit(exit_status(main))
+
+
+if __name__ == "__main__":
+    console()

@@ -20,6 +20,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from bench import summarise
+from bench.cli_errors import one_line_errors
 from bench.errors import BenchError
 from bench.report import figures as charts
 from bench.report.budget_report import budget_figure, budget_table, coverage_table
@@ -191,19 +192,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: write report.html; 2 with a one-line message on a bad RUN_DIR."""
     args = _parser().parse_args(argv)
-    run_dir: Path = args.run_dir
-    if not (run_dir / "questions").is_dir():
-        print(f"error: {run_dir}: not a run directory (no questions/ folder)", file=sys.stderr)
-        return 2
-    try:
-        path = write_report(run_dir, args.labels, png=not args.no_png)
-    except (summarise.SummaryError, BenchError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
+    return one_line_errors(lambda: _write_and_say(args.run_dir, args.labels, not args.no_png))
 
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
+
+def _write_and_say(run_dir: Path, labels: str, png: bool) -> int:
+    """`write_report`, then name the file on stderr; 0."""
+    if not (run_dir / "questions").is_dir():
+        raise BenchError(f"{run_dir}: not a run directory (no questions/ folder)")
+    path = write_report(run_dir, labels, png=png)
     print(f"wrote {path}", file=sys.stderr)
     return 0

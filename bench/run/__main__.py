@@ -22,8 +22,10 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from bench.cli_errors import exit_on_errors
 from bench.config import RunConfig
 from bench.errors import BenchError, ConfigError
+from bench.paths import CONF_DIR
 from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
@@ -41,11 +43,11 @@ from bench.scoring.health import (
 )
 
 
-@hydra.main(config_path="../../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
     for noisy in ("httpx", "httpx2", "openai"):  # one INFO line per HTTP request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    try:
+    with exit_on_errors():
         run_cfg = load_run_config(cfg)
         from bench.run.sweep import job_dirs
 
@@ -86,14 +88,6 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             refresh_manifest(outcome.run_dir, bool(outcome.written))  # last: hashes SUMMARY.md
         if (remote := remote_run(run_cfg)) is not None:
             remote.push_top()  # SUMMARY.md, MANIFEST.json, report.html
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
-
-        print(os_error_line(exc), file=sys.stderr)
-        sys.exit(2)
     degraded = _extraction_degraded(outcome.health) + _retrieval_degraded(outcome.retrieval)
     if outcome.errors:
         print(

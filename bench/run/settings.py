@@ -17,6 +17,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from bench.arm.guard import load_arm_config
 from bench.arm.registry import not_built
+from bench.cli_errors import exit_on_errors
 from bench.config import RunConfig
 from bench.errors import ConfigError
 from bench.names import unknown
@@ -94,16 +95,13 @@ def launch(hydra_entry: Callable[..., None], entry_file: str, job: str | None = 
     A plain run composes its config once (`bench.run.hydra_job`); a multirun or a `--`
     flag goes to Hydra's own entry point, `hydra_entry` (a `hydra.main` function).
     """
-    try:
+    with exit_on_errors():
         args = [otel_shorthand(a) for a in with_plugins(sys.argv[1:])]
         args = with_overrides(args, [f"hydra.job.name={job}"]) if job else args
         check_group_overrides(args)
         if is_plain_run(args):
             run_job_once(entry_file, "config", hydra_entry, args, adjust=job_dir_overrides)
             return
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
     sys.argv[1:] = args  # a multirun or a `--` flag: Hydra reads the plug-ins' overrides here
     hydra_entry()
 

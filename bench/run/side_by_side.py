@@ -26,30 +26,39 @@ def side_by_side(calls: Mapping[str, Callable[[], T]], concurrency: int) -> dict
     """`{name: call()}` with up to `concurrency` calls at once, in the order of `calls`.
 
     A call's exception is raised here (after the others finished), as a loop would raise
-    it; interrupting the caller interrupts every running call (module docstring).
+    it; interrupting the caller interrupts every running call (module docstring). The
+    interrupt may land anywhere after the first call started (under load, even before
+    the last is submitted): every thread registered by then gets it and is waited for
+    before the interrupt goes on, and a thread that registers later sees `stopping` and
+    never starts its call.
     """
     running: set[int] = set()
-    lock = threading.Lock()
+    stopping = False
+    lock = threading.Condition()
 
     def tracked(call: Callable[[], T]) -> T:
         with lock:
+            if stopping:
+                raise KeyboardInterrupt
             running.add(threading.get_ident())
         try:
             return call()
         finally:
             with lock:
                 running.discard(threading.get_ident())
+                lock.notify_all()
 
     with ThreadPoolExecutor(max(1, min(concurrency, len(calls))), "side-by-side") as pool:
-        futures = {name: pool.submit(tracked, call) for name, call in calls.items()}
         try:
+            futures = {name: pool.submit(tracked, call) for name, call in calls.items()}
             return {name: future.result() for name, future in futures.items()}
         except (KeyboardInterrupt, SystemExit):
-            for future in futures.values():
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)  # calls not started never start
             with lock:
+                stopping = True
                 for ident in running:
                     _raise_in(ident, KeyboardInterrupt)
+                lock.wait_for(lambda: not running)  # each call has aborted (its store too)
             raise
 
 

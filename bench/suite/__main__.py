@@ -15,7 +15,8 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from bench.errors import BenchError
+from bench.cli_errors import exit_on_errors
+from bench.paths import CONF_DIR
 from bench.suite.config import SuiteConfig, load_suite_config
 
 log = logging.getLogger("bench.suite")
@@ -61,17 +62,14 @@ def _meta(cfg: SuiteConfig, suites: list[Any]) -> dict[str, Any]:
     }
 
 
-@hydra.main(config_path="../../conf", config_name="suite", version_base="1.3")
+@hydra.main(config_path=str(CONF_DIR), config_name="suite", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
     from bench.run.sweep import job_dirs, record_sweep_row
 
-    try:
+    with exit_on_errors():
         suite_cfg = load_suite_config(cfg)
         suite_cfg.out, suite_cfg.stores = job_dirs(suite_cfg.out, suite_cfg.stores)
         report = run(suite_cfg)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
     if suite_cfg.phase == "predict":
         print(f"{Path(suite_cfg.out) / 'suites'}: predictions stored; run phase=evaluate")
         return
@@ -97,11 +95,8 @@ def main() -> None:
     if not is_plain_run(args):
         _hydra_main()
         return
-    try:
+    with exit_on_errors():
         run_job_once(__file__, "suite", _hydra_main, args)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from bench.errors import BenchError
+from bench.cli_errors import one_line_errors
+from bench.errors import ConfigError
 from bench.files import write_text_atomic
 from bench.paths import PROJECT_ROOT
 from bench.suite.model import suite_to_json
@@ -54,17 +55,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--source", type=Path, default=None)
     args = parser.parse_args(argv)
+    return one_line_errors(lambda: _write(args))
+
+
+def _write(args: argparse.Namespace) -> int:
+    """Write the suites `args` asks for and print their paths; 0."""
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:
-        print(f"error: --sizes={args.sizes}: give comma-separated token counts", file=sys.stderr)
-        return 2
-    try:
-        for path in write_niah(args.out, sizes, args.seed, args.source or default_source()):
-            print(path)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"--sizes={args.sizes}: give comma-separated token counts") from None
+    for path in write_niah(args.out, sizes, args.seed, args.source or default_source()):
+        print(path)
     return 0
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
+from bench.cli_errors import exit_on_errors
 from bench.config import RunConfig
 from bench.errors import BenchError
 from bench.files import write_json_atomic
@@ -139,22 +140,13 @@ def _summary(name: str, cfg: RunConfig, rows: list[ScreenRow]) -> dict[str, Any]
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def _hydra_main(cfg: DictConfig) -> None:
-    try:
+    with exit_on_errors():
         _screen_and_print(cfg)
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
-
-        print(os_error_line(exc), file=sys.stderr)
-        sys.exit(2)
 
 
 def _screen_and_print(cfg: DictConfig) -> None:
-    try:
-        run_cfg = load_run_config(cfg)
-        results = screen(run_cfg)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_cfg = load_run_config(cfg)
+    results = screen(run_cfg)
     print(f"{'arm':<14}{'n':>6}{'evidence recall':>17}{'gold-token recall':>19}{'ctx tokens':>12}")
     for name, res in results.items():
         path = Path(run_cfg.out) / "screens" / f"{name}-{stable_hash(res['options'])[:8]}.json"

@@ -11,5 +11,12 @@ import sys
 from bench.cli_errors import exit_status
 from bench.summarise.cli import main
 
-gc.disable()
-sys.exit(exit_status(main))
+
+def console() -> None:
+    """The `armbench-summarise` console script (pyproject.toml), as `python -m bench.summarise`."""
+    gc.disable()
+    sys.exit(exit_status(main))
+
+
+if __name__ == "__main__":
+    console()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from bench.cli_errors import one_line_errors
 from bench.files import write_text_atomic
 from bench.summarise.equivalence import DEFAULT_MARGIN
 from bench.summarise.load import LoadedRun, SummaryError, load_run
@@ -29,26 +29,16 @@ def _local(arg: str) -> Path:
     """A run folder on this machine; `s3://...` is fetched first (boto3, imported only then)."""
     if not arg.startswith("s3://"):
         return Path(arg)
-    from bench.errors import BenchError
+    from bench.remote.fetch import fetch_run
 
-    try:
-        from bench.remote.fetch import fetch_run
-
-        return fetch_run(arg)
-    except BenchError as exc:
-        raise SummaryError(str(exc)) from None
+    return fetch_run(arg)
 
 
 def _upload(arg: str, names: list[str]) -> None:
     """Upload files `--write` put in the local copy of an `s3://` run."""
-    from bench.errors import BenchError
+    from bench.remote.fetch import upload_written
 
-    try:
-        from bench.remote.fetch import upload_written
-
-        upload_written(arg, names)
-    except BenchError as exc:
-        raise SummaryError(str(exc)) from None
+    upload_written(arg, names)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,20 +80,22 @@ def _summary_of(args: argparse.Namespace, run: LoadedRun, base: LoadedRun | None
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status (2 with a one-line message on bad input)."""
     args = _parser().parse_args(argv)
+    return one_line_errors(lambda: _summarise(args))
+
+
+def _summarise(args: argparse.Namespace) -> int:
+    """Load, summarise and print the run (and `--write` its files); 0."""
     if args.json and args.format not in (None, "json"):
-        print(f"error: --json conflicts with --format {args.format}", file=sys.stderr)
-        return 2
+        raise SummaryError(f"--json conflicts with --format {args.format}")
     fmt = args.format or ("json" if args.json else "text")
-    try:
-        run = load_run(_local(args.run_dir))
-        base = load_run(_local(args.baseline)) if args.baseline else None
-        summary = _summary_of(args, run, base)
-    except SummaryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    run = load_run(_local(args.run_dir))
+    base = load_run(_local(args.baseline)) if args.baseline else None
+    summary = _summary_of(args, run, base)
     text = _render(summary, run, fmt)
     print(text)
-    return _write(args, run, summary, text, fmt) if args.write else 0
+    if args.write:
+        _write(args, run, summary, text, fmt)
+    return 0
 
 
 def _render(summary: Summary, run: LoadedRun, fmt: str) -> str:
@@ -117,20 +109,10 @@ def _render(summary: Summary, run: LoadedRun, fmt: str) -> str:
     return render_text(summary)
 
 
-def _write(args: argparse.Namespace, run: LoadedRun, summary: Summary, text: str, fmt: str) -> int:
+def _write(args: argparse.Namespace, run: LoadedRun, summary: Summary, text: str, fmt: str) -> None:
     """`--write`: SUMMARY.md (and comparable.json) in the run, uploaded for `s3://`."""
-    try:
-        write_text_atomic(run.run_dir / "SUMMARY.md", render_markdown(summary))
-        if fmt == "comparable":
-            write_text_atomic(run.run_dir / "comparable.json", text + "\n")
-        if args.run_dir.startswith("s3://"):
-            _upload(args.run_dir, ["SUMMARY.md", "comparable.json"])
-    except SummaryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        from bench.cli_errors import os_error_line
-
-        print(os_error_line(exc), file=sys.stderr)
-        return 2
-    return 0
+    write_text_atomic(run.run_dir / "SUMMARY.md", render_markdown(summary))
+    if fmt == "comparable":
+        write_text_atomic(run.run_dir / "comparable.json", text + "\n")
+    if args.run_dir.startswith("s3://"):
+        _upload(args.run_dir, ["SUMMARY.md", "comparable.json"])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.errors import BenchError
 from bench.records import QuestionRecord, natural_key
 from bench.runmeta import RunMeta, read_run_meta
 from bench.untrusted import UntrustedJSONError, read_json
@@ -14,7 +14,7 @@ from bench.untrusted import UntrustedJSONError, read_json
 _FIX = "restore the record, or re-run the question with bench.run"
 
 
-class SummaryError(Exception):
+class SummaryError(BenchError):
     """A run directory that cannot be summarised; the message is one line naming the file."""
 
 
@@ -35,20 +35,14 @@ class LoadedRun:
 def load_run(run_dir: Path) -> LoadedRun:
     """Read every record and `run.json`; raise SummaryError on a missing or bad record.
 
-    The cyclic garbage collector is paused while the records are read: parsed JSON and
-    the records built from it hold no reference cycles, and each collection would
-    rescan the records read so far.
+    The garbage collector runs as usual: pausing it while the records are read saved
+    0.02 s of 0.23 s of CPU on results/locomo-offline-v0.3.0 (1,986 records, 121 young
+    collections), under the summariser's ±0.1 s run to run.
     """
     folder = run_dir / "questions"
     if not folder.is_dir():
         raise SummaryError(f"{run_dir}: no questions/ folder; pass a run directory of bench.run")
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        records = read_records(str(folder))
-    finally:
-        if paused:
-            gc.enable()
+    records = read_records(str(folder))
     if not records:
         raise SummaryError(f"{folder}: no question records (*.json) to summarise")
     records.sort(key=lambda r: natural_key(r.question_id))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.records import OK, QuestionRecord
 from bench.runmeta import RunMeta
@@ -253,6 +253,18 @@ class CoverageRow:
         return self.n > 0 and 2 * self.half_or_more > self.n
 
 
+class Section(Protocol):
+    """A summary section of its own module (CONTRIBUTING "A new summary section")."""
+
+    def markdown(self) -> list[str]:
+        """Its lines of SUMMARY.md and the text output, heading first (`## ...`)."""
+        ...
+
+    def to_json(self) -> Any:
+        """Its value in `--json`, under the key it is stored with in `Summary.sections`."""
+        ...
+
+
 @dataclass
 class Summary:
     """The whole summary of one run (optionally against a baseline run)."""
@@ -326,6 +338,9 @@ class Summary:
     """Each arm's share of the haystack in its context; empty when sizes are unknown."""
     verdict: Verdict = field(default_factory=Verdict)
     """Publishable or not, with every reason (bench.summarise.claims), shown first everywhere."""
+    sections: dict[str, Section] = field(default_factory=dict)
+    """Sections of their own modules by `--json` key, shown after the added views in this
+    order (bench/summarise/added.py); empty unless a module adds one."""
 
     @property
     def sets_identical(self) -> bool:

@@ -22,6 +22,7 @@ carries a judge verdict (Cohen's κ is computed only then), the most draws of a 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.records import ERROR, OK, UNPARSEABLE, ArmResult, QuestionRecord, not_an_outcome
@@ -33,32 +34,26 @@ from bench.summarise.reach import ReachTally, evidence_recall
 from bench.summarise.stats import Rate, mean, percentile
 
 
+@dataclass(slots=True)
 class Tally:
     """One arm on one group: questions, counted results, correct, F1s and exclusions.
 
-    The scan's counters are plain classes with `__slots__`: nothing compares or prints
-    them, and a dataclass costs the summariser's start-up more than the whole class.
+    The scan's counters are dataclasses. They were hand-written `__slots__` classes "as a
+    dataclass costs start-up": the four cost 3.6 ms of CPU to define (measured under load)
+    against 0.6-0.7 s of CPU, ±0.1 s run to run, for `python -m bench.summarise
+    results/locomo-offline-v0.3.0`: a gain the command's time does not show.
     """
 
-    __slots__ = ("excluded", "f1", "k", "n", "questions")
-
-    questions: int
+    questions: int = 0
     """Questions in the group (every arm sees every question)."""
-    k: int
+    k: int = 0
     """Correct results among those that count."""
-    n: int
+    n: int = 0
     """Results that count (status `ok`, binary outcome)."""
-    f1: list[float]
+    f1: list[float] = field(default_factory=list)
     """Official F1 of the results that count (those that report one)."""
-    excluded: Counter[str]
+    excluded: Counter[str] = field(default_factory=Counter)
     """`error`, `missing`, `no_outcome` counts, in first-seen order."""
-
-    def __init__(self) -> None:
-        self.questions = 0
-        self.k = 0
-        self.n = 0
-        self.f1 = []
-        self.excluded = Counter()
 
     @classmethod
     def merged(cls, parts: list[Tally]) -> Tally:
@@ -73,89 +68,60 @@ class Tally:
         return out
 
 
+@dataclass(slots=True)
 class Share:
     """`k` true of `n` results that carry a score key (a `Rate` once the scan is done)."""
 
-    __slots__ = ("k", "n")
-
-    k: int
+    k: int = 0
     """Results whose value is true."""
-    n: int
+    n: int = 0
     """Results that carry the key (value not None)."""
 
-    def __init__(self) -> None:
-        self.k = 0
-        self.n = 0
 
-
+@dataclass(slots=True)
 class ArmScan:
     """Every counter of one arm, from the one pass."""
 
-    __slots__ = (
-        "abstained_adversarial", "abstained_answerable", "answered", "capped", "costs", "cut",
-        "errata", "groups", "latencies", "reach", "retrieves", "right", "stale", "tokens",
-        "trap_hits", "unparseable", "wrong",
-    )  # fmt: skip
-
     groups: dict[str, Tally]
     """Group key -> tally, in display order."""
-    latencies: list[float]
+    latencies: list[float] = field(default_factory=list)
     """`latency_ms` of the `ok` results that report one."""
-    retrieves: list[float]
+    retrieves: list[float] = field(default_factory=list)
     """`retrieve_ms` of the `ok` results that report one."""
-    tokens: list[float]
+    tokens: list[float] = field(default_factory=list)
     """`context_tokens` of the `ok` results that report one."""
-    abstained_answerable: Share
+    abstained_answerable: Share = field(default_factory=Share)
     """`scores["abstained"]` on items with an answer (not LoCoMo 5, not `_abs`)."""
-    abstained_adversarial: Share
+    abstained_adversarial: Share = field(default_factory=Share)
     """`scores["abstained"]` on LoCoMo category 5."""
-    trap_hits: Share
+    trap_hits: Share = field(default_factory=Share)
     """`scores["trap_hit"]` on LoCoMo category 5."""
-    stale: Share
+    stale: Share = field(default_factory=Share)
     """`scores["stale_in_context"]` on every `ok` result."""
-    right: list[int]
+    right: list[int] = field(default_factory=list)
     """Positions in `records` of the questions whose counting result is correct."""
-    wrong: list[int]
+    wrong: list[int] = field(default_factory=list)
     """Positions in `records` of the questions whose counting result is wrong."""
-    costs: list[tuple[int, int | None, dict[str, int], bool]]
+    costs: list[tuple[int, int | None, dict[str, int], bool]] = field(default_factory=list)
     """(position, context_tokens, usage, correct) of each counting result on a scored
     question (`bench.summarise.cost`)."""
-    answered: int
+    answered: int = 0
     """`ok` results."""
-    capped: int
+    capped: int = 0
     """`ok` results whose answer hit the completion cap."""
-    cut: int
+    cut: int = 0
     """`ok` results whose context was cut to fit the server."""
-    unparseable: int
+    unparseable: int = 0
     """Unparseable verdicts on `ok` results."""
-    reach: ReachTally
+    reach: ReachTally = field(default_factory=ReachTally)
     """Accuracy and recalls on the questions with a gold answer (`reach.reach_rows`)."""
-    errata: ErrataTally
+    errata: ErrataTally = field(default_factory=ErrataTally)
     """Both answer keys on categories 1–4, when the records carry the audit."""
 
-    def __init__(self, groups: dict[str, Tally]) -> None:
-        self.groups = groups
-        self.latencies, self.retrieves = [], []
-        self.tokens = []
-        self.abstained_answerable = Share()
-        self.abstained_adversarial = Share()
-        self.trap_hits = Share()
-        self.stale = Share()
-        self.right = []
-        self.wrong = []
-        self.costs = []
-        self.answered = 0
-        self.capped = 0
-        self.cut = 0
-        self.unparseable = 0
-        self.reach = ReachTally()
-        self.errata = ErrataTally()
 
-
+@dataclass(slots=True)
 class RunScan:
     """The one pass over a run: per-arm counters and run-wide facts."""
-
-    __slots__ = ("arms", "draws", "judged", "misses", "outcomes")
 
     arms: dict[str, ArmScan]
     """Arm name -> counters, every arm of `names`."""
@@ -167,20 +133,6 @@ class RunScan:
     """True when any `ok` result carries a judge verdict."""
     draws: int
     """Most draws of any result: 1 + its repeats (1 for a single run)."""
-
-    def __init__(
-        self,
-        arms: dict[str, ArmScan],
-        outcomes: set[str | None],
-        misses: dict[str, dict[str, dict[str, int]]],
-        judged: bool,
-        draws: int,
-    ) -> None:
-        self.arms = arms
-        self.outcomes = outcomes
-        self.misses = misses
-        self.judged = judged
-        self.draws = draws
 
 
 def arm_names(records: list[QuestionRecord], declared: list[str]) -> list[str]:
@@ -206,9 +158,8 @@ def scan_records(
     """Walk every result once (records in order, each record's arms in its order).
 
     `names` must hold every arm of the records; `group_of` maps question id to group key.
-    A value the pass counts that has the wrong type (`status` other than ok or error,
-    `correct` other than true, false or null, a non-string `outcome`) raises TypeError;
-    so do values that break the arithmetic (`cli._scan_or_blame` names the record).
+    Every value has its type already: the reader checks each field (`load.read_records`,
+    tests/test_untrusted.py tries every field with every hostile type).
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
     run = _RunFacts()

@@ -20,7 +20,7 @@ from bench.summarise.equivalence import DEFAULT_MARGIN, equivalence_rows
 from bench.summarise.errata import errata_view
 from bench.summarise.flags import compute_flags
 from bench.summarise.judge_views import judge_sections
-from bench.summarise.load import LoadedRun, SummaryError, load_run, one_line_reason
+from bench.summarise.load import LoadedRun, SummaryError, load_run
 from bench.summarise.model import LABEL_SCHEMES, SETS, PairRow, Summary, group_label, kappa_rows
 from bench.summarise.notes import cap_notes, closing_notes
 from bench.summarise.pairing import (
@@ -85,30 +85,6 @@ def _scan(run: LoadedRun, locomo_style: bool) -> tuple[Layout, list[str], RunSca
     return layout, names, scan_records(run.records, names, layout.group_of, groups, locomo_style)
 
 
-def _scan_or_blame(run: LoadedRun, locomo_style: bool) -> tuple[Layout, list[str], RunScan]:
-    """`_scan`; a value of the wrong type in a record is a SummaryError naming the record.
-
-    Records are built without checking each value's type (the reader's cost is the
-    summariser's floor), so a hostile `null` or string surfaces as a TypeError (or
-    AttributeError, ...) in the pass. Only then is each record passed alone, and the
-    first that fails the same way is named; if none does, the fault is the
-    summariser's, and the error is raised as it is.
-    """
-    try:
-        return _scan(run, locomo_style)
-    except (TypeError, AttributeError, ValueError, KeyError) as exc:
-        for record in run.records:
-            try:
-                _scan(LoadedRun(run.run_dir, run.meta, [record]), locomo_style)
-            except type(exc) as again:
-                raise SummaryError(
-                    f"a value of the wrong type in the record of question {record.question_id} "
-                    f"in {run.run_dir / 'questions'} ({one_line_reason(again)}): fix the "
-                    "record; its format is bench/schema/question_record.schema.json"
-                ) from None
-        raise
-
-
 def summarise_records(
     run: LoadedRun,
     *,
@@ -126,7 +102,7 @@ def summarise_records(
         raise SummaryError(f"--labels {labels}: unknown; use one of {', '.join(LABEL_SCHEMES)}")
     dataset = dataset_name(run)
     locomo_style = is_locomo_style(run, dataset)
-    layout, names, scan = _scan_or_blame(run, locomo_style)
+    layout, names, scan = _scan(run, locomo_style)
     outcomes = {n: (frozenset(scan.arms[n].right), frozenset(scan.arms[n].wrong)) for n in names}
     summary = _tables(run, dataset, layout, names, scan, outcomes, labels)
     if locomo_style:
@@ -242,7 +218,7 @@ def _add_baseline(
     from bench.summarise.baseline_arm import BaselineArmError, baseline_pairs
 
     base_style = is_locomo_style(baseline, dataset_name(baseline))
-    _, base_list, base_scan = _scan_or_blame(baseline, base_style)
+    _, base_list, base_scan = _scan(baseline, base_style)
     baseline_outcome = _outcome(base_scan.outcomes, baseline.meta, [])
     names = list(outcomes)
     try:

@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.cli_errors import one_line_errors
 from bench.files import write_text_atomic
 from bench.summarise.clustered import ClusteredTest, clustered_paired
+from bench.summarise.load import SummaryError
 from bench.summarise.model import SWEEP_ROWS
 from bench.summarise.stats import holm, mcnemar_exact_p
 from bench.untrusted import read_json_object
@@ -240,24 +242,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", help="job (directory name) every other job is paired with")
     parser.add_argument("--write", action="store_true", help=f"rewrite SWEEP_DIR/{SWEEP_TABLE}")
     args = parser.parse_args(argv)
+    return one_line_errors(lambda: _table(args))
+
+
+def _table(args: argparse.Namespace) -> int:
+    """Read the rows, print the table (and `--write` it); 0."""
     try:
         rows = read_rows(args.sweep_dir)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(
-            f"error: {args.sweep_dir}/{SWEEP_ROWS}: unreadable ({exc}); re-run the sweep",
-            file=sys.stderr,
-        )
-        return 2
+        raise SummaryError(
+            f"{args.sweep_dir}/{SWEEP_ROWS}: unreadable ({exc}); re-run the sweep"
+        ) from None
     if not rows:
-        print(
-            f"error: {args.sweep_dir}: no {SWEEP_ROWS}/*.json; pass the out= folder of a -m sweep",
-            file=sys.stderr,
+        raise SummaryError(
+            f"{args.sweep_dir}: no {SWEEP_ROWS}/*.json; pass the out= folder of a -m sweep"
         )
-        return 2
     if args.baseline and args.baseline not in {r.job for r in rows}:
         jobs = ", ".join(r.job for r in rows)
-        print(f"error: --baseline {args.baseline}: no such job; use one of {jobs}", file=sys.stderr)
-        return 2
+        raise SummaryError(f"--baseline {args.baseline}: no such job; use one of {jobs}")
     text = render(rows, args.baseline)
     print(text, end="")
     if args.write:

@@ -27,11 +27,11 @@ import base64
 import contextlib
 import json
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.cli_errors import one_line_errors
 from bench.errors import BenchError
 from bench.files import read_file_bytes, write_text_atomic
 from bench.untrusted import UntrustedJSONError, parse_json, read_json_object
@@ -366,26 +366,27 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """CLI: 0 all match (or written), 1 any mismatch, 2 bad input (one `error:` line)."""
     args = _parser().parse_args(argv)
+    return one_line_errors(lambda: _verify_all(args))
+
+
+def _verify_all(args: argparse.Namespace) -> int:
+    """Write or check each run's manifest, one line per run; 1 if any mismatches."""
     status = 0
-    try:
-        for run_dir in args.run_dir:
-            if args.write:
-                path = write_manifest(run_dir, args.key)
-                print(f"wrote {path}")
-                continue
-            verdict = verify_run(run_dir, args.public_key)
-            for line in verdict.lines(args.verbose):
-                print(line)
-            n = len(verdict.unchanged)
-            note = f"; {UNSIGNED_NOTE}" if args.public_key is None else ""
-            aside = f"; {len(verdict.derived)} derived files not checked" if verdict.derived else ""
-            if verdict.ok:
-                print(f"ok {run_dir}: {n} files unchanged{aside}{note}")
-            else:
-                bad = len(verdict.lines())
-                print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged{aside}{note}")
-                status = 1
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    for run_dir in args.run_dir:
+        if args.write:
+            path = write_manifest(run_dir, args.key)
+            print(f"wrote {path}")
+            continue
+        verdict = verify_run(run_dir, args.public_key)
+        for line in verdict.lines(args.verbose):
+            print(line)
+        n = len(verdict.unchanged)
+        note = f"; {UNSIGNED_NOTE}" if args.public_key is None else ""
+        aside = f"; {len(verdict.derived)} derived files not checked" if verdict.derived else ""
+        if verdict.ok:
+            print(f"ok {run_dir}: {n} files unchanged{aside}{note}")
+        else:
+            bad = len(verdict.lines())
+            print(f"FAILED {run_dir}: {bad} mismatches, {n} files unchanged{aside}{note}")
+            status = 1
     return status
