@@ -110,7 +110,7 @@ def _capped(sets: list[AnswerSet], cap: int | None) -> list[AnswerSet]:
 def _judge_entries(
     judges: dict[str, list[Any]], rule: str, published: list[str]
 ) -> list[dict[str, Any]]:
-    from bench.scoring.judge_set import judge_meta
+    from bench.judge.judge_set import judge_meta
 
     entries: list[dict[str, Any]] = [{"name": rule, "kind": "rule"}]
     entries += [{"name": p, "kind": "published"} for p in published]
@@ -127,10 +127,10 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
     from bench.calibrate.evermemos import read_answer_file
     from bench.calibrate.measure import calibrate, f1_judge, llm_judge, published_judge
     from bench.calibrate.sets import derived_sets
+    from bench.judge.judge_set import build_judges
     from bench.loaders import load_dataset
     from bench.providers.factory import build_providers
     from bench.scoring.judge_runs import split_run_id
-    from bench.scoring.judge_set import build_judges
 
     dataset = load_dataset(cfg.dataset)
     sets = derived_sets(dataset, opts.sets)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.answer.repeat_plan import RepeatPlan
+from bench.answer.repeats import pending
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.run.budgets import pending as budgets_pending
-from bench.run.repeat_plan import RepeatPlan
-from bench.run.repeats import pending
 
 
 def arms_to_run(
@@ -25,12 +25,12 @@ def arms_to_run(
 ) -> tuple[list[str], list[str]]:
     """(arms needing an answer, arms needing only judging) for a question's record.
 
-    With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
+    With a `repeats` plan (`bench.answer.repeats.RepeatPlan`), an arm whose repeats are
     incomplete is answered again: finished draws come back from the response cache; so is
     one lacking a context budget (`bench.run.budgets`, finished ones kept). An
     imported result (`ArmResult.imported`, `bench.published`) is in neither list.
     """
-    from bench.scoring.judges import needs_judgement
+    from bench.judge.judges import needs_judgement
 
     if record is None:
         return list(arms), []
@@ -50,5 +50,5 @@ def arms_to_run(
 
 
 def draws_pending(result: ArmResult, plan: RepeatPlan | None, judges: tuple[Any, ...]) -> bool:
-    """True when a `repeats=N` plan still lacks draws of this result (bench.run.repeats)."""
+    """True when a `repeats=N` plan still lacks draws of this result (bench.answer.repeats)."""
     return plan is not None and pending(result, plan, judges)

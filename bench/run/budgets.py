@@ -30,7 +30,7 @@ from bench.records import ERROR, OK, ArmResult, BudgetResult, Judgement
 from bench.scoring.judge_runs import group_verdict, judge_run_ids
 
 if TYPE_CHECKING:
-    from bench.run.answer_step import AnswerStep
+    from bench.answer.answer_step import AnswerStep
     from bench.types import Context, Question
 
 DONE = (OK, "skipped", "unparseable")

@@ -17,6 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bench.answer import repeats as run_repeats
+from bench.answer.answer_prompt import AnswerPrompt
+from bench.answer.answer_step import AnswerStep
+from bench.answer.context_fit import answer_cap
+from bench.answer.repeat_plan import plan_repeats
 from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.config import RunConfig
@@ -27,16 +32,11 @@ from bench.providers.probe import probe_endpoints
 from bench.records import ArmResult, QuestionRecord
 from bench.run import budgets as run_budgets
 from bench.run import phases, resume
-from bench.run import repeats as run_repeats
-from bench.run.answer_prompt import AnswerPrompt
-from bench.run.answer_step import AnswerStep
 from bench.run.arms_pending import arms_to_run
-from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory
 from bench.run.ingest import arm_ingester
 from bench.run.otel import record_written
 from bench.run.outcome import RunOutcome, Tick, no_tick
-from bench.run.repeat_plan import plan_repeats
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import record_errata_fields
@@ -328,7 +328,7 @@ def build_record(
 
 def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerStep:
     """The answer step every question of the run goes through: answerer, judges, repeats."""
-    from bench.scoring.judge_set import build_judges
+    from bench.judge.judge_set import build_judges
 
     resume.check_primary_judge(cfg)
     judges = build_judges(cfg.judges, providers, cfg.scoring.judge_attempts)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.answer import repeats as run_repeats
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
-from bench.run import repeats as run_repeats
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 

@@ -17,18 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bench.answer.answer_prompt import AnswerPrompt
+from bench.answer.repeat_plan import plan_repeats
 from bench.config import RunConfig
+from bench.judge.judge_set import judge_meta
 from bench.loaders import dataset_stats
 from bench.providers.accounting import accounting_delta, add_accounting
-from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, outcome_rule
 from bench.run.lock import run_json_lock
-from bench.run.repeat_plan import plan_repeats
 from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, hub_meta, read_run_meta
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
-from bench.scoring.judge_set import judge_meta
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 
@@ -117,7 +117,7 @@ def laid_over(
 
 
 def _judge_warnings(cfg: RunConfig) -> list[str]:
-    from bench.scoring.judges import judge_model_warning
+    from bench.judge.judges import judge_model_warning
 
     warnings = [judge_model_warning(j, cfg.provider.answerer.model) for j in cfg.judges]
     for warning in filter(None, warnings):

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.answer.answer_prompt import AnswerPrompt
 from bench.arm import IngestProgress
 from bench.config import RunConfig
 from bench.providers.ratelimit import LimiterFactory
 from bench.records import OK, ArmResult, write_record
-from bench.run.answer_prompt import AnswerPrompt
 from bench.run.conversation import answer_step, arm_order, build_record, run_conversation
 from bench.run.outcome import RunOutcome, Tick, UnitResult, no_tick
 from bench.run.scale.units import Unit

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from bench.scoring.official.templates import TemplateShapeError
+from bench.judge.official.templates import TemplateShapeError
 
 COGNITIVE = "Cognitive"
 """The category of every LoCoMo-Plus item (upstream's sixth category)."""

@@ -13,10 +13,10 @@ import copy
 import hashlib
 from typing import Any, Self
 
+from bench.judge.official.registry import JudgeFile
 from bench.providers.base import ChatProvider
 from bench.records import Judgement
 from bench.scoring.judge_runs import run_version
-from bench.scoring.official.registry import JudgeFile
 
 
 def combined_hash(files: tuple[JudgeFile, ...]) -> str:

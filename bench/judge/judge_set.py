@@ -16,13 +16,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 from bench.config import JudgeConfig
 from bench.errors import ConfigError
+from bench.judge.judges import build_judge
+from bench.judge.official.judges import OFFICIAL_SPECS, build_official_judge
+from bench.judge.official.registry import judge_file
 from bench.providers.base import ChatProvider
 from bench.providers.secrets import redact
 from bench.runmeta import JudgeMeta
 from bench.scoring.judge_runs import check_runs, run_ids, run_version, split_run_id
-from bench.scoring.judges import build_judge
-from bench.scoring.official.judges import OFFICIAL_SPECS, build_official_judge
-from bench.scoring.official.registry import judge_file
 
 
 class ChatSource(Protocol):

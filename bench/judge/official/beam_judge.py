@@ -28,14 +28,14 @@ import json
 from typing import Any
 
 from bench.errors import raise_if_permanent
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
+from bench.judge.official.registry import JudgeFile
+from bench.judge.official.verdicts import beam_item_score, beam_same_event
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
 from bench.scoring.beam import judge_question
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
-from bench.scoring.official.registry import JudgeFile
-from bench.scoring.official.verdicts import beam_item_score, beam_same_event
 from bench.types import Question
 
 KIND = "beam_official"

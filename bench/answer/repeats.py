@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from bench.answer.repeat_plan import RepeatPlan
 from bench.errors import raise_if_permanent
 from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
-from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.judge_runs import group_verdict, judge_run_ids
 
 if TYPE_CHECKING:
-    from bench.run.answer_step import AnswerStep
+    from bench.answer.answer_step import AnswerStep
     from bench.types import Context, Question
 
 DONE = (OK, SKIPPED)

@@ -25,16 +25,16 @@ from typing import Any
 
 from bench.config import JudgeConfig
 from bench.errors import ConfigError, raise_if_permanent
+from bench.judge.official import beam_judge, plus_judge
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.beam_templates import beam_templates
+from bench.judge.official.plus_templates import plus_templates
+from bench.judge.official.registry import JudgeFile, read_judge_file
+from bench.judge.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
+from bench.judge.official.verdicts import longmemeval_verdict, mem0_verdict
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
-from bench.scoring.official import beam_judge, plus_judge
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.beam_templates import beam_templates
-from bench.scoring.official.plus_templates import plus_templates
-from bench.scoring.official.registry import JudgeFile, read_judge_file
-from bench.scoring.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
-from bench.scoring.official.verdicts import longmemeval_verdict, mem0_verdict
 from bench.types import Question
 
 
@@ -56,7 +56,7 @@ class OfficialSpec:
     kind: str
     """The `judges.N.kind` that selects it."""
     file: str
-    """Its registered upstream file (`bench.scoring.official.registry`)."""
+    """Its registered upstream file (`bench.judge.official.registry`)."""
     official_model: str
     """The model upstream asks (a run may override it; the record says which was used)."""
     max_tokens: int | None

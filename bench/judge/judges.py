@@ -33,6 +33,7 @@ from typing import Any
 from bench.config import JudgeConfig
 from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError, raise_if_permanent
+from bench.judge.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.providers.base import (
     CallOptions,
     ChatProvider,
@@ -42,7 +43,6 @@ from bench.providers.base import (
 )
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, ArmResult, Judgement
-from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
 from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.types import Question
 from bench.untrusted import UntrustedJSONError, parse_json

@@ -19,14 +19,14 @@ a question that is not a LoCoMo-Plus item is `skipped`.
 from __future__ import annotations
 
 from bench.errors import raise_if_permanent
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.plus_templates import COGNITIVE, PlusTemplates
+from bench.judge.official.registry import JudgeFile
+from bench.judge.official.verdicts import plus_label
 from bench.loaders.locomo_plus import RELATION_TYPES
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import repeat_version
 from bench.records import ERROR, OK, SKIPPED, Judgement
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.plus_templates import COGNITIVE, PlusTemplates
-from bench.scoring.official.registry import JudgeFile
-from bench.scoring.official.verdicts import plus_label
 from bench.types import Question
 
 KIND = "locomo_plus_official"
