@@ -20,7 +20,7 @@ import pytest
 
 from bench.config import CacheConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError, DatasetError
-from bench.judge.judge_set import build_judges, judge_meta
+from bench.judge.judge_set import build_judges, judge_meta, key_meta
 from bench.judge.official.registry import JUDGE_FILES, judge_file, resolve_judge_file
 from bench.judge.official.verdicts import mem0_extract_json
 from bench.loaders.locomo import load_locomo
@@ -306,7 +306,7 @@ def test_judge_meta_from_keys_reads_the_rest_from_the_configuration() -> None:
     )
     cfg = JudgeConfig("mem0_locomo", "mem0_locomo", "mem0-llm_judge.py", endpoint, runs=3)
     keys = [JudgeKey(f"mem0_locomo#{k}", "gpt-4.1", "ab" * 32) for k in (1, 2, 3)]
-    (meta,) = judge_meta(keys, [cfg])
+    (meta,) = key_meta(keys, [cfg])
     assert (meta.runs, meta.kind, meta.official_model, meta.model_differs) == (
         3,
         "mem0_locomo",

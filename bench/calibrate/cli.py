@@ -26,10 +26,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.calibrate.sets import DERIVED, AnswerSet
 from bench.errors import BenchError, ConfigError
+
+if TYPE_CHECKING:
+    from bench.calibrate.measure import Verdicts
+    from bench.judge.protocol import Judge
 
 PREFIX = "calibrate."
 FORMAT = "armbench-calibration/1"
@@ -108,7 +112,7 @@ def _capped(sets: list[AnswerSet], cap: int | None) -> list[AnswerSet]:
 
 
 def _judge_entries(
-    judges: dict[str, list[Any]], rule: str, published: list[str]
+    judges: dict[str, list[Judge]], rule: str, published: list[str]
 ) -> list[dict[str, Any]]:
     from bench.judge.judge_set import judge_meta
 
@@ -135,7 +139,7 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
     dataset = load_dataset(cfg.dataset)
     sets = derived_sets(dataset, opts.sets)
     rule, rule_verdicts = f1_judge(cfg.scoring.f1_threshold)
-    judges: dict[str, Any] = {rule: rule_verdicts}
+    judges: dict[str, Verdicts] = {rule: rule_verdicts}
     only: dict[str, str] = {}
     for path in opts.answers:
         answer_file = read_answer_file(Path(path), dataset)
@@ -147,7 +151,7 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
     cfg.provider.cache.mode = opts.cache
     providers = build_providers(cfg.provider, out, answerer=False)
     try:
-        built: dict[str, list[Any]] = {}
+        built: dict[str, list[Judge]] = {}
         for judge in build_judges(cfg.judges, providers, cfg.scoring.judge_attempts):
             built.setdefault(split_run_id(judge.judge_id)[0], []).append(judge)
         workers = max([j.endpoint.concurrency for j in cfg.judges] or [1])

@@ -7,10 +7,11 @@ judge has a verdict, every repeat is drawn and every context budget answered.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from bench.answer.repeat_plan import RepeatPlan
 from bench.answer.repeats import pending
+from bench.judge.protocol import JudgeIdentity
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.run.budgets import pending as budgets_pending
 
@@ -18,7 +19,7 @@ from bench.run.budgets import pending as budgets_pending
 def arms_to_run(
     record: QuestionRecord | None,
     arms: list[str],
-    judges: tuple[Any, ...],
+    judges: Sequence[JudgeIdentity],
     rejudge: bool,
     repeats: RepeatPlan | None = None,
     budgets: tuple[int, ...] = (),
@@ -49,6 +50,8 @@ def arms_to_run(
     return answer, judge
 
 
-def draws_pending(result: ArmResult, plan: RepeatPlan | None, judges: tuple[Any, ...]) -> bool:
+def draws_pending(
+    result: ArmResult, plan: RepeatPlan | None, judges: Sequence[JudgeIdentity]
+) -> bool:
     """True when a `repeats=N` plan still lacks draws of this result (bench.answer.repeats)."""
     return plan is not None and pending(result, plan, judges)

@@ -48,7 +48,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.config import EndpointConfig, RunConfig
+from bench.config import EndpointConfig, JudgeConfig, RunConfig
 from bench.providers.base import ChatProvider, Embedder
 from bench.providers.cache import ResponseCache
 from bench.run.dry_estimate import DryRunEstimate
@@ -195,7 +195,7 @@ class _DryProviders:
             else DryEmbedder(self._real.embedder, cfg.provider.embedder, est, self._ctx)
         )
 
-    def judge(self, judge_cfg: Any) -> ChatProvider:
+    def judge(self, judge_cfg: JudgeConfig) -> ChatProvider:
         """The recorder for one LLM judge."""
         keyless = replace(judge_cfg, endpoint=replace(judge_cfg.endpoint, api_key_env=None))
         real = self._real.judge(keyless)

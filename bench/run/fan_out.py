@@ -12,6 +12,7 @@ from __future__ import annotations
 from bench.answer.answer_prompt import AnswerPrompt
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.judge.judge_set import key_meta
 from bench.providers.accounting import add_accounting
 from bench.run.directory import RunDirectory
 from bench.run.outcome import RunOutcome
@@ -48,7 +49,7 @@ def run_fanned_out(
     if judges is None:  # a judge that cannot be keyed: building it names the problem
         judges = _built_judge_keys(cfg, run_dir)
     outcome = RunOutcome(run_dir=run_dir.path)
-    meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), judges)
+    meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), key_meta(judges, cfg.judges))
     run_json = RunJson(cfg, run_dir, dict(ident), meta, outcome, dict)
     run_json.save()
     try:

@@ -19,6 +19,7 @@ from bench.answer.answer_step import AnswerStep
 from bench.answer.context_fit import fit_context
 from bench.arm import Arm
 from bench.config import RunConfig
+from bench.judge.judge_set import judge_meta
 from bench.loaders import dataset_stats, load_dataset
 from bench.loaders.sample import sample_dataset
 from bench.remote.stage import remote_run
@@ -111,7 +112,7 @@ def _run_in_process(
     outcome = RunOutcome(run_dir=run_dir.path)
     try:
         step = answer_step(cfg, prompt, providers)
-        meta = run_meta(cfg, dataset, prompt, step.answerer.model, step.judges)
+        meta = run_meta(cfg, dataset, prompt, step.answerer.model, judge_meta(step.judges))
         run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
         run_json.save()
         try:

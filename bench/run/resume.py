@@ -26,7 +26,10 @@ from bench.types import Conversation
 
 @dataclass(frozen=True)
 class JudgeKey:
-    """What `needs_judgement` reads of a judge; equal to the built `Judge`'s attributes."""
+    """What `needs_judgement` reads of a judge (a `bench.judge.protocol.JudgeIdentity`).
+
+    Equal to the built judge's `judge_id`, `model` and `prompt_hash`.
+    """
 
     judge_id: str
     """The judge's id (`judges.N.judge_id`)."""

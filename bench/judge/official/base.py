@@ -1,21 +1,27 @@
-"""What every official judge shares: its identity fields, its runs and its judgements.
+"""What every official judge shares: its construction, its runs and its judgements.
 
-A judge object holds `judge_id`, `model`, `prompt_hash` and `version` (its
-response-cache key prefix); `with_run` makes run k of it (stored as `<id>#<k>`, cached
-under `<version>#run<k>` for k >= 2, `bench.scoring.judge_runs`), and `_judgement`
-builds a `Judgement` stamped with the judge's id, model and prompt hash, its error
-message cut to one line of at most 500 characters.
+`OfficialBase.__init__` makes the judge whole from its spec, chat, upstream files and
+endpoint: `judge_id`, `model`, `prompt_hash` (one file's SHA-256, or `combined_hash` of
+two), `version` (its
+response-cache key prefix, `<kind>@<hash[:12]>`, with `#run<k>` for run k >= 2,
+`bench.scoring.judge_runs`) and `meta` (what run.json records). `with_run` makes run k
+of it (stored as `<id>#<k>`); `stamped` builds a `Judgement` stamped with the judge's id,
+model and prompt hash, its error message cut to one line of at most 500 characters.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Any, Self
+from dataclasses import replace
+from typing import Self
 
 from bench.judge.official.registry import JudgeFile
-from bench.providers.base import ChatProvider
+from bench.judge.protocol import JudgeSpec
+from bench.judgement import JudgeStatus
+from bench.providers.base import CallOptions, ChatProvider
 from bench.records import Judgement
+from bench.runmeta import JudgeMeta
 from bench.scoring.judge_runs import run_version
 
 
@@ -25,44 +31,78 @@ def combined_hash(files: tuple[JudgeFile, ...]) -> str:
 
 
 class OfficialBase:
-    """Run handling and judgement stamping for an official judge (attributes set by subclasses)."""
+    """Construction, runs and judgement stamping for an official judge (one run of it)."""
 
-    attempts = 1
     kind: str
-    judge_id: str
-    model: str
-    prompt_hash: str
-    version: str
-    run: int = 1
+    """The `judges.N.kind` of the subclass."""
+    official_model: str
+    """The model upstream asks."""
 
-    def bind(
-        self, judge_id: str, chat: ChatProvider, files: tuple[JudgeFile, ...], endpoint: str
+    def __init__(
+        self,
+        spec: JudgeSpec,
+        chat: ChatProvider,
+        files: tuple[JudgeFile, ...],
+        options: CallOptions,
+        endpoint: str = "",
     ) -> None:
-        """Set what every official judge records: its id, chat, files' hash, source, endpoint."""
-        self.judge_id = judge_id
+        self.spec = spec
+        self.judge_id = spec.judge_id or spec.config.judge_id
         self.chat = chat
-        self.model = chat.model
-        self.prompt_hash = combined_hash(files)
-        self.prompt_source = files[0].url
+        self.model: str = chat.model
+        self.files = files
+        self.options = options
+        self.prompt_hash = files[0].sha256 if len(files) == 1 else combined_hash(files)
         self.endpoint = endpoint
-        self.run = 1
-        self.version = f"{self.kind}@{self.prompt_hash[:12]}"
+        self.version = run_version(f"{self.kind}@{self.prompt_hash[:12]}", spec.run)
+        self.meta = JudgeMeta(
+            judge_id=spec.config.judge_id,
+            model=self.model,
+            prompt_hash=self.prompt_hash,
+            kind=self.kind,
+            endpoint=endpoint or None,
+            prompt_source=files[0].url,
+            official_model=self.official_model,
+            model_differs=self.official_model != self.model,
+            runs=1,
+        )
 
     def with_run(self, judge_id: str, run: int) -> Self:
-        """The same judge as run `run` (its own cache key) stored under `judge_id`."""
+        """The same judge as run `run` (its own cache key) stored under `judge_id`.
+
+        A shallow copy re-initialised with the run's spec: the subclass's templates are
+        shared, every field `__init__` sets is set again.
+        """
         made = copy.copy(self)
-        made.judge_id, made.run = judge_id, run
-        made.version = run_version(self.version.split("#run")[0], run)
+        OfficialBase.__init__(
+            made,
+            replace(self.spec, judge_id=judge_id, run=run),
+            self.chat,
+            self.files,
+            self.options,
+            self.endpoint,
+        )
         return made
 
-    def stamped(self, status: Any, **fields: Any) -> Judgement:
+    def stamped(
+        self,
+        status: JudgeStatus,
+        *,
+        verdict: bool | None = None,
+        scores: dict[str, object] | None = None,
+        raw: str | None = None,
+        error: str | None = None,
+        cached: bool = False,
+    ) -> Judgement:
         """A judgement by this judge (`error` cut to its first line, 500 characters)."""
-        if fields.get("error"):
-            fields["error"] = str(fields["error"]).splitlines()[0][:500]
         return Judgement(
             judge_id=self.judge_id,
             status=status,
+            verdict=verdict,
             model=self.model,
             prompt_hash=self.prompt_hash,
-            **fields,
+            raw=raw,
+            error=error.splitlines()[0][:500] if error else error,
+            cached=cached,
+            scores=scores,
         )

@@ -23,6 +23,7 @@ from bench.judge.official.base import OfficialBase
 from bench.judge.official.plus_templates import COGNITIVE, PlusTemplates
 from bench.judge.official.registry import JudgeFile
 from bench.judge.official.verdicts import plus_label
+from bench.judge.protocol import JudgeSpec
 from bench.loaders.locomo_plus import RELATION_TYPES
 from bench.providers.base import CallOptions, ChatProvider, Message
 from bench.providers.cache import repeat_version
@@ -61,15 +62,14 @@ class PlusOfficialJudge(OfficialBase):
 
     def __init__(
         self,
-        judge_id: str,
+        spec: JudgeSpec,
         chat: ChatProvider,
         files: tuple[JudgeFile, ...],
         templates: PlusTemplates,
         endpoint: str = "",
     ) -> None:
-        self.bind(judge_id, chat, files, endpoint)
         self.templates = templates
-        self.options = CallOptions(max_tokens=MAX_TOKENS)
+        super().__init__(spec, chat, files, CallOptions(max_tokens=MAX_TOKENS), endpoint)
 
     def messages(self, question: Question, answer: str) -> list[Message]:
         """The single user message upstream sends."""
