@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from dataclasses import replace
-from typing import Self
+from typing import Generic, Self, TypeVar
 
 from bench.judge.official.registry import JudgeFile
 from bench.judge.protocol import JudgeSpec
@@ -24,34 +24,43 @@ from bench.records import Judgement
 from bench.runmeta import JudgeMeta
 from bench.scoring.judge_runs import run_version
 
+T = TypeVar("T")
+"""What an official judge read from its upstream files (its templates)."""
+
 
 def combined_hash(files: tuple[JudgeFile, ...]) -> str:
     """SHA-256 of the files' SHA-256s, one per line in order: a two-file judge's `prompt_hash`."""
     return hashlib.sha256("".join(f"{f.sha256}\n" for f in files).encode()).hexdigest()
 
 
-class OfficialBase:
-    """Construction, runs and judgement stamping for an official judge (one run of it)."""
+class OfficialBase(Generic[T]):
+    """Construction, runs and judgement stamping for an official judge (one run of it).
+
+    A subclass names its `kind`, `official_model` and upstream call `options`; `templates`
+    is what it read from its upstream files (`T`).
+    """
 
     kind: str
     """The `judges.N.kind` of the subclass."""
     official_model: str
     """The model upstream asks."""
+    options: CallOptions = CallOptions()
+    """Upstream's call parameters (completion cap, JSON mode); temperature is always 0."""
 
     def __init__(
         self,
         spec: JudgeSpec,
         chat: ChatProvider,
         files: tuple[JudgeFile, ...],
-        options: CallOptions,
+        templates: T,
         endpoint: str = "",
     ) -> None:
         self.spec = spec
+        self.templates = templates
         self.judge_id = spec.judge_id or spec.config.judge_id
         self.chat = chat
         self.model: str = chat.model
         self.files = files
-        self.options = options
         self.prompt_hash = files[0].sha256 if len(files) == 1 else combined_hash(files)
         self.endpoint = endpoint
         self.version = run_version(f"{self.kind}@{self.prompt_hash[:12]}", spec.run)
@@ -74,14 +83,8 @@ class OfficialBase:
         shared, every field `__init__` sets is set again.
         """
         made = copy.copy(self)
-        OfficialBase.__init__(
-            made,
-            replace(self.spec, judge_id=judge_id, run=run),
-            self.chat,
-            self.files,
-            self.options,
-            self.endpoint,
-        )
+        spec = replace(self.spec, judge_id=judge_id, run=run)
+        OfficialBase.__init__(made, spec, self.chat, self.files, self.templates, self.endpoint)
         return made
 
     def stamped(

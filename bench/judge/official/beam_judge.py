@@ -29,11 +29,9 @@ import json
 from bench.errors import raise_if_permanent
 from bench.judge.official.base import OfficialBase
 from bench.judge.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
-from bench.judge.official.registry import JudgeFile
 from bench.judge.official.verdicts import beam_item_score, beam_same_event
-from bench.judge.protocol import JudgeSpec
 from bench.judgement import JudgeStatus
-from bench.providers.base import CallOptions, ChatProvider, Message
+from bench.providers.base import CallOptions, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
 from bench.scoring.beam import judge_question
@@ -102,22 +100,12 @@ class _Asker:
         return beam_same_event(self._ask(messages))
 
 
-class BeamOfficialJudge(OfficialBase):
+class BeamOfficialJudge(OfficialBase[BeamTemplates]):
     """One run of BEAM's official judge; `judge(question, answer)` never raises."""
 
     kind = KIND
     official_model = OFFICIAL_MODEL
-
-    def __init__(
-        self,
-        spec: JudgeSpec,
-        chat: ChatProvider,
-        files: tuple[JudgeFile, ...],
-        templates: BeamTemplates,
-        endpoint: str = "",
-    ) -> None:
-        self.templates = templates
-        super().__init__(spec, chat, files, CallOptions(), endpoint)
+    options = CallOptions()
 
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Every rubric item (and event comparison) judged; the figures in `scores`."""

@@ -95,7 +95,7 @@ def mem0_filled(template: str, question: Question, answer: str) -> str:
     )
 
 
-class OfficialJudge(OfficialBase):
+class OfficialJudge(OfficialBase[str]):
     """One run of LongMemEval's or Mem0's official judge; `judge(question, answer)` never raises."""
 
     def __init__(
@@ -110,10 +110,9 @@ class OfficialJudge(OfficialBase):
         self.kind = official.kind
         self.official_model = official.official_model
         self.official = official
-        self.source = source
         json_schema = JSON_OBJECT if official.json_object else None
-        options = CallOptions(max_tokens=official.max_tokens, json_schema=json_schema)
-        super().__init__(spec, chat, (entry,), options, endpoint)
+        self.options = CallOptions(max_tokens=official.max_tokens, json_schema=json_schema)
+        super().__init__(spec, chat, (entry,), source, endpoint)
         self._fill: Callable[[Question, str], str] = self._filler(source)
 
     def _filler(self, source: str) -> Callable[[Question, str], str]:
