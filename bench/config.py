@@ -383,7 +383,7 @@ class RunConfig:
     """Time limits of plug-in arms (import, construction, ingest, retrieve, breaker)."""
     repeats: int = 1
     """Draws of the stochastic parts (sampled answers, LLM judges) per question and arm;
-    repeat 0 keeps the single-run cache keys (docs/audit.md, bench/run/repeats.py)."""
+    repeat 0 keeps the single-run cache keys (docs/audit.md, bench/answer/repeats.py)."""
     context_budgets: list[int] = field(default_factory=list)
     """Context budgets B in tokens (e.g. `[256,512,1024,2048,4096]`): every arm is also
     answered with its context cut to each B (bench/context_budget.py, methodology §3.5);

@@ -37,7 +37,7 @@ class RepeatResult:
 
     Repeat 0 is the arm's result itself; a repeat reuses its retrieved context and asks
     the stochastic parts again under cache keys that carry the repeat index
-    (`bench.run.repeats`). Scored against the official key only.
+    (`bench.answer.repeats`). Scored against the official key only.
     """
 
     repeat: int

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bench.answer.answer_prompt import load_answer_prompt, postprocess
 from bench.errors import ConfigError
 from bench.providers.answer_context import ABSTAIN, extract_context
-from bench.run.answer_prompt import load_answer_prompt, postprocess
 
 
 @pytest.mark.parametrize(

@@ -21,11 +21,11 @@ import pytest
 
 from bench.config import CacheConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError
+from bench.judge.judge_set import build_judges, judge_meta
+from bench.judge.official.registry import judge_file
 from bench.loaders.beam import load_beam
 from bench.providers.factory import build_providers
 from bench.records import Judgement
-from bench.scoring.judge_set import build_judges, judge_meta
-from bench.scoring.official.registry import judge_file
 from bench.types import Question
 from tests.judge_stub import JudgeStub, shared_data_dir
 from tests.upstream_oracle import compile_upstream
@@ -272,7 +272,7 @@ def test_judgement_scores_round_trip_and_are_omitted_when_unset() -> None:
 
 
 def test_no_upstream_prompt_text_in_the_project() -> None:
-    from bench.scoring.official.beam_templates import beam_templates
+    from bench.judge.official.beam_templates import beam_templates
 
     root = Path(__file__).resolve().parents[1]
     read = (SHARED / "judges" / "beam-prompts.py").read_text  # type: ignore[operator]
@@ -324,8 +324,8 @@ def test_a_beam_run_stores_the_scores_and_summarises_them(tmp_path: Path) -> Non
     ],
 )
 def test_a_changed_upstream_shape_is_refused(old: str, new: str, message: str) -> None:
-    from bench.scoring.official.beam_templates import beam_templates
-    from bench.scoring.official.templates import TemplateShapeError
+    from bench.judge.official.beam_templates import beam_templates
+    from bench.judge.official.templates import TemplateShapeError
 
     judges = SHARED / "judges"  # type: ignore[operator]
     metrics = (judges / "beam-compute_metrics.py").read_text()

@@ -208,9 +208,9 @@ def test_a_live_arm_is_cut_on_the_text_the_answerer_sees(tmp_path: Path) -> None
 
 
 def test_answer_budgets_reuses_finished_ones_and_keeps_those_no_longer_asked() -> None:
+    from bench.answer.answer_prompt import load_answer_prompt
+    from bench.answer.answer_step import AnswerStep
     from bench.providers.offline_answer import OfflineAnswerer
-    from bench.run.answer_prompt import load_answer_prompt
-    from bench.run.answer_step import AnswerStep
     from bench.run.budgets import answer_budgets
     from bench.types import Question
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bench.answer.answer_prompt import postprocess
 from bench.end_tokens import END_TOKENS, strip_end_tokens
-from bench.run.answer_prompt import postprocess
-from bench.scoring.judges import parse_verdict
+from bench.judge.judges import parse_verdict
 
 
 @pytest.mark.parametrize("token", END_TOKENS)

@@ -12,11 +12,12 @@ import yaml
 
 from bench.config import DatasetConfig
 from bench.errors import ConfigError, DatasetError
+from bench.judge.judges import with_corrected_judgements
 from bench.loaders import load_dataset
 from bench.loaders.errata import ERRATA_FILENAME, ERRATA_SHA256, errata_file
 from bench.loaders.resolve import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord
-from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
+from bench.scoring.errata import with_corrected_scores
 from bench.summarise.errata import errata_view
 from bench.summarise.load import LoadedRun, SummaryError
 from bench.summarise.render import render_text

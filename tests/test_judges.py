@@ -10,10 +10,8 @@ import pytest
 
 from bench.config import EndpointConfig, JudgeConfig
 from bench.errors import ConfigError, ProviderError
-from bench.paths import PROJECT_ROOT
-from bench.records import ArmResult, Judgement
-from bench.scoring.judge_prompt import fill, parse_judge_prompt
-from bench.scoring.judges import (
+from bench.judge.judge_prompt import fill, parse_judge_prompt
+from bench.judge.judges import (
     NO_GOLD,
     REASONING_MAX_CHARS,
     REPAIR,
@@ -24,6 +22,8 @@ from bench.scoring.judges import (
     parse_verdict,
     verdict_outcome,
 )
+from bench.paths import PROJECT_ROOT
+from bench.records import ArmResult, Judgement
 from bench.types import ChatResult, Question, Usage
 
 LOCOMO = JudgeConfig(judge_id="j1", kind="locomo", prompt="conf/prompts/judge_locomo_v2.txt")

@@ -44,7 +44,9 @@ STAGES = {
     "loaders": 1,
     "scoring": 2,
     "arm": 2,  # what an arm author imports: protocol, registry, checkpoint, fusion, topk
+    "judge": 3,  # the LLM judges: protocol, prompts, official judges, judge set
     "remote": 3,
+    "answer": 4,  # the answer step: prompt, context fit, repeats (judges its answers)
     "summarise": 4,  # standard library only (tests/test_summarise_cli.py)
     "report": 5,
     "export": 5,  # python -m bench.export (inspect logs)

@@ -20,13 +20,13 @@ import pytest
 
 from bench.config import CacheConfig, EndpointConfig, JudgeConfig, ProviderConfig
 from bench.errors import ConfigError, DatasetError
+from bench.judge.judge_set import build_judges, judge_meta, key_meta
+from bench.judge.official.registry import JUDGE_FILES, judge_file, resolve_judge_file
+from bench.judge.official.verdicts import mem0_extract_json
 from bench.loaders.locomo import load_locomo
 from bench.loaders.longmemeval import load_longmemeval
 from bench.providers.factory import build_providers
 from bench.scoring.judge_runs import group_verdict
-from bench.scoring.judge_set import build_judges, judge_meta
-from bench.scoring.official.registry import JUDGE_FILES, judge_file, resolve_judge_file
-from bench.scoring.official.verdicts import mem0_extract_json
 from bench.types import Question
 from tests.judge_stub import JudgeStub, shared_data_dir
 
@@ -283,7 +283,7 @@ def test_registry_matches_the_shared_copies() -> None:
 
 def test_no_upstream_prompt_text_in_the_project() -> None:
     """No template's distinctive opening is in armbench's source, config, docs or tests."""
-    from bench.scoring.official.templates import longmemeval_templates, mem0_prompt
+    from bench.judge.official.templates import longmemeval_templates, mem0_prompt
 
     lme = (SHARED / "judges" / "longmemeval-evaluate_qa.py").read_text()  # type: ignore[operator]
     mem0 = (SHARED / "judges" / "mem0-llm_judge.py").read_text()  # type: ignore[operator]
@@ -306,7 +306,7 @@ def test_judge_meta_from_keys_reads_the_rest_from_the_configuration() -> None:
     )
     cfg = JudgeConfig("mem0_locomo", "mem0_locomo", "mem0-llm_judge.py", endpoint, runs=3)
     keys = [JudgeKey(f"mem0_locomo#{k}", "gpt-4.1", "ab" * 32) for k in (1, 2, 3)]
-    (meta,) = judge_meta(keys, [cfg])
+    (meta,) = key_meta(keys, [cfg])
     assert (meta.runs, meta.kind, meta.official_model, meta.model_differs) == (
         3,
         "mem0_locomo",
@@ -325,8 +325,8 @@ def test_a_judge_file_is_fetched_once_into_the_cache(
     import http.server
     import threading
 
+    from bench.judge.official import registry
     from bench.loaders import resolve
-    from bench.scoring.official import registry
 
     served = tmp_path / "served"
     served.mkdir()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bench.answer.answer_prompt import load_answer_prompt
 from bench.providers.answer_context import ABSTAIN
 from bench.providers.offline_answer import OfflineAnswerer, answer
-from bench.run.answer_prompt import load_answer_prompt
 
 CONTEXT = """[Session 1 — 1:56 pm on 8 May, 2023]
 Caroline: I went to a LGBTQ support group yesterday and it was so powerful.

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 
 from bench.config import CacheConfig, EndpointConfig, JudgeConfig, ProviderConfig
+from bench.judge.judge_set import build_judges, judge_meta
+from bench.judge.official.registry import judge_file
 from bench.loaders.locomo import load_locomo
 from bench.loaders.locomo_plus import load_locomo_plus
 from bench.providers.factory import build_providers
-from bench.scoring.judge_set import build_judges, judge_meta
-from bench.scoring.official.registry import judge_file
 from bench.types import Question
 from tests.judge_stub import JudgeStub, shared_data_dir
 from tests.upstream_oracle import compile_upstream
@@ -182,7 +182,7 @@ def test_skips_other_questions_and_describes_itself(tmp_path: Path) -> None:
 
 
 def test_no_upstream_prompt_text_in_the_project() -> None:
-    from bench.scoring.official.plus_templates import plus_templates
+    from bench.judge.official.plus_templates import plus_templates
 
     root = Path(__file__).resolve().parents[1]
     judges = SHARED / "judges"  # type: ignore[operator]
@@ -229,8 +229,8 @@ def test_a_locomo_plus_run_is_judged_upstreams_way(tmp_path: Path) -> None:
 
 
 def test_a_changed_upstream_shape_is_refused() -> None:
-    from bench.scoring.official.plus_templates import plus_templates
-    from bench.scoring.official.templates import TemplateShapeError
+    from bench.judge.official.plus_templates import plus_templates
+    from bench.judge.official.templates import TemplateShapeError
 
     judges = SHARED / "judges"  # type: ignore[operator]
     prompt = (judges / "locomo-plus-prompt.py").read_text()

@@ -14,10 +14,10 @@ import shlex
 import pytest
 from hydra import compose, initialize_config_dir
 
+from bench.answer.answer_prompt import load_answer_prompt
+from bench.answer.context_fit import fit_context
 from bench.errors import ConfigError
 from bench.paths import CONF_DIR, PROJECT_ROOT
-from bench.run.answer_prompt import load_answer_prompt
-from bench.run.context_fit import fit_context
 from bench.run.settings import check_group_overrides, load_run_config
 from bench.tokens import TokenCounter
 

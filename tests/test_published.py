@@ -16,12 +16,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from bench.answer.answer_step import AnswerStep
+from bench.judge.judges import needs_judgement
 from bench.paths import PROJECT_ROOT
 from bench.records import OK, ArmResult, Judgement, QuestionRecord, iter_records, read_record
-from bench.run.answer_step import AnswerStep
 from bench.run.arms_pending import arms_to_run
 from bench.run.resume import JudgeKey
-from bench.scoring.judges import needs_judgement
 from bench.summarise import load_run, summarise_records
 from bench.verify.record_schema import build_schema
 

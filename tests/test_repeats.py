@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
+from bench.answer.repeat_plan import RepeatPlan, plan_repeats
+from bench.answer.repeats import pending
 from bench.config import EndpointConfig, JudgeConfig
 from bench.providers.cache import repeat_version
 from bench.records import ArmResult, Judgement, QuestionRecord, RepeatResult
-from bench.run.repeat_plan import RepeatPlan, plan_repeats
-from bench.run.repeats import pending
 from bench.runmeta import DETERMINISTIC
 from bench.summarise.stats import cohen_kappa
 from bench.summarise.stats import fleiss_kappa as our_fleiss

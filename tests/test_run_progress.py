@@ -207,9 +207,9 @@ class _Heard(Tracker):
 
 @pytest.mark.slow
 def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> None:
+    from bench.answer.answer_prompt import load_answer_prompt
     from bench.config import ProviderConfig, RunConfig
     from bench.loaders import load_dataset
-    from bench.run.answer_prompt import load_answer_prompt
     from bench.run.scale.executor import run_in_processes
     from bench.run.scale.unit_task import UnitTask
     from bench.run.scale.units import units_of

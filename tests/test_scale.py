@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.answer.answer_prompt import load_answer_prompt
 from bench.config import EndpointConfig, ProviderConfig, RunConfig
 from bench.errors import ConfigError
 from bench.loaders import load_dataset
 from bench.records import read_record
-from bench.run.answer_prompt import load_answer_prompt
 from bench.run.scale.executor import run_in_processes, split_quota
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask

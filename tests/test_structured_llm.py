@@ -230,8 +230,8 @@ def test_truncate_to_fit_lowers_the_budget_visibly(tmp_path: Path) -> None:
 
 
 def test_a_prompt_that_cannot_fit_is_not_sent(tmp_path: Path) -> None:
-    from bench.run.answer_prompt import load_answer_prompt
-    from bench.run.answer_step import AnswerStep
+    from bench.answer.answer_prompt import load_answer_prompt
+    from bench.answer.answer_step import AnswerStep
     from bench.tokens import TokenCounter
     from bench.types import Context, Question
 

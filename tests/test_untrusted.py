@@ -440,8 +440,8 @@ def test_the_proxy_answers_a_hostile_request_with_one_400(tmp_path: Path, case: 
 @pytest.mark.parametrize("case", [c for c in REPLY_CASES if c != "not-utf8"])  # text already
 def test_judge_and_extractor_replies_are_unparseable_not_a_crash(case: str) -> None:
     from arms.neuromorphic.extract_llm import parse_arguments
-    from bench.scoring.judges import parse_verdict
-    from bench.scoring.official.verdicts import beam_json, mem0_verdict
+    from bench.judge.judges import parse_verdict
+    from bench.judge.official.verdicts import beam_json, mem0_verdict
 
     text = CORPUS[case].decode("utf-8")
     for parse in (parse_verdict, mem0_verdict, beam_json):

@@ -26,11 +26,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.calibrate.sets import DERIVED, AnswerSet
 from bench.cli_errors import one_line_errors
 from bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bench.calibrate.measure import Verdicts
+    from bench.judge.protocol import Judge
 
 PREFIX = "calibrate."
 FORMAT = "armbench-calibration/1"
@@ -109,9 +113,9 @@ def _capped(sets: list[AnswerSet], cap: int | None) -> list[AnswerSet]:
 
 
 def _judge_entries(
-    judges: dict[str, list[Any]], rule: str, published: list[str]
+    judges: dict[str, list[Judge]], rule: str, published: list[str]
 ) -> list[dict[str, Any]]:
-    from bench.scoring.judge_set import judge_meta
+    from bench.judge.judge_set import judge_meta
 
     entries: list[dict[str, Any]] = [{"name": rule, "kind": "rule"}]
     entries += [{"name": p, "kind": "published"} for p in published]
@@ -128,15 +132,15 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
     from bench.calibrate.evermemos import read_answer_file
     from bench.calibrate.measure import calibrate, f1_judge, llm_judge, published_judge
     from bench.calibrate.sets import derived_sets
+    from bench.judge.judge_set import build_judges
     from bench.loaders import load_dataset
     from bench.providers.factory import build_providers
     from bench.scoring.judge_runs import split_run_id
-    from bench.scoring.judge_set import build_judges
 
     dataset = load_dataset(cfg.dataset)
     sets = derived_sets(dataset, opts.sets)
     rule, rule_verdicts = f1_judge(cfg.scoring.f1_threshold)
-    judges: dict[str, Any] = {rule: rule_verdicts}
+    judges: dict[str, Verdicts] = {rule: rule_verdicts}
     only: dict[str, str] = {}
     for path in opts.answers:
         answer_file = read_answer_file(Path(path), dataset)
@@ -148,7 +152,7 @@ def calibrate_config(cfg: Any, opts: Options, problems: list[str]) -> dict[str, 
     cfg.provider.cache.mode = opts.cache
     providers = build_providers(cfg.provider, out, answerer=False)
     try:
-        built: dict[str, list[Any]] = {}
+        built: dict[str, list[Judge]] = {}
         for judge in build_judges(cfg.judges, providers, cfg.scoring.judge_attempts):
             built.setdefault(split_run_id(judge.judge_id)[0], []).append(judge)
         workers = max([j.endpoint.concurrency for j in cfg.judges] or [1])

@@ -3,7 +3,7 @@
 A *judge* here is anything that says accept/reject for (question, answer): the offline
 rule (`f1>=t`: `bench.scoring.locomo.score_answer` then `outcome_from_f1`, the run's
 own rule), an LLM judge built as a run builds it (its runs' majority,
-`bench.scoring.judge_runs.group_verdict`; cached like every judge call), or the
+`bench.judge.batch.majority_verdicts`; cached like every judge call), or the
 verdicts published with an answer file (`published:<file>`, the majority of the file's
 `llm_judgments`). For every judge, set and group (LoCoMo category or LongMemEval type,
 plus `all`) a `Cell` holds n (answers with a verdict), accepted, and answers without a
@@ -15,12 +15,12 @@ false-accept rate; on a `right` set, 1 − rate is the false-reject rate.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from bench.calibrate.sets import AnswerSet, Item, group_key
-from bench.scoring.judge_runs import group_verdict, split_run_id
+from bench.judge.batch import majority_verdicts
+from bench.judge.protocol import Judge
 from bench.scoring.locomo import outcome_from_f1, score_answer
 from bench.scoring.rules import f1_outcome_name, majority
 from bench.summarise.stats import wilson_interval
@@ -87,24 +87,16 @@ def f1_judge(threshold: float) -> tuple[str, Verdicts]:
     return f1_outcome_name(threshold), verdicts
 
 
-def llm_judge(runs: Sequence[Any], workers: int, problems: list[str]) -> Verdicts:
+def llm_judge(runs: Sequence[Judge], workers: int, problems: list[str]) -> Verdicts:
     """An LLM judge's runs as one judge: each item's majority verdict over its runs.
 
-    Each judgement in `error` or `unparseable` appends its reason to `problems`
-    (`skipped` ones, outside the judge's scope, do not).
+    `bench.judge.batch.majority_verdicts` asks them (its `error` and `unparseable`
+    reasons appended to `problems`).
     """
-    base = split_run_id(runs[0].judge_id)[0]
-
-    def one(item: Item) -> bool | None:
-        got = {r.judge_id: r.judge(item.question, item.answer) for r in runs}
-        problems.extend(
-            f"{j.judge_id}: {j.error}" for j in got.values() if j.status in ("error", "unparseable")
-        )
-        return group_verdict(got, base)
 
     def verdicts(items: Sequence[Item]) -> list[bool | None]:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            return list(pool.map(one, items))
+        pairs = [(i.question, i.answer) for i in items]
+        return majority_verdicts(runs, pairs, workers, problems)
 
     return verdicts
 

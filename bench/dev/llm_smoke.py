@@ -214,12 +214,12 @@ def bench_command(
     """The `bench.run` command line the smoke runs (twice): one request per server slot.
 
     `answer.max_context_tokens` is sized to the slot: the usable share of `ctx_per_slot`
-    (`bench.run.context_fit.usable`) less `PROMPT_MARGIN` tokens for the prompt frame,
+    (`bench.answer.context_fit.usable`) less `PROMPT_MARGIN` tokens for the prompt frame,
     the question and the answer cap, so the up-front context check passes. With
     `model`, its file stem is recorded as the answerer's (and so extractor's and judge's)
     model name.
     """
-    from bench.run.context_fit import usable
+    from bench.answer.context_fit import usable
 
     context = usable(plan.ctx_per_slot) - PROMPT_MARGIN
     named = [f"provider.answerer.model={model.stem}"] if model is not None else []
@@ -290,7 +290,7 @@ def smoke(out: Path, plan: ServerPlan, extra: list[str], model: Path | None = No
 
 
 def _answer_cap(run_dir: Path, log: Path) -> int:
-    """The answer cap the run sent (`bench.run.context_fit.answer_cap`), from its run.json.
+    """The answer cap the run sent (`bench.answer.context_fit.answer_cap`), from its run.json.
 
     Raises:
         SmokeError: the run ended before writing run.json (its log's last line says why).

@@ -17,6 +17,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
@@ -63,6 +64,34 @@ def resolve_data_file(cfg: DatasetConfig) -> Path:
     return resolve_source(cfg)[0]
 
 
+@dataclass(frozen=True)
+class PinnedFile:
+    """A file found like a dataset file but not a dataset (an upstream judge's file).
+
+    Looked for as `filename` in `$BENCH_DATA_DIR`, the cache and `../shared/data`, else
+    downloaded from `url`; every copy must have `sha256`.
+    """
+
+    name: str
+    """What the file is called in messages."""
+    filename: str
+    """Its path under the data folders (`judges/<name>`)."""
+    url: str
+    """Where it is downloaded from when no local copy exists."""
+    sha256: str
+    """The SHA-256 every copy must have."""
+
+
+Located = DatasetConfig | PinnedFile
+"""What `_find_local`, `_verify` and `_fetch` read: name, filename, url, sha256."""
+
+
+def resolve_pinned_file(pinned: PinnedFile) -> Path:
+    """The checksummed local copy of `pinned` (found, shared, or downloaded into the cache)."""
+    found, candidates = _find_local(pinned)
+    return found or _fetch(pinned, looked_in=candidates)
+
+
 def resolve_source(cfg: DatasetConfig) -> tuple[Path, HubSource | None]:
     """The dataset file to load, and the Hub pin when it came from the Hub (else None)."""
     from bench.loaders.hub import check_variant
@@ -70,17 +99,9 @@ def resolve_source(cfg: DatasetConfig) -> tuple[Path, HubSource | None]:
     check_variant(cfg.loader, cfg.variant)
     if cfg.path:
         return _explicit_path(cfg), None
-    data_dir = os.environ.get("BENCH_DATA_DIR")
-    candidates = [Path(data_dir) / cfg.filename] if data_dir else []
-    candidates.append(cache_dir() / cfg.filename)
-    if cfg.sha256:  # the offline copy beside the checkout, checked like any other
-        candidates.append(SHARED_DATA / cfg.filename)
-    for candidate in candidates:
-        if candidate.is_file():
-            _verify(candidate, cfg, origin=f"found as {cfg.filename}")
-            return candidate, None
-    if data_dir and not Path(data_dir).is_dir():
-        log.warning("BENCH_DATA_DIR=%s is not a directory; ignoring it", data_dir)
+    found, candidates = _find_local(cfg)
+    if found:
+        return found, None
     if cfg.hf_repo:
         from bench.loaders.hub import hub_file_name
 
@@ -88,6 +109,22 @@ def resolve_source(cfg: DatasetConfig) -> tuple[Path, HubSource | None]:
         local = f"set BENCH_DATA_DIR=<dir with {cfg.filename}> (or dataset.path=)"
         return hub_file(cfg, remote, local)
     return _fetch(cfg, looked_in=candidates), None
+
+
+def _find_local(source: Located) -> tuple[Path | None, list[Path]]:
+    """The first checksummed local copy (`$BENCH_DATA_DIR`, cache, shared) and where it looked."""
+    data_dir = os.environ.get("BENCH_DATA_DIR")
+    candidates = [Path(data_dir) / source.filename] if data_dir else []
+    candidates.append(cache_dir() / source.filename)
+    if source.sha256:  # the offline copy beside the checkout, checked like any other
+        candidates.append(SHARED_DATA / source.filename)
+    for candidate in candidates:
+        if candidate.is_file():
+            _verify(candidate, source, origin=f"found as {source.filename}")
+            return candidate, candidates
+    if data_dir and not Path(data_dir).is_dir():
+        log.warning("BENCH_DATA_DIR=%s is not a directory; ignoring it", data_dir)
+    return None, candidates
 
 
 def _explicit_path(cfg: DatasetConfig) -> Path:
@@ -114,7 +151,7 @@ def _explicit_path(cfg: DatasetConfig) -> Path:
     )
 
 
-def _verify(path: Path, cfg: DatasetConfig, origin: str) -> None:
+def _verify(path: Path, cfg: Located, origin: str) -> None:
     """Raise DatasetError when a canonical file's SHA-256 differs from `dataset.sha256`."""
     if not cfg.sha256:
         return
@@ -152,7 +189,7 @@ def hub_file(cfg: DatasetConfig, remote: str, local: str) -> tuple[Path, HubSour
     return path, HubSource(cfg.hf_repo, revision, remote, sha256_verified=bool(cfg.sha256))
 
 
-def _fetch(cfg: DatasetConfig, looked_in: list[Path]) -> Path:
+def _fetch(cfg: Located, looked_in: list[Path]) -> Path:
     """Download `dataset.url` into the cache (checked against `dataset.sha256` when set)."""
     target = cache_dir() / cfg.filename
     if cfg.url:

@@ -1,6 +1,6 @@
 """Where the answer prompt puts the context, and the abstention answer every reader uses.
 
-`bench.run.answer_prompt` builds the messages; the offline answerer (a provider) reads
+`bench.answer.answer_prompt` builds the messages; the offline answerer (a provider) reads
 the context back out of them, so the markers live below both.
 """
 

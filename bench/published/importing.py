@@ -12,7 +12,8 @@ from bench.published.longmemeval import read_longmemeval
 from bench.published.match import Source, imported_result, match_rows, unmatched_counts
 from bench.published.model import PublishedError, PublishedFile
 from bench.published.write import imported_meta, write_run
-from bench.records import ArmResult, QuestionRecord
+from bench.question_record import question_record
+from bench.records import ArmResult
 from bench.scoring.locomo import is_abstention_item, outcome_from_f1, score_answer
 from bench.scoring.rules import threshold_from_outcome
 from bench.types import Dataset, Question
@@ -74,11 +75,12 @@ def import_published(request: ImportRequest, published: PublishedFile, dataset: 
         answer_model=published.answer_model,
     )
     pairs = match_rows(published, dataset, request.file.name)
-    records = [
-        (q, _record(q, _scored(imported_result(row, source, published.judge_files), q,
-                                published.outcome_rule), request, dataset))
-        for row, q in pairs
-    ]  # fmt: skip
+    provenance = {"run": request.out.name, "dataset_sha256": dataset.sha256}
+    records = []
+    for row, q in pairs:
+        result = imported_result(row, source, published.judge_files)
+        arms = {request.arm: _scored(result, q, published.outcome_rule)}
+        records.append((q, question_record(q, dataset.name, arms, provenance)))
     meta = imported_meta(request.out, request.arm, source, dataset, published.runs, len(records))
     write_run(request.out, records, meta)
     missing = unmatched_counts(dataset, {q.question_id for q, _ in records})
@@ -100,25 +102,6 @@ def _scored(result: ArmResult, question: Question, rule: str | None) -> ArmResul
         return replace(result, scores=scores)
     correct = outcome_from_f1(scores, question, threshold)
     return replace(result, scores=scores, correct=correct, outcome=rule)
-
-
-def _record(
-    question: Question, result: ArmResult, request: ImportRequest, dataset: Dataset
-) -> QuestionRecord:
-    """The record of one question holding only the imported arm's result."""
-    return QuestionRecord(
-        question_id=question.question_id,
-        dataset=dataset.name,
-        conversation_id=question.conversation_id,
-        category=question.category,
-        question=question.question,
-        gold=question.gold,
-        evidence=list(question.evidence),
-        arms={request.arm: result},
-        adversarial_answer=question.adversarial_answer,
-        question_type=question.question_type,
-        provenance={"run": request.out.name, "dataset_sha256": dataset.sha256},
-    )
 
 
 def summary_line(

@@ -63,7 +63,7 @@ def _hydra_main(cfg: DictConfig) -> None:  # noqa: C901, PLR0912
             estimate.check_budget(run_cfg.budget.max_usd)
             return
         outcome = _run(run_cfg, sweep_dir)
-        from bench.run.repeat_plan import plan_repeats
+        from bench.answer.repeat_plan import plan_repeats
 
         if skipped := plan_repeats(run_cfg).skipped:
             print(skipped, file=sys.stderr)

@@ -7,30 +7,31 @@ judge has a verdict, every repeat is drawn and every context budget answered.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from bench.answer.repeat_plan import RepeatPlan
+from bench.answer.repeats import pending
+from bench.judge.protocol import JudgeIdentity
 from bench.records import OK, ArmResult, QuestionRecord
 from bench.run.budgets import pending as budgets_pending
-from bench.run.repeat_plan import RepeatPlan
-from bench.run.repeats import pending
 
 
 def arms_to_run(
     record: QuestionRecord | None,
     arms: list[str],
-    judges: tuple[Any, ...],
+    judges: Sequence[JudgeIdentity],
     rejudge: bool,
     repeats: RepeatPlan | None = None,
     budgets: tuple[int, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """(arms needing an answer, arms needing only judging) for a question's record.
 
-    With a `repeats` plan (`bench.run.repeats.RepeatPlan`), an arm whose repeats are
+    With a `repeats` plan (`bench.answer.repeats.RepeatPlan`), an arm whose repeats are
     incomplete is answered again: finished draws come back from the response cache; so is
     one lacking a context budget (`bench.run.budgets`, finished ones kept). An
     imported result (`ArmResult.imported`, `bench.published`) is in neither list.
     """
-    from bench.scoring.judges import needs_judgement
+    from bench.judge.judges import needs_judgement
 
     if record is None:
         return list(arms), []
@@ -49,6 +50,8 @@ def arms_to_run(
     return answer, judge
 
 
-def draws_pending(result: ArmResult, plan: RepeatPlan | None, judges: tuple[Any, ...]) -> bool:
-    """True when a `repeats=N` plan still lacks draws of this result (bench.run.repeats)."""
+def draws_pending(
+    result: ArmResult, plan: RepeatPlan | None, judges: Sequence[JudgeIdentity]
+) -> bool:
+    """True when a `repeats=N` plan still lacks draws of this result (bench.answer.repeats)."""
     return plan is not None and pending(result, plan, judges)

@@ -21,16 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.config import RunConfig
 from bench.context_budget import cut_context
 from bench.errors import ConfigError
+from bench.judge.protocol import JudgeIdentity, judge_run_ids
 from bench.records import ERROR, OK, ArmResult, BudgetResult, Judgement
-from bench.scoring.judge_runs import group_verdict, judge_run_ids
+from bench.scoring.judge_runs import group_verdict
 
 if TYPE_CHECKING:
-    from bench.run.answer_step import AnswerStep
+    from bench.answer.answer_step import AnswerStep
     from bench.types import Context, Question
 
 DONE = (OK, "skipped", "unparseable")
@@ -49,7 +50,7 @@ def plan_budgets(cfg: RunConfig) -> tuple[int, ...]:
     return tuple(sorted(given))
 
 
-def current(judgements: dict[str, Judgement], judge: Any) -> bool:
+def current(judgements: dict[str, Judgement], judge: JudgeIdentity) -> bool:
     """True when `judgements` hold a finished verdict by this judge's model and prompt."""
     old = judgements.get(judge.judge_id)
     return (
@@ -59,7 +60,7 @@ def current(judgements: dict[str, Judgement], judge: Any) -> bool:
     )
 
 
-def pending(result: ArmResult, budgets: Sequence[int], judges: Sequence[Any]) -> bool:
+def pending(result: ArmResult, budgets: Sequence[int], judges: Sequence[JudgeIdentity]) -> bool:
     """True when an `ok` result lacks an `ok` budget judged by every current judge."""
     if not budgets or result.status != OK:
         return False

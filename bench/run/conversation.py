@@ -3,8 +3,8 @@
 Records are written in question order.
 
 `run_conversation` is what a serial run, a `workers=N` process and a Ray task all call
-for one unit; `answer_step` builds the answer step it needs and `build_record` the
-record it writes.
+for one unit; `answer_step` builds the answer step it needs and
+`bench.question_record.question_record` the record it writes.
 """
 
 from __future__ import annotations
@@ -15,31 +15,32 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Protocol
 
+from bench.answer import repeats as run_repeats
+from bench.answer.answer_prompt import AnswerPrompt
+from bench.answer.answer_step import AnswerStep
+from bench.answer.context_fit import answer_cap
+from bench.answer.repeat_plan import plan_repeats
 from bench.arm import Arm
 from bench.arm.probe import requested_k
 from bench.config import RunConfig
 from bench.errors import raise_if_permanent
+from bench.judge.judge_set import ChatSource, build_judges
 from bench.ledger import ANSWER, JUDGE
-from bench.providers.base import CallOptions
+from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.probe import probe_endpoints
+from bench.question_record import question_record
 from bench.records import ArmResult, QuestionRecord
 from bench.run import budgets as run_budgets
 from bench.run import phases, resume
-from bench.run import repeats as run_repeats
-from bench.run.answer_prompt import AnswerPrompt
-from bench.run.answer_step import AnswerStep
 from bench.run.arms_pending import arms_to_run
-from bench.run.context_fit import answer_cap
 from bench.run.directory import RunDirectory
 from bench.run.ingest import arm_ingester
 from bench.run.otel import record_written
 from bench.run.outcome import RunOutcome, Tick, no_tick
-from bench.run.repeat_plan import plan_repeats
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
-from bench.scoring.errata import record_errata_fields
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Question
 
@@ -153,7 +154,9 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
         }
         results = {**previous, **fresh}
         ordered = {name: results[name] for name in sorted(results, key=arm_order(run.cfg))}
-        record = build_record(question, run.cfg, ordered, run.run_dir.record_provenance)
+        record = question_record(
+            question, run.cfg.dataset.name, ordered, run.run_dir.record_provenance
+        )
         actions = {name: ANSWER if name in retrieved else JUDGE for name in fresh}
         run.run_dir.save_record(question, record, actions)
         return record
@@ -304,32 +307,17 @@ def _kept(step: AnswerStep, previous: ArmResult) -> bool:
     )
 
 
-def build_record(
-    question: Question, cfg: RunConfig, arms: dict[str, ArmResult], provenance: dict[str, Any]
-) -> QuestionRecord:
-    """The question's record holding `arms` (its errata fields and `provenance` stamped)."""
-    return QuestionRecord(
-        question_id=question.question_id,
-        dataset=cfg.dataset.name,
-        conversation_id=question.conversation_id,
-        category=question.category,
-        question=question.question,
-        gold=question.gold,
-        evidence=list(question.evidence),
-        adversarial_answer=question.adversarial_answer,
-        question_type=question.question_type,
-        arms=arms,
-        provenance=dict(provenance),
-        rubric=list(question.rubric) or None,
-        difficulty=question.difficulty,
-        **record_errata_fields(question),
-    )
+class StepProviders(ChatSource, Protocol):
+    """What the answer step is built from: the answerer and each judge's chat provider."""
+
+    @property
+    def answerer(self) -> ChatProvider:
+        """The model that writes the answers."""
+        ...
 
 
-def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: Any) -> AnswerStep:
+def answer_step(cfg: RunConfig, prompt: AnswerPrompt, providers: StepProviders) -> AnswerStep:
     """The answer step every question of the run goes through: answerer, judges, repeats."""
-    from bench.scoring.judge_set import build_judges
-
     resume.check_primary_judge(cfg)
     judges = build_judges(cfg.judges, providers, cfg.scoring.judge_attempts)
     return AnswerStep(

@@ -74,12 +74,12 @@ def _read_only_cache(cfg: RunConfig) -> ResponseCache | None:
 
 def estimate_run(cfg: RunConfig) -> DryRunEstimate:
     """Walk the run's questions with recording providers; return what would be sent."""
+    from bench.answer.answer_prompt import load_answer_prompt
+    from bench.answer.repeats import draw
     from bench.loaders import load_dataset
-    from bench.run.answer_prompt import load_answer_prompt
     from bench.run.conversation import answer_step
     from bench.run.ingest import ingest_arms
     from bench.run.pipeline import limit_dataset
-    from bench.run.repeats import draw
     from bench.run.settings import arm_specs
 
     specs = arm_specs(cfg)

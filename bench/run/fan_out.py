@@ -9,10 +9,11 @@ themselves read it.
 
 from __future__ import annotations
 
+from bench.answer.answer_prompt import AnswerPrompt
 from bench.config import RunConfig
 from bench.errors import ConfigError
+from bench.judge.judge_set import key_meta
 from bench.providers.accounting import add_accounting
-from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory
 from bench.run.outcome import RunOutcome
 from bench.run.resume import JudgeKey, judge_keys
@@ -48,7 +49,7 @@ def run_fanned_out(
     if judges is None:  # a judge that cannot be keyed: building it names the problem
         judges = _built_judge_keys(cfg, run_dir)
     outcome = RunOutcome(run_dir=run_dir.path)
-    meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), judges)
+    meta = run_meta(cfg, dataset, prompt, answerer_model(cfg), key_meta(judges, cfg.judges))
     run_json = RunJson(cfg, run_dir, dict(ident), meta, outcome, dict)
     run_json.save()
     try:
@@ -62,8 +63,8 @@ def run_fanned_out(
 
 def _built_judge_keys(cfg: RunConfig, run_dir: RunDirectory) -> tuple[JudgeKey, ...]:
     """Build the providers and judges as a worker would (raising its error), keep the keys."""
+    from bench.judge.judge_set import build_judges
     from bench.providers.factory import build_providers
-    from bench.scoring.judge_set import build_judges
 
     providers = build_providers(cfg.provider, run_dir.path)
     try:

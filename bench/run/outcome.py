@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.answer import repeats as run_repeats
 from bench.records import ERROR, OK, UNPARSEABLE, QuestionRecord
-from bench.run import repeats as run_repeats
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 

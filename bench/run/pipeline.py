@@ -14,17 +14,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.answer.answer_prompt import AnswerPrompt, load_answer_prompt
+from bench.answer.answer_step import AnswerStep
+from bench.answer.context_fit import fit_context
 from bench.arm import Arm
 from bench.config import RunConfig
+from bench.judge.judge_set import judge_meta
 from bench.loaders import dataset_stats, load_dataset
 from bench.loaders.sample import sample_dataset
 from bench.remote.stage import remote_run
 from bench.run import phases, resume
-from bench.run.answer_prompt import AnswerPrompt, load_answer_prompt
-from bench.run.answer_step import AnswerStep
 from bench.run.arm_setup import open_arms
 from bench.run.budgets import plan_budgets
-from bench.run.context_fit import fit_context
 from bench.run.conversation import answer_step, run_conversation
 from bench.run.directory import RunDirectory, identity
 from bench.run.ingest import arm_ingester
@@ -82,7 +83,7 @@ def _run_locked(cfg: RunConfig, shared_stores: Path | None = None) -> RunOutcome
     log.info("dataset %s: %s", dataset.name, dataset_stats(dataset))
     if _finished_already(cfg, dataset, run_dir):
         return _finished_outcome(cfg, dataset, run_dir)
-    cfg = fit_context(cfg, prompt, TokenCounter())  # bench.run.context_fit: may refuse
+    cfg = fit_context(cfg, prompt, TokenCounter())  # bench.answer.context_fit: may refuse
     plan = plan_units(cfg, dataset)  # units, shard, workers, progress (bench.run.scale)
     try:
         if not plan.in_process:  # the workers build their own providers and arms
@@ -111,7 +112,7 @@ def _run_in_process(
     outcome = RunOutcome(run_dir=run_dir.path)
     try:
         step = answer_step(cfg, prompt, providers)
-        meta = run_meta(cfg, dataset, prompt, step.answerer.model, step.judges)
+        meta = run_meta(cfg, dataset, prompt, step.answerer.model, judge_meta(step.judges))
         run_json = RunJson(cfg, run_dir, ident, meta, outcome, providers.accounting)
         run_json.save()
         try:

@@ -15,18 +15,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.answer.repeat_plan import plan_repeats
 from bench.config import JudgeConfig, RunConfig
 from bench.errors import ConfigError
 from bench.run.arms_pending import arms_to_run
 from bench.run.budgets import plan_budgets
 from bench.run.directory import RunDirectory
-from bench.run.repeat_plan import plan_repeats
 from bench.types import Conversation
 
 
 @dataclass(frozen=True)
 class JudgeKey:
-    """What `needs_judgement` reads of a judge; equal to the built `Judge`'s attributes."""
+    """What `needs_judgement` reads of a judge (a `bench.judge.protocol.JudgeIdentity`).
+
+    Equal to the built judge's `judge_id`, `model` and `prompt_hash`.
+    """
 
     judge_id: str
     """The judge's id (`judges.N.judge_id`)."""
@@ -44,7 +47,7 @@ def check_primary_judge(cfg: RunConfig) -> None:
             f"scoring.primary_judge={cfg.scoring.primary_judge}: no such judge in judges "
             f"({judge_ids or 'none'}); add one (e.g. judge=llm) or set scoring.primary_judge=null"
         )
-    from bench.scoring.official.judges import SCORE_ONLY_KINDS
+    from bench.judge.official.judges import SCORE_ONLY_KINDS
 
     kinds = {j.judge_id: j.kind for j in cfg.judges}
     if kinds.get(cfg.scoring.primary_judge or "") in SCORE_ONLY_KINDS:
@@ -60,8 +63,8 @@ def judge_keys(judges: Iterable[JudgeConfig]) -> tuple[JudgeKey, ...] | None:
     None sends the caller down the full path, where `build_judge` names the problem (an
     unknown kind) in its own words.
     """
-    from bench.scoring.judge_prompt import load_judge_prompt
-    from bench.scoring.judges import REQUIRED_RUBRICS, RUBRIC_CHOOSERS
+    from bench.judge.judge_prompt import load_judge_prompt
+    from bench.judge.judges import REQUIRED_RUBRICS, RUBRIC_CHOOSERS
 
     keys = []
     for cfg in judges:

@@ -13,22 +13,28 @@ changed over the ones on disk (each shard ingests its own conversations).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bench.answer.answer_prompt import AnswerPrompt
+from bench.answer.repeat_plan import plan_repeats
 from bench.config import RunConfig
 from bench.loaders import dataset_stats
 from bench.providers.accounting import accounting_delta, add_accounting
-from bench.run.answer_prompt import AnswerPrompt
 from bench.run.directory import RunDirectory, outcome_rule
 from bench.run.lock import run_json_lock
-from bench.run.repeat_plan import plan_repeats
-from bench.runmeta import DatasetMeta, ProviderMeta, RunMeta, hub_meta, read_run_meta
+from bench.runmeta import (
+    DatasetMeta,
+    JudgeMeta,
+    ProviderMeta,
+    RunMeta,
+    hub_meta,
+    read_run_meta,
+)
 from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.errata import errata_meta
-from bench.scoring.judge_set import judge_meta
 from bench.tokens import TokenCounter
 from bench.types import Dataset
 
@@ -117,7 +123,7 @@ def laid_over(
 
 
 def _judge_warnings(cfg: RunConfig) -> list[str]:
-    from bench.scoring.judges import judge_model_warning
+    from bench.judge.judges import judge_model_warning
 
     warnings = [judge_model_warning(j, cfg.provider.answerer.model) for j in cfg.judges]
     for warning in filter(None, warnings):
@@ -126,12 +132,16 @@ def _judge_warnings(cfg: RunConfig) -> list[str]:
 
 
 def run_meta(
-    cfg: RunConfig, dataset: Dataset, prompt: AnswerPrompt, answerer_model: str, judges: Any
+    cfg: RunConfig,
+    dataset: Dataset,
+    prompt: AnswerPrompt,
+    answerer_model: str,
+    judges: Sequence[JudgeMeta],
 ) -> RunMeta:
     """What this session knows about the run (the run directory adds identity and dates).
 
-    `judges`: objects with `judge_id`, `model` and `prompt_hash` (built judges, or
-    `resume.JudgeKey`s where no provider is built).
+    `judges`: one `JudgeMeta` per configured judge (`bench.judge.judge_set.judge_meta` of
+    the built judges, or `key_meta` of `resume.JudgeKey`s where no provider is built).
     """
     return RunMeta(
         dataset=DatasetMeta(
@@ -151,7 +161,7 @@ def run_meta(
         offline=cfg.provider.answerer.kind == "offline",
         prompt={"path": prompt.path, "sha256": prompt.sha256},
         tokenizer=TokenCounter().name,
-        judges=judge_meta(judges, cfg.judges),
+        judges=list(judges),
         outcome=outcome_rule(cfg),
         warnings=_judge_warnings(cfg),
         repeats=plan_repeats(cfg).meta(),

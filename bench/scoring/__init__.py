@@ -1,5 +1,6 @@
-"""Scoring: the official LoCoMo metrics, the F1 outcome rule and the LLM judges.
+"""Scoring: the deterministic metrics, the F1 outcome rule and the judge-run arithmetic.
 
 Importing this package imports nothing: `bench.summarise` (standard library only) uses
-`bench.scoring.rules`, while `locomo` (Porter stemming via nltk) and `judges` load on demand.
+`bench.scoring.rules` and `judge_runs`, while `locomo` (Porter stemming via nltk) loads on
+demand. The LLM judges are `bench.judge`.
 """

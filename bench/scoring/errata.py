@@ -7,7 +7,8 @@ other question's corrected outcome is its official one, so nothing is computed t
   as `scores["f1_corrected"]` / `scores["em_corrected"]`; `correct_corrected` is the
   same rule (`f1 >= threshold`) applied to them.
 - LLM judges: each judge asked again with the corrected gold in its rubric, verdicts in
-  `corrected_judgements`; the primary judge's verdict becomes `correct_corrected`.
+  `corrected_judgements`; the primary judge's verdict becomes `correct_corrected`
+  (`bench.judge.judges.with_corrected_judgements`, which asks with `corrected_question`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import replace
 from typing import Any
 
 from bench.records import OK, ArmResult
-from bench.scoring.judge_runs import group_verdict, judge_run_ids
 from bench.scoring.locomo import outcome_from_f1, score_answer
 from bench.types import ErrataSource, Question
 
@@ -41,39 +41,6 @@ def with_corrected_scores(result: ArmResult, question: Question, threshold: floa
     )
 
 
-def with_corrected_judgements(
-    result: ArmResult,
-    question: Question,
-    judges: tuple[Any, ...],
-    primary: str | None,
-    rejudge: bool,
-) -> ArmResult:
-    """Judge the answer against the corrected gold (affected questions only).
-
-    A verdict already present by the same judge model and prompt is kept unless
-    `rejudge`; with a primary judge its corrected verdict sets `correct_corrected`.
-    """
-    fixed = corrected_question(question)
-    if fixed is None or result.status != OK or result.answer is None or not judges:
-        return result
-    verdicts = dict(result.corrected_judgements)
-    for judge in judges:
-        old = verdicts.get(judge.judge_id)
-        fresh = (
-            old is not None
-            and old.status == OK
-            and old.model == judge.model
-            and old.prompt_hash == judge.prompt_hash
-        )
-        if rejudge or not fresh:
-            verdicts[judge.judge_id] = judge.judge(fixed, result.answer)
-    updated = replace(result, corrected_judgements=verdicts)
-    if primary:
-        ids = judge_run_ids(judges, primary)
-        updated = replace(updated, correct_corrected=group_verdict(verdicts, primary, ids))
-    return updated
-
-
 def errata_meta(source: ErrataSource | None) -> dict[str, Any]:
     """The `DatasetMeta` fields naming the applied audit (empty when errata are off)."""
     if source is None:
@@ -86,22 +53,8 @@ def errata_meta(source: ErrataSource | None) -> dict[str, Any]:
     }
 
 
-def record_errata_fields(question: Question) -> dict[str, Any]:
-    """The `QuestionRecord` fields describing the audit's entry for this question."""
-    fix = question.correction
-    if fix is None:
-        return {}
-    return {
-        "errata_type": fix.error_type,
-        "corrected_gold": fix.gold,
-        "corrected_evidence": list(fix.evidence),
-    }
-
-
 __all__ = [
     "corrected_question",
     "errata_meta",
-    "record_errata_fields",
-    "with_corrected_judgements",
     "with_corrected_scores",
 ]

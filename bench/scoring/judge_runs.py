@@ -17,7 +17,7 @@ Standard library only (the summariser reads ids with it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Protocol
 
 RUN_SEPARATOR = "#"
 OK_STATUS = "ok"
@@ -43,8 +43,22 @@ def split_run_id(judgement_id: str) -> tuple[str, int | None]:
     return judgement_id, None
 
 
+class Vote(Protocol):
+    """What a majority reads of a verdict (`Judgement`, or the summariser's own view)."""
+
+    @property
+    def status(self) -> str:
+        """`ok` when the verdict counts."""
+        ...
+
+    @property
+    def verdict(self) -> bool | None:
+        """The verdict; None when there is none."""
+        ...
+
+
 def group_verdict(
-    judgements: Mapping[str, Any], judge_id: str, ids: Sequence[str] | None = None
+    judgements: Mapping[str, Vote], judge_id: str, ids: Sequence[str] | None = None
 ) -> bool | None:
     """The judge's outcome: the majority of its runs' `ok` verdicts (one run: its verdict).
 
@@ -67,11 +81,6 @@ def group_verdict(
         if ids and 2 * ok.count(value) > len(ids):
             return value
     return None
-
-
-def judge_run_ids(judges: Sequence[Any], judge_id: str) -> list[str]:
-    """The ids the built `judges` store `judge_id`'s verdicts under (its runs, in order)."""
-    return [j.judge_id for j in judges if split_run_id(j.judge_id)[0] == judge_id]
 
 
 def check_runs(judge_id: str, runs: int) -> str | None:

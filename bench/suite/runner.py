@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.answer.answer_step import AnswerStep
 from bench.arm import Arm
 from bench.config import RunConfig
 from bench.errors import BenchError
 from bench.files import remove_orphaned_temps
-from bench.run.answer_step import AnswerStep
 from bench.run.settings import ArmSpec
 from bench.suite.config import SuiteConfig
 from bench.suite.model import Suite, SuiteQuery
@@ -256,7 +256,7 @@ def _answers(
 
 
 def _answer_step(cfg: SuiteConfig, providers: ProviderSet, tokens: TokenCounter) -> AnswerStep:
-    from bench.run.answer_prompt import load_answer_prompt
+    from bench.answer.answer_prompt import load_answer_prompt
 
     return AnswerStep(
         prompt=load_answer_prompt(cfg.answer.prompt),

@@ -26,6 +26,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
+from bench.answer.answer_prompt import load_answer_prompt
 from bench.cli_errors import exit_on_errors
 from bench.config import RunConfig
 from bench.errors import BenchError
@@ -33,7 +34,6 @@ from bench.files import write_json_atomic
 from bench.hashing import stable_hash
 from bench.loaders import load_dataset
 from bench.paths import CONF_DIR
-from bench.run.answer_prompt import load_answer_prompt
 from bench.run.arm_setup import open_arms
 from bench.run.ingest import ingest_arms
 from bench.run.pipeline import limit_dataset

@@ -23,9 +23,9 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from bench.answer.answer_prompt import AnswerPrompt
 from bench.config import EmbedderConfig, EndpointConfig, ExtractorConfig, RunConfig
 from bench.errors import ConfigError, raise_if_permanent
-from bench.run.answer_prompt import AnswerPrompt
 from bench.run.outcome import UnitResult
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit

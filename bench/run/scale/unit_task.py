@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.answer.answer_prompt import AnswerPrompt
 from bench.arm import IngestProgress
 from bench.config import RunConfig
 from bench.providers.ratelimit import LimiterFactory
+from bench.question_record import question_record
 from bench.records import OK, ArmResult, write_record
-from bench.run.answer_prompt import AnswerPrompt
-from bench.run.conversation import answer_step, arm_order, build_record, run_conversation
+from bench.run.conversation import answer_step, arm_order, run_conversation
 from bench.run.outcome import RunOutcome, Tick, UnitResult, no_tick
 from bench.run.scale.units import Unit
 from bench.scoring import health as ext_health
@@ -127,7 +128,7 @@ def fail_unit(task: UnitTask, message: str) -> UnitResult:
             continue
         results.update({name: ArmResult.failed(message) for name in missing})
         ordered = {n: results[n] for n in sorted(results, key=arm_order(task.cfg))}
-        new = build_record(question, task.cfg, ordered, dict(task.record_provenance))
+        new = question_record(question, task.cfg.dataset.name, ordered, task.record_provenance)
         note_record(run_dir.path, question.file_stem, new)
         write_record(run_dir.path, question.file_stem, new)
         result.written += 1

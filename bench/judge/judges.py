@@ -28,11 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from bench.config import JudgeConfig
 from bench.end_tokens import strip_end_tokens
 from bench.errors import ConfigError, raise_if_permanent
+from bench.judge.judge_prompt import JudgePrompt, fill, load_judge_prompt
+from bench.judge.protocol import Judge, JudgeIdentity, JudgeSpec, judge_run_ids
 from bench.providers.base import (
     CallOptions,
     ChatProvider,
@@ -42,8 +43,9 @@ from bench.providers.base import (
 )
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, ArmResult, Judgement
-from bench.scoring.judge_prompt import JudgePrompt, fill, load_judge_prompt
-from bench.scoring.judge_runs import group_verdict, judge_run_ids
+from bench.runmeta import JudgeMeta
+from bench.scoring.errata import corrected_question
+from bench.scoring.judge_runs import group_verdict, run_version
 from bench.types import Question
 from bench.untrusted import UntrustedJSONError, parse_json
 
@@ -125,32 +127,49 @@ RUBRIC_CHOOSERS: dict[str, Callable[[Question], str]] = {
 REQUIRED_RUBRICS = {"locomo": ("adversarial",), "longmemeval": ("abstention",)}
 
 
-class Judge:
-    """One LLM judge: `judge(question, answer)` returns a Judgement and never raises."""
+class LLMJudge:
+    """armbench's LLM judge, one run: `judge(question, answer)` returns a Judgement, never raises.
+
+    Made whole by its constructor (the `bench.judge.protocol.Judge` seam): `spec` names
+    the configuration, `endpoint` the public base URL, and the run comes from `spec`.
+    """
 
     def __init__(
         self,
-        judge_id: str,
+        spec: JudgeSpec,
         prompt: JudgePrompt,
         chat: ChatProvider,
         rubric_for: Callable[[Question], str],
-        attempts: int = 2,
+        endpoint: str = "",
     ) -> None:
-        self.judge_id = judge_id
-        self.attempts = max(1, attempts)
+        self.spec = spec
+        self.prompt = prompt
+        self.chat = chat
+        self.rubric_for = rubric_for
+        self.endpoint = endpoint
+        self.judge_id = spec.judge_id or spec.config.judge_id
+        self.attempts = max(1, spec.attempts)
         self.options = (
             CallOptions(json_schema=VERDICT_SCHEMA) if supports_json_schema(chat) else None
         )
         self.model: str = chat.model
-        self.prompt = prompt
         self.prompt_hash = prompt.sha256
-        self.version = prompt.version
+        self.version = run_version(prompt.version, spec.run)
         """The response-cache version of this judge's calls (a run k >= 2 adds `#run<k>`)."""
-        self.kind = ""
-        self.prompt_source = prompt.path
-        self.endpoint = ""
-        self.chat = chat
-        self.rubric_for = rubric_for
+        self.meta = JudgeMeta(
+            judge_id=spec.config.judge_id,
+            model=self.model,
+            prompt_hash=self.prompt_hash,
+            kind=spec.config.kind,
+            endpoint=endpoint or None,
+            prompt_source=prompt.path,
+            runs=1,
+        )
+
+    def with_run(self, judge_id: str, run: int) -> LLMJudge:
+        """The same judge as run `run` (its own cache key), stored under `judge_id`."""
+        spec = replace(self.spec, judge_id=judge_id, run=run)
+        return LLMJudge(spec, self.prompt, self.chat, self.rubric_for, self.endpoint)
 
     def messages(self, question: Question, answer: str) -> list[Message]:
         """The system and user messages the judge model sees for this answer."""
@@ -221,8 +240,10 @@ class Judge:
         )
 
 
-def build_judge(cfg: JudgeConfig, chat: ChatProvider, attempts: int = 2) -> Judge:
-    """A judge of kind `locomo` or `longmemeval` reading its versioned prompt file."""
+def build_judge(
+    cfg: JudgeConfig, chat: ChatProvider, attempts: int = 2, endpoint: str = ""
+) -> LLMJudge:
+    """A judge of kind `locomo` or `longmemeval` reading its versioned prompt file (run 1)."""
     if attempts < 1:
         raise ConfigError(f"scoring.judge_attempts={attempts}: must be at least 1")
     chooser = RUBRIC_CHOOSERS.get(cfg.kind)
@@ -230,12 +251,10 @@ def build_judge(cfg: JudgeConfig, chat: ChatProvider, attempts: int = 2) -> Judg
         known = ", ".join(sorted(RUBRIC_CHOOSERS))
         raise ConfigError(f"judges.{cfg.judge_id}.kind={cfg.kind}: unknown; use one of {known}")
     prompt = load_judge_prompt(cfg.prompt, REQUIRED_RUBRICS[cfg.kind])
-    made = Judge(cfg.judge_id, prompt, chat, chooser, attempts)
-    made.kind = cfg.kind
-    return made
+    return LLMJudge(JudgeSpec(cfg, attempts), prompt, chat, chooser, endpoint)
 
 
-def needs_judgement(result: ArmResult, judge: Judge, *, rejudge: bool = False) -> bool:
+def needs_judgement(result: ArmResult, judge: JudgeIdentity, *, rejudge: bool = False) -> bool:
     """True unless the result holds an `ok`, `unparseable` or `skipped` verdict by this judge.
 
     Only verdicts by this judge's model and prompt hash count; an `unparseable` one was
@@ -266,7 +285,7 @@ def judge_model_warning(cfg: JudgeConfig, answerer_model: str) -> str | None:
 
 
 def verdict_outcome(
-    result: ArmResult, judge_id: str, judges: Sequence[Any] | None = None
+    result: ArmResult, judge_id: str, judges: Sequence[JudgeIdentity] | None = None
 ) -> bool | None:
     """The primary judge's verdict as the binary outcome; None while it is missing or errored.
 
@@ -276,3 +295,36 @@ def verdict_outcome(
     """
     ids = None if judges is None else judge_run_ids(judges, judge_id)
     return group_verdict(result.judgements, judge_id, ids)
+
+
+def with_corrected_judgements(
+    result: ArmResult,
+    question: Question,
+    judges: Sequence[Judge],
+    primary: str | None,
+    rejudge: bool,
+) -> ArmResult:
+    """Judge the answer against the corrected gold (affected questions only).
+
+    A verdict already present by the same judge model and prompt is kept unless
+    `rejudge`; with a primary judge its corrected verdict sets `correct_corrected`.
+    """
+    fixed = corrected_question(question)
+    if fixed is None or result.status != OK or result.answer is None or not judges:
+        return result
+    verdicts = dict(result.corrected_judgements)
+    for judge in judges:
+        old = verdicts.get(judge.judge_id)
+        fresh = (
+            old is not None
+            and old.status == OK
+            and old.model == judge.model
+            and old.prompt_hash == judge.prompt_hash
+        )
+        if rejudge or not fresh:
+            verdicts[judge.judge_id] = judge.judge(fixed, result.answer)
+    updated = replace(result, corrected_judgements=verdicts)
+    if primary:
+        ids = judge_run_ids(judges, primary)
+        updated = replace(updated, correct_corrected=group_verdict(verdicts, primary, ids))
+    return updated

@@ -22,22 +22,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from bench.answer.repeat_plan import RepeatPlan
 from bench.errors import raise_if_permanent
+from bench.judge.protocol import JudgeIdentity, judge_run_ids
 from bench.records import ERROR, OK, SKIPPED, ArmResult, RepeatResult
-from bench.run.repeat_plan import RepeatPlan
-from bench.scoring.judge_runs import group_verdict, judge_run_ids
+from bench.scoring.judge_runs import group_verdict
 
 if TYPE_CHECKING:
-    from bench.run.answer_step import AnswerStep
+    from bench.answer.answer_step import AnswerStep
     from bench.types import Context, Question
 
 DONE = (OK, SKIPPED)
 """Verdict statuses a draw needs no new call for (`skipped`: outside the judge's scope)."""
 
 
-def pending(result: ArmResult, plan: RepeatPlan, judges: Sequence[Any]) -> bool:
+def pending(result: ArmResult, plan: RepeatPlan, judges: Sequence[JudgeIdentity]) -> bool:
     """True when an `ok` result lacks an `ok` repeat 1 .. N-1 judged by every current judge."""
     if not plan.active or result.status != OK:
         return False

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 MEM0_CORRECT = "CORRECT"
@@ -62,7 +61,7 @@ _BEAM_FENCE = re.compile(r"```(?:json)?\s*(\[.*\]|\{.*\})\s*```", re.DOTALL)
 _BEAM_FIRST_JSON = re.compile(r"(\{.*?\}|\[.*?\])", re.DOTALL)
 
 
-def beam_json(reply: str) -> Any:
+def beam_json(reply: str) -> object:
     """BEAM's `parse_json_response` rule: a fenced body, else the text, else its first {...}/[...].
 
     The reply is stripped; a reply opening with a triple-backtick fence is cut to the

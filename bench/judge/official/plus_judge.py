@@ -19,14 +19,13 @@ a question that is not a LoCoMo-Plus item is `skipped`.
 from __future__ import annotations
 
 from bench.errors import raise_if_permanent
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.plus_templates import COGNITIVE, PlusTemplates
+from bench.judge.official.verdicts import plus_label
 from bench.loaders.locomo_plus import RELATION_TYPES
-from bench.providers.base import CallOptions, ChatProvider, Message
+from bench.providers.base import CallOptions, Message
 from bench.providers.cache import repeat_version
 from bench.records import ERROR, OK, SKIPPED, Judgement
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.plus_templates import COGNITIVE, PlusTemplates
-from bench.scoring.official.registry import JudgeFile
-from bench.scoring.official.verdicts import plus_label
 from bench.types import Question
 
 KIND = "locomo_plus_official"
@@ -53,23 +52,12 @@ def plus_evidence(cue: str) -> str:
     return "\n".join(lines)
 
 
-class PlusOfficialJudge(OfficialBase):
+class PlusOfficialJudge(OfficialBase[PlusTemplates]):
     """One run of LoCoMo-Plus's official judge; `judge(question, answer)` never raises."""
 
     kind = KIND
     official_model = OFFICIAL_MODEL
-
-    def __init__(
-        self,
-        judge_id: str,
-        chat: ChatProvider,
-        files: tuple[JudgeFile, ...],
-        templates: PlusTemplates,
-        endpoint: str = "",
-    ) -> None:
-        self.bind(judge_id, chat, files, endpoint)
-        self.templates = templates
-        self.options = CallOptions(max_tokens=MAX_TOKENS)
+    options = CallOptions(max_tokens=MAX_TOKENS)
 
     def messages(self, question: Question, answer: str) -> list[Message]:
         """The single user message upstream sends."""

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
 
+from bench.answer.answer_prompt import AnswerPrompt, postprocess
+from bench.answer.context_fit import usable
+from bench.answer.repeat_plan import RepeatPlan
 from bench.errors import ProviderError
+from bench.judge.judges import needs_judgement, verdict_outcome, with_corrected_judgements
+from bench.judge.protocol import Judge
 from bench.providers.accounting import usage_dict
 from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
-from bench.run.answer_prompt import AnswerPrompt, postprocess
-from bench.run.context_fit import usable
-from bench.run.repeat_plan import RepeatPlan
 from bench.scoring.beam import offline_scores as beam_offline_scores
-from bench.scoring.errata import with_corrected_judgements, with_corrected_scores
-from bench.scoring.judges import needs_judgement, verdict_outcome
+from bench.scoring.errata import with_corrected_scores
 from bench.scoring.locomo import f1_outcome_name, outcome_from_f1, score_answer
 from bench.scoring.miss import evidence_retrieved, miss_from
 from bench.scoring.reach import gold_token_recall
@@ -39,14 +39,14 @@ class AnswerStep:
     """Counts `context_tokens`."""
     f1_threshold: float
     """Official F1 at or above which an answer is correct when no primary judge runs."""
-    judges: tuple[Any, ...] = ()
+    judges: tuple[Judge, ...] = ()
     """The LLM judges run on every answer."""
     primary_judge: str | None = None
     """Judge id whose verdict becomes `correct`; None means the F1 rule."""
     save_context: bool = False
     """Store the rendered context in each `ArmResult`."""
     repeats: RepeatPlan = RepeatPlan()
-    """What `repeats=N` re-draws (bench/run/repeats.py); a single draw by default."""
+    """What `repeats=N` re-draws (bench/answer/repeats.py); a single draw by default."""
     options: CallOptions | None = None
     """Completion cap and stop sequences sent with every answer."""
     window: int | None = None

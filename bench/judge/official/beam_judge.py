@@ -25,17 +25,16 @@ lines), so the call cannot change a score.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from bench.errors import raise_if_permanent
-from bench.providers.base import CallOptions, ChatProvider, Message
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
+from bench.judge.official.verdicts import beam_item_score, beam_same_event
+from bench.judgement import JudgeStatus
+from bench.providers.base import CallOptions, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
 from bench.scoring.beam import judge_question
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.beam_templates import FLOAT_ABILITIES, BeamTemplates
-from bench.scoring.official.registry import JudgeFile
-from bench.scoring.official.verdicts import beam_item_score, beam_same_event
 from bench.types import Question
 
 KIND = "beam_official"
@@ -48,7 +47,7 @@ OFFICIAL_MODEL = "gpt-4.1-mini"
 class _NoScore(Exception):
     """A call failed (`status` error) or its reply is unreadable (`status` unparseable)."""
 
-    def __init__(self, status: str, message: str, raw: str | None = None) -> None:
+    def __init__(self, status: JudgeStatus, message: str, raw: str | None = None) -> None:
         super().__init__(message)
         self.status, self.raw = status, raw
 
@@ -101,23 +100,12 @@ class _Asker:
         return beam_same_event(self._ask(messages))
 
 
-class BeamOfficialJudge(OfficialBase):
+class BeamOfficialJudge(OfficialBase[BeamTemplates]):
     """One run of BEAM's official judge; `judge(question, answer)` never raises."""
 
     kind = KIND
     official_model = OFFICIAL_MODEL
-
-    def __init__(
-        self,
-        judge_id: str,
-        chat: ChatProvider,
-        files: tuple[JudgeFile, ...],
-        templates: BeamTemplates,
-        endpoint: str = "",
-    ) -> None:
-        self.bind(judge_id, chat, files, endpoint)
-        self.templates = templates
-        self.options = CallOptions()
+    options = CallOptions()
 
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Every rubric item (and event comparison) judged; the figures in `scores`."""
@@ -125,7 +113,7 @@ class BeamOfficialJudge(OfficialBase):
             return self.stamped(SKIPPED, error="not a BEAM question (no rubric items)")
         asker = _Asker(self, question.question_type or "", repeat_version(self.version, repeat))
         try:
-            scores: dict[str, Any] = judge_question(question, answer, asker)
+            scores: dict[str, object] = judge_question(question, answer, asker)
         except _NoScore as exc:
             return self.stamped(exc.status, raw=exc.raw, error=str(exc))
         scores["rubric_items"] = asker.items

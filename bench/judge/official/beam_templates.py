@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from bench.scoring.official.templates import TemplateShapeError
+from bench.judge.official.templates import TemplateShapeError
 
 RUBRIC_NAME = "unified_llm_judge_base_prompt"
 RUBRIC_FILL = (

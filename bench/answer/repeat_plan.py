@@ -1,4 +1,4 @@
-"""How many draws a run makes and of what (`repeats=N`; see `bench.run.repeats`)."""
+"""How many draws a run makes and of what (`repeats=N`; see `bench.answer.repeats`)."""
 
 from __future__ import annotations
 

@@ -3,5 +3,5 @@
 `registry` names each upstream file by URL, commit and SHA-256 and finds (or fetches) it;
 `templates` reads the prompt templates out of a file's syntax tree without executing it;
 `judges` asks a model with them exactly as upstream does and parses the reply as upstream
-does; `runs` expands a judge with `runs: R` into R independent runs.
+does; `base.OfficialBase` makes each one whole (identity, hash, runs, `JudgeMeta`).
 """

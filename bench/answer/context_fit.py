@@ -21,9 +21,9 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from bench.answer.answer_prompt import AnswerPrompt
 from bench.config import RunConfig
 from bench.errors import ConfigError
-from bench.run.answer_prompt import AnswerPrompt
 from bench.tokens import TokenCounter
 
 log = logging.getLogger("bench.run")

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.config import DatasetConfig
 from bench.errors import DatasetError
-from bench.loaders.resolve import resolve_data_file
+from bench.loaders.resolve import PinnedFile, resolve_pinned_file
 
 SUBDIR = "judges"
 """Folder of judge files inside `$BENCH_DATA_DIR` and the cache."""
@@ -42,6 +41,11 @@ class JudgeFile:
     def url(self) -> str:
         """`https://raw.githubusercontent.com/<repo>/<commit>/<path>`."""
         return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.path}"
+
+    @property
+    def pinned(self) -> PinnedFile:
+        """The file as the data resolver finds it: `judges/<name>`, its URL and SHA-256."""
+        return PinnedFile(self.name, f"{SUBDIR}/{self.name}", self.url, self.sha256)
 
     @property
     def source(self) -> str:
@@ -128,13 +132,10 @@ def judge_file(name: str) -> JudgeFile:
 def resolve_judge_file(entry: JudgeFile) -> Path:
     """The local copy of `entry`, checksummed (found, shared, or downloaded into the cache).
 
-    The dataset files' rule (`bench.loaders.resolve.resolve_data_file`) with `judges/<name>`
-    as the file name, so the shared copy is `../shared/data/judges/<name>`.
+    The dataset files' rule (`bench.loaders.resolve.resolve_pinned_file`) with
+    `judges/<name>` as the file name, so the shared copy is `../shared/data/judges/<name>`.
     """
-    cfg = DatasetConfig(
-        name=entry.name, filename=f"{SUBDIR}/{entry.name}", url=entry.url, sha256=entry.sha256
-    )
-    return resolve_data_file(cfg)
+    return resolve_pinned_file(entry.pinned)
 
 
 def read_judge_file(name: str) -> tuple[JudgeFile, str]:

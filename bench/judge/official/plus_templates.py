@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
 
-from bench.scoring.official.templates import TemplateShapeError
+from bench.judge.official.templates import TemplateShapeError
 
 COGNITIVE = "Cognitive"
 """The category of every LoCoMo-Plus item (upstream's sixth category)."""
@@ -45,7 +44,7 @@ class PlusTemplates:
     """`CONV_START_PROMPT` (two positional `{}` fields: the speaker names)."""
     label_scores: dict[str, float]
     """Lower-case label -> score (`LABEL_TO_SCORE`)."""
-    defaults: dict[str, Any]
+    defaults: dict[str, object]
     """The judge script's argument defaults: `model`, `temperature`, `max_tokens`."""
 
     def prompt(self, category: str, evidence: str, pred: str, gold: str = "") -> str:
@@ -56,7 +55,7 @@ class PlusTemplates:
         return head + body.strip() if body.strip() else head.strip()
 
 
-def _literal(tree: ast.Module, name: str) -> Any:
+def _literal(tree: ast.Module, name: str) -> object:
     for node in tree.body:
         if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [name]:
             try:
@@ -66,9 +65,9 @@ def _literal(tree: ast.Module, name: str) -> Any:
     raise TemplateShapeError(f"no literal {name}")
 
 
-def _defaults(tree: ast.Module) -> dict[str, Any]:
+def _defaults(tree: ast.Module) -> dict[str, object]:
     """`dest` (or the option name) -> default of every `parser.add_argument(...)`."""
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "parser.add_argument":
             keywords = {k.arg: k.value for k in node.keywords if k.arg}
@@ -102,6 +101,8 @@ def plus_templates(prompt_source: str, judge_source: str) -> PlusTemplates:
     if not all(expected in code for expected in FILL):
         raise TemplateShapeError("get_judge_prompt: expected " + " and ".join(FILL))
     scores = _literal(judge_tree, "LABEL_TO_SCORE")
+    if not isinstance(scores, dict):
+        raise TemplateShapeError("LABEL_TO_SCORE: expected a dict literal")
     defaults = _defaults(judge_tree)
     if not {"model", "temperature", "max_tokens"} <= set(defaults):
         raise TemplateShapeError("the judge script's model/temperature/max_tokens defaults")

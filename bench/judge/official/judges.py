@@ -21,27 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from bench.config import JudgeConfig
 from bench.errors import ConfigError, raise_if_permanent
+from bench.judge.official import beam_judge, plus_judge
+from bench.judge.official.base import OfficialBase
+from bench.judge.official.beam_templates import beam_templates
+from bench.judge.official.plus_templates import plus_templates
+from bench.judge.official.registry import JudgeFile, read_judge_file
+from bench.judge.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
+from bench.judge.official.verdicts import longmemeval_verdict, mem0_verdict
+from bench.judge.protocol import JudgeSpec
 from bench.providers.base import CallOptions, ChatProvider, JsonSchema, Message
 from bench.providers.cache import forget_reply, repeat_version
 from bench.records import ERROR, OK, SKIPPED, UNPARSEABLE, Judgement
-from bench.scoring.official import beam_judge, plus_judge
-from bench.scoring.official.base import OfficialBase
-from bench.scoring.official.beam_templates import beam_templates
-from bench.scoring.official.plus_templates import plus_templates
-from bench.scoring.official.registry import JudgeFile, read_judge_file
-from bench.scoring.official.templates import ABSTENTION, longmemeval_templates, mem0_prompt
-from bench.scoring.official.verdicts import longmemeval_verdict, mem0_verdict
 from bench.types import Question
 
 
 class JsonObjectMode(JsonSchema):
     """`response_format={"type": "json_object"}` (JSON mode), sent where a schema would be."""
 
-    def response_format(self) -> dict[str, Any]:
+    def response_format(self) -> dict[str, object]:
         """The OpenAI JSON-mode body, as Mem0 sends it."""
         return {"type": "json_object"}
 
@@ -56,7 +55,7 @@ class OfficialSpec:
     kind: str
     """The `judges.N.kind` that selects it."""
     file: str
-    """Its registered upstream file (`bench.scoring.official.registry`)."""
+    """Its registered upstream file (`bench.judge.official.registry`)."""
     official_model: str
     """The model upstream asks (a run may override it; the record says which was used)."""
     max_tokens: int | None
@@ -96,38 +95,28 @@ def mem0_filled(template: str, question: Question, answer: str) -> str:
     )
 
 
-class OfficialJudge(OfficialBase):
-    """One run of one official judge; `judge(question, answer)` never raises."""
+class OfficialJudge(OfficialBase[str]):
+    """One run of LongMemEval's or Mem0's official judge; `judge(question, answer)` never raises."""
 
     def __init__(
         self,
-        judge_id: str,
-        spec: OfficialSpec,
+        spec: JudgeSpec,
+        official: OfficialSpec,
         chat: ChatProvider,
         entry: JudgeFile,
         source: str,
         endpoint: str = "",
-        run: int = 1,
     ) -> None:
-        self.judge_id = judge_id
-        self.spec = spec
-        self.kind = spec.kind
-        self.chat = chat
-        self.model: str = chat.model
-        self.entry = entry
-        self.prompt_hash = entry.sha256
-        self.prompt_source = entry.url
-        self.official_model = spec.official_model
-        self.endpoint = endpoint
-        self.run = run
-        self.version = f"{spec.kind}@{entry.sha256[:12]}" + (f"#run{run}" if run > 1 else "")
-        self.options = CallOptions(
-            max_tokens=spec.max_tokens, json_schema=JSON_OBJECT if spec.json_object else None
-        )
+        self.kind = official.kind
+        self.official_model = official.official_model
+        self.official = official
+        json_schema = JSON_OBJECT if official.json_object else None
+        self.options = CallOptions(max_tokens=official.max_tokens, json_schema=json_schema)
+        super().__init__(spec, chat, (entry,), source, endpoint)
         self._fill: Callable[[Question, str], str] = self._filler(source)
 
     def _filler(self, source: str) -> Callable[[Question, str], str]:
-        if self.spec is LONGMEMEVAL:
+        if self.official is LONGMEMEVAL:
             templates = longmemeval_templates(source)
             return lambda q, a: longmemeval_prompt(templates, q, a)
         template = mem0_prompt(source)
@@ -140,7 +129,7 @@ class OfficialJudge(OfficialBase):
     def judge(self, question: Question, answer: str, repeat: int = 0) -> Judgement:
         """Upstream's verdict on `answer`; `skipped`, `error` or `unparseable` when none."""
         locomo = question.question_type is None
-        if self.spec is MEM0 and locomo and question.category == MEM0_SKIPPED_CATEGORY:
+        if self.official is MEM0 and locomo and question.category == MEM0_SKIPPED_CATEGORY:
             return self.stamped(SKIPPED, error="category 5 is not judged by Mem0's judge")
         try:
             messages = self.messages(question, answer)
@@ -152,7 +141,7 @@ class OfficialJudge(OfficialBase):
         except Exception as exc:  # any failure is an error verdict, retried on resume
             raise_if_permanent(exc)
             return self.stamped(ERROR, error=f"judge call failed: {type(exc).__name__}: {exc}")
-        if self.spec is LONGMEMEVAL:
+        if self.official is LONGMEMEVAL:
             verdict = longmemeval_verdict(result.text)
         else:
             try:
@@ -164,47 +153,45 @@ class OfficialJudge(OfficialBase):
 
 
 def build_official_judge(
-    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
+    spec: JudgeSpec, chat: ChatProvider, endpoint: str
 ) -> OfficialJudge | beam_judge.BeamOfficialJudge | plus_judge.PlusOfficialJudge:
     """The official judge `cfg.kind` names, its template read from the checksummed file.
 
     ConfigError when the endpoint's temperature is not upstream's 0, or when the file no
     longer has the shape the template is read from.
     """
-    spec = OFFICIAL_SPECS[cfg.kind]
+    cfg = spec.config
+    official = OFFICIAL_SPECS[cfg.kind]
     if cfg.endpoint.temperature != 0:
         raise ConfigError(
             f"judges.{cfg.judge_id}.endpoint.temperature={cfg.endpoint.temperature}: "
             f"{cfg.kind} asks at temperature 0 as upstream; remove the override"
         )
-    if spec is BEAM:
-        return _build_beam(cfg, chat, endpoint)
-    if spec is PLUS:
-        return _build_plus(cfg, chat, endpoint)
-    entry, source = read_judge_file(spec.file)
+    if official is BEAM:
+        return _build_beam(spec, chat, endpoint)
+    if official is PLUS:
+        return _build_plus(spec, chat, endpoint)
+    entry, source = read_judge_file(official.file)
     try:
-        return OfficialJudge(cfg.judge_id, spec, chat, entry, source, endpoint)
+        return OfficialJudge(spec, official, chat, entry, source, endpoint)
     except ValueError as exc:
         raise ConfigError(f"judges.{cfg.judge_id}: {entry.source}: {exc}") from None
 
 
-def _build_beam(
-    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
-) -> beam_judge.BeamOfficialJudge:
+def _build_beam(spec: JudgeSpec, chat: ChatProvider, endpoint: str) -> beam_judge.BeamOfficialJudge:
     """BEAM's judge from its two checksummed files; ConfigError when a shape changed."""
     prompts, prompts_source = read_judge_file(beam_judge.PROMPTS_FILE)
     metrics, metrics_source = read_judge_file(beam_judge.METRICS_FILE)
     try:
         templates = beam_templates(prompts_source, metrics_source)
     except ValueError as exc:
-        raise ConfigError(f"judges.{cfg.judge_id}: {metrics.source}: {exc}") from None
-    return beam_judge.BeamOfficialJudge(cfg.judge_id, chat, (prompts, metrics), templates, endpoint)
+        raise ConfigError(f"judges.{spec.config.judge_id}: {metrics.source}: {exc}") from None
+    return beam_judge.BeamOfficialJudge(spec, chat, (prompts, metrics), templates, endpoint)
 
 
-def _build_plus(
-    cfg: JudgeConfig, chat: ChatProvider, endpoint: str
-) -> plus_judge.PlusOfficialJudge:
+def _build_plus(spec: JudgeSpec, chat: ChatProvider, endpoint: str) -> plus_judge.PlusOfficialJudge:
     """LoCoMo-Plus's judge from its two checksummed files; ConfigError when a shape changed."""
+    cfg = spec.config
     prompt, prompt_source = read_judge_file(plus_judge.PROMPT_FILE)
     script, script_source = read_judge_file(plus_judge.JUDGE_FILE)
     try:
@@ -217,4 +204,4 @@ def _build_plus(
         raise ConfigError(
             f"judges.{cfg.judge_id}: {script.source}: defaults {got}, expected {expected}"
         )
-    return plus_judge.PlusOfficialJudge(cfg.judge_id, chat, (prompt, script), templates, endpoint)
+    return plus_judge.PlusOfficialJudge(spec, chat, (prompt, script), templates, endpoint)
