@@ -19,10 +19,10 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])  # closed again when the block ends
 
 
-def _openai_at(url: str, out: Path) -> list[str]:
+def _openai_at(url: str, out: Path, timeout_s: float = 0.5) -> list[str]:
     return [
         "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "arms=[raw]",
-        f"provider.answerer.base_url={url}", "provider.answerer.timeout_s=0.5",
+        f"provider.answerer.base_url={url}", f"provider.answerer.timeout_s={timeout_s}",
         f"provider.embedder.base_url={url}", "provider.embedder.model=fault-wordllama",
     ]  # fmt: skip
 
@@ -70,11 +70,17 @@ def test_a_rejected_key_stops_the_run_before_any_record(tmp_path: Path) -> None:
 def test_a_model_the_server_does_not_have_stops_the_run_at_the_first_call(
     tmp_path: Path, workers: str
 ) -> None:
-    """HTTP 404 to a chat call is permanent: no retry, one line, exit 2, no record."""
+    """HTTP 404 to a chat call is permanent: no retry, one line, exit 2, no record.
+
+    Every call gets the 404, so no unit writes a record; a second worker stops at its
+    next step once the first 404 has stopped the run (`bench.run.scale.executor`). The
+    timeout is generous: under load a 0.5 s one timed out a call, a transient failure
+    recorded as an `error` record before the 404 came (the test's old flake).
+    """
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         proc = run_cli(
-            *_openai_at(server.base_url, tmp_path / "run"), workers,
+            *_openai_at(server.base_url, tmp_path / "run", timeout_s=60), workers,
             env={"OPENAI_API_KEY": "sk-x"},
         )  # fmt: skip
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]

@@ -28,6 +28,7 @@ from typing import Any
 from bench.config import RayConfig
 from bench.errors import ConfigError
 from bench.run.outcome import UnitResult
+from bench.run.scale.peak import measured
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
 
@@ -114,7 +115,7 @@ def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult:
     def tick(done: int, errors: int, resumed: int) -> None:
         progress.tick.remote(done, errors, resumed)
 
-    return run_unit(task, tick, limiters=ray_limiters(node))
+    return measured(lambda: run_unit(task, tick, limiters=ray_limiters(node)))
 
 
 class _Progress:
