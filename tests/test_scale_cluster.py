@@ -56,6 +56,9 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     assert remote.returncode == 0, remote.stderr[-2000:]
     assert f"{len(load_records(local_run))} records written" in remote.stderr
     _same_records(local_run, tmp_path / "ray")
+    log = (tmp_path / "ray" / "run.log").read_text(encoding="utf-8").splitlines()
+    peaks = [line for line in log if "peak resident memory" in line]  # each task's own
+    assert len(peaks) == 2 and all("(its own)" in line for line in peaks), peaks
 
 
 def test_two_tasks_share_one_limiter_actor(monkeypatch: pytest.MonkeyPatch) -> None:
