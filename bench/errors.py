@@ -39,11 +39,19 @@ def raise_if_permanent(exc: BaseException) -> None:
     Called first in every handler that records a failure as an `error` result, so that
     only what a re-run may fix (network, 429, 5xx, timeouts, one odd reply) is recorded.
     """
+    cause = permanent_cause(exc)
+    if cause is not None:
+        raise cause
+
+
+def permanent_cause(exc: BaseException) -> PermanentError | None:
+    """The `PermanentError` that `exc` is or was caused by (its `__cause__` chain), if any."""
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, PermanentError):
-            raise cause
+            return cause
         cause = cause.__cause__
+    return None
 
 
 class ContainmentError(BenchError):

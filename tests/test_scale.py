@@ -15,15 +15,18 @@ import pytest
 
 from bench.answer.answer_prompt import load_answer_prompt
 from bench.config import EndpointConfig, ProviderConfig, RunConfig
-from bench.errors import ConfigError
+from bench.errors import ConfigError, PermanentError
 from bench.loaders import load_dataset
 from bench.records import read_record
+from bench.run.outcome import UnitResult
 from bench.run.scale.executor import run_in_processes, split_quota
+from bench.run.scale.peak import BOUND_MB, log_peaks
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask
 from bench.run.scale.units import Shard, parse_shard, resolve_workers, units_of
 from bench.types import Conversation
 from tests.e2e_support import ROOT, load_records, run_cli, strip_timings
+from tests.fault_server import Fault, FaultServer
 
 SMOKE = ("dataset=smoke", "progress=false", "heartbeat_s=0")
 
@@ -163,6 +166,8 @@ def test_a_failing_unit_becomes_error_results_and_others_finish(tmp_path: Path) 
     assert results[0].errors == first.questions
     assert results[0].first_error and results[0].first_error.startswith("unit smoke-1 failed")
     assert results[1].errors == 0 and results[1].written == second.questions
+    assert results[0].peak_rss_mb is None  # a failed unit has no peak; a run one has its own
+    assert results[1].peak_is_unit and 0 < (results[1].peak_rss_mb or 0) < BOUND_MB
     statuses = {
         read_record(p).conversation_id: read_record(p).arms["raw"].status
         for p in (tmp_path / "questions").glob("*.json")
@@ -177,3 +182,69 @@ def test_a_multirun_over_shards_fills_one_run_directory(serial_run: Path, tmp_pa
     done = run_cli("-m", *SMOKE, "shard=0/2,1/2", f"out={tmp_path / 'sweep'}")
     assert done.returncode == 0, done.stderr[-2000:]
     _same_records(serial_run, tmp_path / "sweep" / "dataset=smoke")
+
+
+def _smoke_cfg(out: Path, provider: ProviderConfig | None = None) -> RunConfig:
+    return RunConfig(
+        dataset=load_dataset_cfg(), provider=provider or ProviderConfig(), arms=["raw"],
+        arm_options={"raw": {"kind": "raw"}}, out=str(out), progress=False,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_permanent_failure_stops_the_units_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 404 (no such model) in the first unit: the queued unit writes nothing, the run stops.
+
+    It used to run every other unit to its end before the error reached the command line.
+    """
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")  # read by the spawned worker
+    units = sorted(units_of(load_dataset(load_dataset_cfg()).conversations),
+                   key=lambda u: u.longest_first())  # fmt: skip
+    prompt = load_answer_prompt(_smoke_cfg(tmp_path).answer.prompt)
+    with FaultServer() as server:
+        server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
+        missing = EndpointConfig(kind="openai", model="gpt-9", base_url=server.base_url)
+        tasks = [
+            UnitTask(_smoke_cfg(tmp_path, ProviderConfig(answerer=missing)), prompt, units[0],
+                     str(tmp_path), {}),
+            UnitTask(_smoke_cfg(tmp_path), prompt, units[1], str(tmp_path), {}),
+        ]  # fmt: skip
+        tracker = Tracker(sum(u.questions for u in units), show=False, heartbeat_s=0, workers=1)
+        with pytest.raises(PermanentError, match="HTTP 404"):
+            run_in_processes(tasks, 1, tracker)
+    assert not list(tmp_path.glob("questions/*.json"))  # the second unit never ran
+
+
+def test_a_worker_reports_each_units_own_peak(tmp_path: Path) -> None:
+    """The peak read after a unit is the unit's, not the worker's earlier, larger one."""
+    script = (
+        "from bench.run.outcome import UnitResult\n"
+        "from bench.run.scale.peak import measured\n"
+        "from bench.rss import peak_rss_mb\n"
+        "big = bytearray(400 * 2**20); del big\n"  # an earlier unit's 400 MiB
+        "before = peak_rss_mb()\n"
+        "got = measured(lambda: UnitResult(unit_id='u', position=0))\n"
+        "print(before, got.peak_rss_mb, got.peak_is_unit)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
+    )  # fmt: skip
+    before, peak, own = done.stdout.split()
+    assert float(before) >= 400 and own == "True"
+    assert float(peak) < float(before) - 300
+
+
+def test_a_unit_over_the_bound_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    fits = UnitResult(unit_id="a", position=0, peak_rss_mb=900.0, peak_is_unit=True, seconds=3)
+    over = replace(fits, unit_id="b", peak_rss_mb=BOUND_MB + 1.0)
+    with caplog.at_level(logging.INFO, logger="bench.run"):
+        log_peaks([fits, over, UnitResult(unit_id="failed", position=2)])
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert lines == [
+        (logging.INFO, "unit a: peak resident memory 900 MiB (its own), 3 s"),
+        (logging.WARNING, f"unit b: peak resident memory {BOUND_MB + 1} MiB (its own), "
+                          f"over the {BOUND_MB} MiB bound, 3 s"),
+    ]  # fmt: skip

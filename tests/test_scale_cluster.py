@@ -56,6 +56,29 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     assert remote.returncode == 0, remote.stderr[-2000:]
     assert f"{len(load_records(local_run))} records written" in remote.stderr
     _same_records(local_run, tmp_path / "ray")
+    log = (tmp_path / "ray" / "run.log").read_text(encoding="utf-8").splitlines()
+    peaks = [line for line in log if "peak resident memory" in line]  # each task's own
+    assert len(peaks) == 2 and all("(its own)" in line for line in peaks), peaks
+
+
+def test_a_permanent_failure_stops_a_ray_run_without_retries(tmp_path: Path) -> None:
+    """HTTP 404 (no such model): exit 2 in one line, no record; it used to be re-run by Ray
+    `ray.max_retries` times, then written as `error` records (exit 1)."""
+    from tests.fault_server import Fault, FaultServer
+
+    with FaultServer() as server:
+        server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
+        proc = run_cli(
+            *QUIET, *SLICE, f"out={tmp_path / 'ray'}", "arms=[raw]", "provider=openai",
+            f"provider.answerer.base_url={server.base_url}", "executor=ray",
+            f"provider.embedder.base_url={server.base_url}",
+            "provider.embedder.model=fault-wordllama",
+            "ray.address=local", "ray.num_cpus=2",
+            env={**NO_AUTH, "OPENAI_API_KEY": "sk-x"},
+        )  # fmt: skip
+    line = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 2 and line.startswith("error: ") and "HTTP 404" in line, line
+    assert not list((tmp_path / "ray").glob("questions/*.json"))
 
 
 def test_two_tasks_share_one_limiter_actor(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -89,6 +89,11 @@ class UnitResult(Counts):
     """Wall time of the unit, in seconds; 0.0 when it could not run."""
     sizes: dict[str, int] = field(default_factory=dict)
     """The unit's whole-transcript tokens, when it ran (run.json `conversation_tokens`)."""
+    peak_rss_mb: float | None = None
+    """Peak resident MiB of the worker process while it ran this unit (`bench.run.scale.peak`);
+    None when the unit did not run in a worker (failed, or the serial loop)."""
+    peak_is_unit: bool = False
+    """True when that peak is the unit's own (the worker's peak was reset before it)."""
 
 
 def no_tick(done: int, errors: int, resumed: int) -> None:

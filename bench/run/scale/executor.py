@@ -25,8 +25,9 @@ from typing import Any, TypeVar
 
 from bench.answer.answer_prompt import AnswerPrompt
 from bench.config import EmbedderConfig, EndpointConfig, ExtractorConfig, RunConfig
-from bench.errors import ConfigError, raise_if_permanent
+from bench.errors import ConfigError, RunStopped, permanent_cause, raise_if_permanent
 from bench.run.outcome import UnitResult
+from bench.run.scale.peak import log_peaks, measured
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
 from bench.run.scale.units import Unit, parse_shard, resolve_workers, units_of
@@ -72,6 +73,7 @@ class UnitPlan:
             results = run_on_ray(tasks, self.cfg.ray, self.tracker)
         else:
             results = run_in_processes(tasks, self.workers, self.tracker)
+        log_peaks(results)
         return sorted(results, key=lambda r: r.position)
 
     def close(self) -> None:
@@ -96,23 +98,32 @@ def run_in_processes(tasks: list[UnitTask], workers: int, tracker: Tracker) -> l
 
     Spawned, not forked: the parent has LanceDB and tokenizer threads running, and a
     forked child would inherit their locks. Longest first (by turns, ties by position)
-    keeps both cores busy until the end.
+    keeps both cores busy until the end. The first permanent failure stops the run
+    (`_child_run`): no unit starts after it, and this raises it once every worker is idle.
     """
     ctx = multiprocessing.get_context("spawn")
     queue: Any = ctx.Queue()
+    stop: Any = ctx.Event()
     drain = threading.Thread(target=_drain, args=(queue, tracker), daemon=True)
     drain.start()
     per_worker = [replace(t, cfg=split_quota(t.cfg, workers)) for t in tasks]
     order = sorted(per_worker, key=lambda t: t.unit.longest_first())
     results = []
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(queue,))
-        with pool:
+        pool = ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_init, initargs=(queue, stop)
+        )
+        try:
             futures: dict[Future[UnitResult], UnitTask] = {
                 pool.submit(_child_run, task): task for task in order
             }
             for future in as_completed(futures):
                 results.append(_result_or_error(future, futures[future], tracker))
+        except BaseException:
+            stop.set()  # the workers' units under way end at their next step
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     finally:
         queue.put(None)
         drain.join(timeout=10)
@@ -159,24 +170,50 @@ def _result_or_error(future: Future[UnitResult], task: UnitTask, tracker: Tracke
 
 
 _QUEUE: Any = None
+_STOP: Any = None
 
 
-def _init(queue: Any) -> None:
-    """Child-process initialiser: remember the parent's progress queue."""
-    global _QUEUE
-    _QUEUE = queue
+def _init(queue: Any, stop: Any) -> None:
+    """Child-process initialiser: remember the parent's progress queue and stop event."""
+    global _QUEUE, _STOP
+    _QUEUE, _STOP = queue, stop
 
 
 def _child_run(task: UnitTask) -> UnitResult:
-    """Run one unit in a child process, sending its ticks and ingestion progress to the parent."""
+    """Run one unit in a child process, sending its ticks and ingestion progress to the parent.
+
+    A permanent failure (`bench.errors.PermanentError`) stops the whole run, as in one
+    process: the failing child sets the shared stop event before its error is sent, so
+    a unit not yet started returns at once with nothing written, and a unit under way
+    ends at its next record or ingestion step (`RunStopped`, as when a run's providers
+    close: nothing marked complete). Records written before the stop are kept: each is
+    complete, and a resume skips them.
+    """
+    if _STOP.is_set():
+        return UnitResult(unit_id=task.unit.unit_id, position=task.unit.position)
 
     def tick(done: int, errors: int, resumed: int) -> None:
         _QUEUE.put(("tick", (done, errors, resumed)))
+        _stop_point()
 
     def ingesting(arm: str, unit: str, done: int, total: int, facts: int) -> None:
         _QUEUE.put(("ingesting", (arm, unit, done, total, facts)))
+        _stop_point()
 
-    return run_unit(task, tick, progress=ingesting)
+    try:
+        return measured(lambda: run_unit(task, tick, progress=ingesting))
+    except RunStopped:
+        return UnitResult(unit_id=task.unit.unit_id, position=task.unit.position)
+    except Exception as exc:
+        if permanent_cause(exc) is not None:
+            _STOP.set()
+        raise
+
+
+def _stop_point() -> None:
+    """Raise `RunStopped` once another unit's permanent failure has stopped the run."""
+    if _STOP.is_set():
+        raise RunStopped("another unit's permanent failure stopped the run")
 
 
 def _drain(queue: Any, tracker: Tracker) -> None:

@@ -3,7 +3,8 @@
 Tasks run `run_unit` unchanged, so a unit's records equal a local run's. A task whose
 worker dies or that raises is re-run by Ray up to `ray.max_retries` times (it resumes
 from the records and ingestion checkpoints already written); after that its questions
-become `error` results through `fail_unit`, exactly as a failed local unit.
+become `error` results through `fail_unit`, exactly as a failed local unit. A permanent
+failure (a rejected key, an unknown model) is not re-run: it stops the run, as locally.
 
 Progress: tasks send `tick`s to one progress actor; the driver drains it every second
 into the tracker, so the bar and heartbeat show the cluster's total.
@@ -26,8 +27,9 @@ import logging
 from typing import Any
 
 from bench.config import RayConfig
-from bench.errors import ConfigError
+from bench.errors import ConfigError, PermanentError, permanent_cause
 from bench.run.outcome import UnitResult
+from bench.run.scale.peak import measured
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
 
@@ -88,13 +90,18 @@ def _follow(
         for ref in ready:
             task = pending.pop(ref)
             try:
-                results.append(ray.get(ref))
+                got = ray.get(ref)
             except Exception as exc:  # retries spent: the unit's questions become `error`
                 message = f"unit {task.unit.unit_id} failed on Ray: {type(exc).__name__}"
                 log.error("%s: %s", message, str(exc).splitlines()[0] if str(exc) else "")
                 failed = fail_unit(task, message)
                 tracker.tick(failed.questions, failed.errors, 0)
-                results.append(failed)
+                got = failed
+            if isinstance(got, PermanentError):  # the run stops: the other tasks end now
+                for other in pending:
+                    ray.cancel(other)
+                raise got
+            results.append(got)
     _drain(ray, progress, tracker)
     return results
 
@@ -104,17 +111,25 @@ def _drain(ray: Any, progress: Any, tracker: Tracker) -> None:
         tracker.tick(done, errors, resumed)
 
 
-def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult:
+def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult | PermanentError:
     """The Ray task body: run the unit, sending ticks to the progress actor.
 
-    `node` is the driver's node, where the run's limiter actors are created.
+    `node` is the driver's node, where the run's limiter actors are created. A permanent
+    failure (`bench.errors.PermanentError`) comes back as the value, so Ray does not
+    re-run it; the driver cancels the other tasks and raises it (the run stops, exit 2).
     """
     from bench.run.scale.ray_limiter import ray_limiters
 
     def tick(done: int, errors: int, resumed: int) -> None:
         progress.tick.remote(done, errors, resumed)
 
-    return run_unit(task, tick, limiters=ray_limiters(node))
+    try:
+        return measured(lambda: run_unit(task, tick, limiters=ray_limiters(node)))
+    except Exception as exc:
+        cause = permanent_cause(exc)
+        if cause is None:
+            raise  # Ray re-runs the task (`ray.max_retries`)
+        return cause  # returned, not raised: no retry can fix it, and the driver stops
 
 
 class _Progress:
