@@ -8,11 +8,10 @@ import pytest
 
 from bench.perf.offline_f1 import TARGET_F1, offline_f1_figures
 from bench.summarise.summary import summarise_run
-from tests.support.e2e_support import run_cli
 
 
 @pytest.mark.slow
-def test_offline_f1_figure_matches_the_summary(tmp_path: Path) -> None:
+def test_offline_f1_figure_matches_the_summary(smoke_raw_rag_run: Path) -> None:
     """On the smoke fixture the figure equals the summary F1 of the same run made directly.
 
     The run is made here rather than read from the committed smoke reference, so the
@@ -20,10 +19,7 @@ def test_offline_f1_figure_matches_the_summary(tmp_path: Path) -> None:
     """
     overrides = ["dataset=smoke", "arms=[raw,rag]"]
     fig = offline_f1_figures(overrides)
-    out = tmp_path / "run"
-    done = run_cli(*overrides, f"out={out}", "progress=false")
-    assert done.returncode == 0, done.stderr
-    reference = summarise_run(out)
+    reference = summarise_run(smoke_raw_rag_run)  # the same overrides (tests/conftest.py)
     assert fig["questions_scored"] == reference.n_questions["scored"]
     for arm in ("raw", "rag"):
         expected = reference.arms[arm].f1["scored"]

@@ -16,20 +16,18 @@ from typing import Any
 
 import pytest
 
-from tests.support.e2e_support import ROOT, last_line, run_cli
+from tests.support.e2e_support import ROOT, SMOKE_RAW_RAG, last_line, run_cli
 
 SMOKE = ROOT / "datasets/fixtures/smoke_locomo.json"
 NOBODY = 65534
-SMOKE_RUN = ("dataset=smoke", "arms=[raw,rag]", "progress=false")
+SMOKE_RUN = SMOKE_RAW_RAG  # the shared smoke_raw_rag_run of tests/conftest.py
 """Two arms (one with a store) keep each run to a couple of seconds."""
 
 
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("base") / "run"
-    proc = run_cli(*SMOKE_RUN, f"out={out}")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
+@pytest.fixture
+def base_run(smoke_raw_rag_run: Path) -> Path:
+    """SMOKE_RUN, the session's shared run (tests/conftest.py): tests change only copies."""
+    return smoke_raw_rag_run
 
 
 @pytest.fixture

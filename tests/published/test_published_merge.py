@@ -20,23 +20,22 @@ import pytest
 from bench.paths import PROJECT_ROOT
 from bench.published.cli import main as published_main
 from bench.verify.check import write_manifest
-from tests.support.e2e_support import run_cli
 
 SMOKE = PROJECT_ROOT / "datasets" / "fixtures" / "smoke_locomo.json"
 ANSWERS = PROJECT_ROOT / "datasets" / "fixtures" / "smoke_eval_results.json"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """An offline smoke run and the smoke answer file imported beside it."""
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, smoke_raw_run: Path
+) -> Iterator[tuple[Path, Path]]:
+    """An offline smoke run (tests/conftest.py, read-only) and the smoke answers imported."""
     root = tmp_path_factory.mktemp("merge")
-    proc = run_cli("dataset=smoke", f"out={root / 'run'}", "progress=false", "arms=[raw]")
-    assert proc.returncode == 0, proc.stderr[-2000:]
     argv = [str(ANSWERS), "--format", "evermemos", "--out", str(root / "imported")]
     assert (
         published_main([*argv, "--arm", "pub", "--judge-model", "j", "--dataset", str(SMOKE)]) == 0
     )
-    yield root / "run", root / "imported"
+    yield smoke_raw_run, root / "imported"
 
 
 def _copy(src: Path, dst: Path) -> Path:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e_support import ROOT, load_records, run_cli, strip_timings
+from tests.support.e2e_support import ROOT, SMOKE_ALL, load_records, run_cli, strip_timings
 
-ARGS = ("dataset=smoke", "progress=false")
+ARGS = SMOKE_ALL  # the shared smoke_run of tests/conftest.py is the reference
 MOMENTS = [
     "dataset smoke:",  # loaded; before run.json and any store
     "ingest raw/smoke-1",  # rag ingestion of the first conversation under way
@@ -37,11 +37,9 @@ MOMENTS = [
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    out = tmp_path_factory.mktemp("ref") / "run"
-    proc = run_cli(*ARGS, f"out={out}")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return load_records(out)
+def reference(smoke_run: Path) -> dict[str, dict]:
+    """The uninterrupted run's records (ARGS)."""
+    return load_records(smoke_run)
 
 
 def _kill_at(moment: str, out: Path) -> bool:

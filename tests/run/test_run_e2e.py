@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -12,14 +13,7 @@ import pytest
 from tests.support.e2e_support import ROOT, last_line, load_records, run_cli, strip_timings
 
 ARMS = ["raw", "rag", "neuromorphic", "tuned"]
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("smoke") / "run"
-    proc = run_cli("dataset=smoke", f"out={out}", "progress=false")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
+# smoke_run (tests/conftest.py): `dataset=smoke progress=false`, every default arm
 
 
 def test_every_question_has_an_ok_result_for_every_arm(smoke_run: Path) -> None:
@@ -48,7 +42,8 @@ def test_run_json_has_provenance_and_is_labelled_offline(smoke_run: Path) -> Non
     assert meta["arms"] == ARMS and meta["config_hash"]
 
 
-def test_rerun_computes_nothing(smoke_run: Path) -> None:
+def test_rerun_computes_nothing(smoke_run: Path, copy_run: Callable[[Path], Path]) -> None:
+    smoke_run = copy_run(smoke_run)  # a rerun writes into its run directory
     before = {p.name: p.stat().st_mtime_ns for p in (smoke_run / "questions").iterdir()}
     proc = run_cli("dataset=smoke", f"out={smoke_run}", "progress=false")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -75,7 +70,10 @@ def test_resumed_run_equals_uninterrupted_run(smoke_run: Path, tmp_path: Path) -
     }
 
 
-def test_changed_arm_options_refuse_to_mix_into_the_same_run(smoke_run: Path) -> None:
+def test_changed_arm_options_refuse_to_mix_into_the_same_run(
+    smoke_run: Path, copy_run: Callable[[Path], Path]
+) -> None:
+    smoke_run = copy_run(smoke_run)
     proc = run_cli("dataset=smoke", f"out={smoke_run}", "arm_options.rag.top_k=3")
     assert proc.returncode == 2
     assert "arm_options.rag" in last_line(proc.stderr) and "out=" in last_line(proc.stderr)

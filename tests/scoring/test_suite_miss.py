@@ -34,12 +34,10 @@ def test_turn_and_session_recall() -> None:
     assert session_recall(["abc_1:4"], ["abc_1:9"], 5) == 1.0  # LongMemEval ids
 
 
-def test_counts_on_a_real_smoke_run(tmp_path: Path) -> None:
+def test_counts_on_a_real_smoke_run(smoke_raw_rag_run: Path) -> None:
     import json
 
-    out = tmp_path / "run"
-    proc = run_cli("dataset=smoke", "arms=[raw,rag]", f"out={out}", "progress=false")
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = smoke_raw_rag_run  # dataset=smoke arms=[raw,rag] (tests/conftest.py)
     records = list(load_records(out).values())
     # every ok result stores its miss kind; rag's agrees with its listed retrieved ids
     for record in records:

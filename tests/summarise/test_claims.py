@@ -283,13 +283,14 @@ def test_a_rubric_judge_giving_full_marks_to_answers_sharing_no_word_is_degenera
 
 
 @pytest.mark.slow
-def test_a_wrong_answer_deleted_and_answered_again_is_counted(tmp_path: Path) -> None:
+def test_a_wrong_answer_deleted_and_answered_again_is_counted(
+    smoke_raw_run: Path, copy_run: Callable[[Path], Path]
+) -> None:
     """bench.run appends to the ledger; re-answering a question after a wrong outcome shows."""
-    from tests.support.e2e_support import run_cli
+    from tests.support.e2e_support import SMOKE_RAW, run_cli
 
-    out = tmp_path / "run"
-    args = ("dataset=smoke", f"out={out}", "progress=false", "arms=[raw]")
-    assert run_cli(*args).returncode == 0
+    out = copy_run(smoke_raw_run)  # the shared run of SMOKE_RAW (tests/conftest.py)
+    args = (*SMOKE_RAW, f"out={out}")
     assert "rerun-by-outcome" not in codes(out)
     wrong = next(
         p for p in sorted((out / "questions").glob("*.json"))

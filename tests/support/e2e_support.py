@@ -11,6 +11,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# the overrides of the shared smoke runs of tests/conftest.py (fixtures smoke_run,
+# smoke_raw_rag_run, smoke_raw_run); a test that makes one of these runs itself uses the fixture
+SMOKE_ALL = ("dataset=smoke", "progress=false")
+"""Every default arm (raw, rag, neuromorphic, tuned) on the smoke fixture."""
+SMOKE_RAW_RAG = ("dataset=smoke", "arms=[raw,rag]", "progress=false")
+"""Two arms, one with a store: a couple of seconds."""
+SMOKE_RAW = ("dataset=smoke", "arms=[raw]", "progress=false")
+"""The cheapest run there is."""
+
 
 def run_cli(
     *overrides: str,
