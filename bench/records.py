@@ -234,27 +234,13 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = (
-    "errata_type",
-    "corrected_gold",
-    "corrected_evidence",
-    "rubric",
-    "difficulty",
-)
+    "errata_type", "corrected_gold", "corrected_evidence", "rubric", "difficulty",
+)  # fmt: skip
 _OPTIONAL_RESULT_KEYS = (
-    "correct_corrected",
-    "corrected_judgements",
-    "extraction",
-    "retrieval",
-    "write_path",
-    "answer_path",
-    "evidence_retrieved",
-    "miss",
-    "repeats",
-    "context_cut_tokens",
-    "truncated",
-    "imported",
-    "budgets",
-)
+    "correct_corrected", "corrected_judgements", "extraction", "retrieval", "write_path",
+    "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",
+    "imported", "budgets",
+)  # fmt: skip
 """Errata fields, extraction and retrieval health, a live arm's write path, the miss fields, the
 fit/cap flags and the import marker, written only when set, so records of runs (and
 arms) without them are unchanged."""

@@ -66,6 +66,5 @@ class CircuitBreaker:
 
     def _open(self, why: str) -> None:
         self._why = why
-        log.error(
-            "arm %s: circuit breaker open (%s); its remaining calls fail at once", self.arm, why
-        )
+        log.error("arm %s: circuit breaker open (%s); its remaining calls fail at once",
+                  self.arm, why)  # fmt: skip

@@ -55,13 +55,8 @@ def probe_store(arm: Any, conversation: Conversation, stats: Any) -> StoreProbe 
         try:
             return arm.probe_store(conversation)
         except Exception as exc:
-            log.warning(
-                "probe %s/%s failed: %s: %s",
-                getattr(arm, "name", "?"),
-                conversation.conversation_id,
-                type(exc).__name__,
-                exc,
-            )
+            log.warning("probe %s/%s failed: %s: %s", getattr(arm, "name", "?"),
+                        conversation.conversation_id, type(exc).__name__, exc)  # fmt: skip
             return None
     for key in STORED_KEYS if isinstance(stats, dict) else ():
         value = stats.get(key)

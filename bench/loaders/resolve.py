@@ -147,11 +147,8 @@ def hub_file(cfg: DatasetConfig, remote: str, local: str) -> tuple[Path, HubSour
         log.warning(
             "note: %s %s: SHA-256 %s not verified against a published value (none is "
             "published; recorded in run.json); pin it with dataset.sha256=%s",
-            origin,
-            remote,
-            digest,
-            digest,
-        )
+            origin, remote, digest, digest,
+        )  # fmt: skip
     return path, HubSource(cfg.hf_repo, revision, remote, sha256_verified=bool(cfg.sha256))
 
 
@@ -211,12 +208,6 @@ def _stream(url: str, out: BinaryIO, label: str) -> None:
 
 
 __all__ = [
-    "PROJECT_ROOT",
-    "SHARED_DATA",
-    "cache_dir",
-    "download_url",
-    "hub_file",
-    "resolve_data_file",
-    "resolve_source",
-    "sha256_file",
-]
+    "PROJECT_ROOT", "SHARED_DATA", "cache_dir", "download_url", "hub_file", "resolve_data_file",
+    "resolve_source", "sha256_file",
+]  # fmt: skip

@@ -145,13 +145,8 @@ class ResponseCache:
         kept for inspection, never silently dropped; one warning names it. In `read`
         mode the cache is never changed: the row just reads as a miss.
         """
-        log.warning(
-            "response cache %s: row %s is unusable (%s); %s",
-            self.path,
-            key[:16],
-            why,
-            "moved to table quarantined" if self.writes else "read as a miss",
-        )
+        log.warning("response cache %s: row %s is unusable (%s); %s", self.path, key[:16], why,
+                    "moved to table quarantined" if self.writes else "read as a miss")  # fmt: skip
         if not self.writes:
             return
         with self._lock:
@@ -235,9 +230,8 @@ def _connect(path: Path) -> sqlite3.Connection:
             part = path.with_name(path.name + suffix)
             if part.exists():
                 part.replace(aside.with_name(aside.name + suffix))
-        log.warning(
-            "response cache %s is corrupt (%s); moved to %s, starting a new one", path, exc, aside
-        )
+        log.warning("response cache %s is corrupt (%s); moved to %s, starting a new one",
+                    path, exc, aside)  # fmt: skip
         return _open_checked(path)
 
 

@@ -43,11 +43,8 @@ def configured_endpoints(cfg: Any) -> list[tuple[str, str]]:
 def _endpoints(cfg: Any) -> list[tuple[str, str, Any]]:
     """(setting, base URL, endpoint config) of every non-offline endpoint of a RunConfig."""
     p = cfg.provider
-    named = [
-        ("provider.answerer", p.answerer),
-        ("provider.extractor", p.extractor),
-        ("provider.embedder", p.embedder),
-    ]
+    named = [("provider.answerer", p.answerer), ("provider.extractor", p.extractor),
+             ("provider.embedder", p.embedder)]  # fmt: skip
     named += [(f"judges.{j.judge_id}.endpoint", j.endpoint) for j in cfg.judges]
     return [
         (setting, e.base_url or OPENAI_URL, e)
@@ -115,11 +112,9 @@ def check_key(url: str, setting: str, endpoint: Any) -> None:
     query = {"api-version": endpoint.api_version} if endpoint.api_version else None
     try:
         reply = httpx.get(
-            f"{url.rstrip('/')}/models",
-            params=query,
-            timeout=PROBE_TIMEOUT_S,
+            f"{url.rstrip('/')}/models", params=query, timeout=PROBE_TIMEOUT_S,
             headers={"Authorization": f"Bearer {key}"},
-        )
+        )  # fmt: skip
     except httpx.HTTPError as exc:
         log.info("endpoint %s: key not checked (%s)", url, type(exc).__name__)
         return

@@ -86,16 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, OverflowError) as exc:  # in use, not allowed, or not a port number
         providers.close()
         why = getattr(exc, "strerror", None) or str(exc)
-        print(
-            f"error: --port {args.port} on 127.0.0.1: {why}: use another port (0: any free)",
-            file=sys.stderr,
-        )
+        print(f"error: --port {args.port} on 127.0.0.1: {why}: use another port (0: any free)",
+              file=sys.stderr)  # fmt: skip
         return 2
-    print(
-        f"armbench proxy on {proxy.base_url}/arm/<arm>/<ingest|retrieve>/v1",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(f"armbench proxy on {proxy.base_url}/arm/<arm>/<ingest|retrieve>/v1", file=sys.stderr,
+          flush=True)  # fmt: skip
     stop.wait()
     proxy.close()
     write_json_atomic(out / "proxy_accounting.json", providers.accounting())

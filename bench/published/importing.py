@@ -75,19 +75,10 @@ def import_published(request: ImportRequest, published: PublishedFile, dataset: 
     )
     pairs = match_rows(published, dataset, request.file.name)
     records = [
-        (
-            q,
-            _record(
-                q,
-                _scored(
-                    imported_result(row, source, published.judge_files), q, published.outcome_rule
-                ),
-                request,
-                dataset,
-            ),
-        )
+        (q, _record(q, _scored(imported_result(row, source, published.judge_files), q,
+                                published.outcome_rule), request, dataset))
         for row, q in pairs
-    ]
+    ]  # fmt: skip
     meta = imported_meta(request.out, request.arm, source, dataset, published.runs, len(records))
     write_run(request.out, records, meta)
     missing = unmatched_counts(dataset, {q.question_id for q, _ in records})

@@ -93,9 +93,8 @@ def write_run(out: Path, records: list[tuple[Question, QuestionRecord]], meta: R
     parent = out.parent
     parent.mkdir(parents=True, exist_ok=True)
     remove_killed_writes(out)
-    tmp = Path(
-        tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".importing", dir=parent)
-    )
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".importing",
+                                dir=parent))  # fmt: skip
     try:
         for question, record in records:
             write_record(tmp, question.file_stem, record)

@@ -115,13 +115,9 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
 
 
 def _open_arms(
-    specs: list[Any],
-    cfg: RunConfig,
-    providers: Any,
-    tokens: TokenCounter,
-    tmp: Path,
+    specs: list[Any], cfg: RunConfig, providers: Any, tokens: TokenCounter, tmp: Path,
     est: DryRunEstimate,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """The run's arms, each live one stood in for by the in-process engine (never opened)."""
     from types import SimpleNamespace
 
@@ -181,10 +177,8 @@ class _DryProviders:
         from bench.providers.factory import ProviderSet
 
         p = cfg.provider
-        keyless = {
-            role: replace(getattr(p, role), api_key_env=None)
-            for role in ("answerer", "extractor", "embedder")
-        }
+        keyless = {role: replace(getattr(p, role), api_key_env=None)
+                   for role in ("answerer", "extractor", "embedder")}  # fmt: skip
         off = replace(p, cache=replace(p.cache, mode="off"), **keyless)  # no key is read
         self._real = ProviderSet(off, tmp)
         self._est, self._cfg = est, cfg

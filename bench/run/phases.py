@@ -53,13 +53,8 @@ def check_phase(cfg: RunConfig) -> str:
 
 
 PREDICT_UNUSED = (
-    "prompt_sha256",
-    "answerer",
-    "answer_settings",
-    "outcome",
-    "f1_threshold",
-    "errata_sha256",
-)
+    "prompt_sha256", "answerer", "answer_settings", "outcome", "f1_threshold", "errata_sha256",
+)  # fmt: skip
 """Identity keys only answering and scoring read: `phase=predict` (ingest and retrieve)
 does not bind them, so `phase=evaluate` may choose them (the context budget, which the
 raw arm builds its transcript to, binds each prediction instead: `phases.predict_identity`)."""
@@ -84,17 +79,12 @@ def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
     kind = str(cfg.arm_options[arm].get("kind", arm))
     budget = arm_kind(kind, f"arm_options.{arm}.kind").reads_context_budget
     blob = json.dumps(
-        {
-            "dataset": dataset_sha256,
-            "arm": arm,
-            "options": cfg.arm_options[arm],
-            "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
-            "extractor": f"{p.extractor.kind}:{p.extractor.model}",
-            **({"context_budget": cfg.answer.max_context_tokens} if budget else {}),
-        },
-        sort_keys=True,
-        default=str,
-    )
+        {"dataset": dataset_sha256, "arm": arm, "options": cfg.arm_options[arm],
+         "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
+         "extractor": f"{p.extractor.kind}:{p.extractor.model}",
+         **({"context_budget": cfg.answer.max_context_tokens} if budget else {})},
+        sort_keys=True, default=str,
+    )  # fmt: skip
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -129,16 +119,12 @@ def _load(path: Path, question_id: str | None = None) -> dict[str, Any]:
 def context_json(context: Context, retrieve_ms: float, keep_text: bool = True) -> dict[str, Any]:
     """A context as stored in a prediction (`keep_text=False`: ranked ids only, no texts)."""
     items = [asdict(i) if keep_text else {**asdict(i), "text": ""} for i in context.items]
-    return {
-        "text": context.text if keep_text else "",
-        "items": items,
-        "truncated": context.truncated,
-        "meta": context.meta,
-        "write_path": context.write_path,
-        "unranked_source_ids": list(context.unranked_source_ids),
-        "service_answer": asdict(context.service_answer) if context.service_answer else None,
-        "retrieve_ms": round(retrieve_ms, 3),
-    }
+    return {"text": context.text if keep_text else "", "items": items,
+            "truncated": context.truncated, "meta": context.meta,
+            "write_path": context.write_path,
+            "unranked_source_ids": list(context.unranked_source_ids),
+            "service_answer": asdict(context.service_answer) if context.service_answer else None,
+            "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
 
 
 def context_from_json(data: dict[str, Any]) -> Context:
@@ -149,14 +135,10 @@ def context_from_json(data: dict[str, Any]) -> Context:
     )
     unranked = tuple(data.get("unranked_source_ids") or ())  # absent in older predictions
     return Context(
-        data["text"],
-        items,
-        bool(data["truncated"]),
-        dict(data["meta"]),
-        unranked,
+        data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked,
         write_path=data.get("write_path"),
         service_answer=ServiceAnswer(**answer) if (answer := data.get("service_answer")) else None,
-    )
+    )  # fmt: skip
 
 
 def predict_conversation(
@@ -178,11 +160,8 @@ def predict_conversation(
     todo = []
     for question in conversation.questions:
         stored = _load(prediction_path(run_dir, question), question.question_id)
-        missing = [
-            n
-            for n in arms
-            if stored.get(n, {}).get("identity") != identities[n] or "error" in stored.get(n, {})
-        ]
+        missing = [n for n in arms if stored.get(n, {}).get("identity") != identities[n]
+                   or "error" in stored.get(n, {})]  # fmt: skip
         if missing:
             todo.append((question, stored, missing))
     tick(0, 0, len(conversation.questions) - len(todo))
@@ -252,27 +231,19 @@ class StoredArm:
         path = prediction_path(self.run_dir, question)
         entry = _load(path, question.question_id).get(self.name)
         if entry is None:
-            raise PermanentError(
-                f"{path}: no prediction for {question.question_id} arm "
-                f"{self.name}: run phase=predict first"
-            )
+            raise PermanentError(f"{path}: no prediction for {question.question_id} arm "
+                                 f"{self.name}: run phase=predict first")  # fmt: skip
         if entry.get("identity") != self.identity:  # the file changed since __init__
-            refuse(
-                f"arms.{self.name} was predicted under another predict identity",
-                str(path),
-                "re-run phase=predict",
-            )
+            refuse(f"arms.{self.name} was predicted under another predict identity",
+                   str(path), "re-run phase=predict")  # fmt: skip
         if "error" in entry:
             raise BenchError(str(entry["error"]))
         try:
             context = context_from_json(entry["context"])
             context.meta[PREDICTED_MS] = float(entry["context"]["retrieve_ms"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            refuse(
-                f"arms.{self.name}.context is malformed ({type(exc).__name__}: {exc})",
-                str(path),
-                "delete it and re-run phase=predict",
-            )
+            refuse(f"arms.{self.name}.context is malformed ({type(exc).__name__}: {exc})",
+                   str(path), "delete it and re-run phase=predict")  # fmt: skip
         k = entry.get("requested_k")  # the predicting arm's (retrieval health)
         self.requested_k = k if isinstance(k, int) and not isinstance(k, bool) else None
         return context

@@ -13,19 +13,9 @@ from bench import __version__
 from bench.paths import PROJECT_ROOT
 
 PACKAGES = (
-    "armbench",
-    "hydra-core",
-    "omegaconf",
-    "openai",
-    "tenacity",
-    "lancedb",
-    "pyarrow",
-    "rank-bm25",
-    "numpy",
-    "wordllama",
-    "tokenizers",
-    "nltk",
-)
+    "armbench", "hydra-core", "omegaconf", "openai", "tenacity", "lancedb", "pyarrow",
+    "rank-bm25", "numpy", "wordllama", "tokenizers", "nltk",
+)  # fmt: skip
 
 
 def git_state() -> dict[str, Any]:

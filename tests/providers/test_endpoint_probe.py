@@ -21,16 +21,10 @@ def _closed_port() -> int:
 
 def _openai_at(url: str, out: Path) -> list[str]:
     return [
-        "dataset=smoke",
-        f"out={out}",
-        "progress=false",
-        "provider=openai",
-        "arms=[raw]",
-        f"provider.answerer.base_url={url}",
-        "provider.answerer.timeout_s=0.5",
-        f"provider.embedder.base_url={url}",
-        "provider.embedder.model=fault-wordllama",
-    ]
+        "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "arms=[raw]",
+        f"provider.answerer.base_url={url}", "provider.answerer.timeout_s=0.5",
+        f"provider.embedder.base_url={url}", "provider.embedder.model=fault-wordllama",
+    ]  # fmt: skip
 
 
 def test_a_closed_port_stops_the_run_in_seconds_naming_the_url(tmp_path: Path) -> None:
@@ -80,10 +74,9 @@ def test_a_model_the_server_does_not_have_stops_the_run_at_the_first_call(
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         proc = run_cli(
-            *_openai_at(server.base_url, tmp_path / "run"),
-            workers,
+            *_openai_at(server.base_url, tmp_path / "run"), workers,
             env={"OPENAI_API_KEY": "sk-x"},
-        )
+        )  # fmt: skip
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
     line = last_line(proc.stderr)
     assert proc.returncode == 2 and line.startswith("error: "), proc.stderr[-2000:]

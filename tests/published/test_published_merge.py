@@ -133,12 +133,8 @@ def _dead_pid() -> int:
     import subprocess
     import sys
 
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
     return int(child.stdout)
 
 

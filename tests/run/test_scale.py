@@ -66,12 +66,9 @@ def test_auto_workers_use_cores_offline_and_one_for_live_providers() -> None:
 def test_each_of_n_processes_gets_a_share_of_the_rate_budget() -> None:
     live = EndpointConfig(kind="openai", requests_per_minute=100, tokens_per_minute=None)
     cfg = RunConfig(
-        dataset=load_dataset_cfg(),
-        provider=ProviderConfig(answerer=live),
-        arms=["raw"],
-        arm_options={"raw": {}},
-        out="x",
-    )
+        dataset=load_dataset_cfg(), provider=ProviderConfig(answerer=live), arms=["raw"],
+        arm_options={"raw": {}}, out="x",
+    )  # fmt: skip
     shared = split_quota(cfg, 3)
     assert shared.provider.answerer.requests_per_minute == 33
     assert shared.provider.answerer.tokens_per_minute is None
@@ -123,10 +120,8 @@ def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: in
     assert done.returncode == 0, done.stderr[-2000:]
     assert "16 records written" in done.stderr
     _same_records(serial_run, tmp_path / "wn")
-    health = [
-        json.loads((d / "run.json").read_text())["extraction_health"]
-        for d in (serial_run, tmp_path / "wn")
-    ]
+    health = [json.loads((d / "run.json").read_text())["extraction_health"]
+              for d in (serial_run, tmp_path / "wn")]  # fmt: skip
     assert health[0] and health[1] == health[0]  # the workers' health reaches run.json
 
 
@@ -140,7 +135,7 @@ def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Pa
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )
+        )  # fmt: skip
         for i in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
@@ -153,13 +148,9 @@ def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Pa
 def test_a_failing_unit_becomes_error_results_and_others_finish(tmp_path: Path) -> None:
     dataset = load_dataset(load_dataset_cfg())
     good = RunConfig(
-        dataset=load_dataset_cfg(),
-        provider=ProviderConfig(),
-        arms=["raw"],
-        arm_options={"raw": {"kind": "raw"}},
-        out=str(tmp_path),
-        progress=False,
-    )
+        dataset=load_dataset_cfg(), provider=ProviderConfig(), arms=["raw"],
+        arm_options={"raw": {"kind": "raw"}}, out=str(tmp_path), progress=False,
+    )  # fmt: skip
     bad = replace(good, arm_options={"raw": {"kind": "no-such-kind"}})
     prompt = load_answer_prompt(good.answer.prompt)
     first, second = units_of(dataset.conversations)

@@ -56,14 +56,9 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     local_run: Path, tmp_path: Path
 ) -> None:
     remote = run_cli(
-        *QUIET,
-        *SLICE,
-        f"out={tmp_path / 'ray'}",
-        "executor=ray",
-        "ray.address=local",
-        "ray.num_cpus=2",
-        env={"RAY_AUTH_MODE": "disabled"},
-    )
+        *QUIET, *SLICE, f"out={tmp_path / 'ray'}", "executor=ray",
+        "ray.address=local", "ray.num_cpus=2", env={"RAY_AUTH_MODE": "disabled"},
+    )  # fmt: skip
     assert remote.returncode == 0, remote.stderr[-2000:]
     assert f"{len(load_records(local_run))} records written" in remote.stderr
     _same_records(local_run, tmp_path / "ray")
@@ -120,20 +115,11 @@ def _ray_node(*args: str, log: Path) -> subprocess.Popen[bytes]:
     ray = Path(sys.executable).with_name("ray")
     with log.open("wb") as sink:
         return subprocess.Popen(
-            [
-                str(ray),
-                "start",
-                "--block",
-                "--node-ip-address=127.0.0.1",
-                "--num-cpus=1",
-                "--disable-usage-stats",
-                *args,
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            [str(ray), "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+             "--disable-usage-stats", *args],
+            stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, **NO_AUTH},
-        )
+        )  # fmt: skip
 
 
 def _stop(node: subprocess.Popen[bytes]) -> None:
@@ -159,12 +145,9 @@ def _alive_nodes(address: str) -> int:
         "print(sum(n['Alive'] for n in ray.nodes()))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
         env={**os.environ, **NO_AUTH},
-    )
+    )  # fmt: skip
     return int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else 0
 
 
@@ -173,15 +156,8 @@ def head_and_worker(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[byte
     """A head node and one worker node on 127.0.0.1 (1 CPU each); stopped afterwards."""
     port = _free_port()
     temp = Path("/tmp") / f"rk{os.getpid()}-{port}"  # socket paths must stay short
-    nodes = [
-        _ray_node(
-            "--head",
-            f"--port={port}",
-            "--include-dashboard=false",
-            f"--temp-dir={temp}",
-            log=tmp_path / "head.log",
-        )
-    ]
+    nodes = [_ray_node("--head", f"--port={port}", "--include-dashboard=false",
+                       f"--temp-dir={temp}", log=tmp_path / "head.log")]  # fmt: skip
     address = f"127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -204,15 +180,9 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(
     address, worker = head_and_worker
     out = tmp_path / "ray"
     command = [
-        sys.executable,
-        "-m",
-        "bench.run",
-        *QUIET,
-        *SLICE,
-        f"out={out}",
-        "executor=ray",
-        f"ray.address={address}",
-    ]
+        sys.executable, "-m", "bench.run", *QUIET, *SLICE, f"out={out}",
+        "executor=ray", f"ray.address={address}",
+    ]  # fmt: skip
     env = {**os.environ, **NO_AUTH, "HYDRA_FULL_ERROR": "0"}
     run = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     questions = out / "questions"

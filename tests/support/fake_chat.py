@@ -30,13 +30,9 @@ class FakeChat:
     ) -> ChatResult:
         """The next prepared reply (an IndexError when none is left)."""
         self.calls.append(
-            {
-                "messages": messages,
-                "tools": tools,
-                "prompt_version": prompt_version,
-                "options": options,
-            }
-        )
+            {"messages": messages, "tools": tools, "prompt_version": prompt_version,
+             "options": options}
+        )  # fmt: skip
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply
