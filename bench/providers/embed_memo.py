@@ -3,7 +3,7 @@
 The arms of a run embed many of the same texts: neuromorphic and tuned embed the same
 exchanges and, with the same extractor, the same facts; LongMemEval haystacks share
 sessions between questions. The offline embedder is deterministic and embeds a text the
-same whatever batch it comes in (tests/test_embed_memo.py checks it bit for bit), so a
+same whatever batch it comes in (tests/providers/test_embed_memo.py checks it bit for bit), so a
 text's vector is kept, keyed by a 16-byte BLAKE2b digest of the text, and only the texts
 not yet seen go to the embedder, in one batch. The memo holds at most `max_entries`
 vectors (least recently used dropped first: `max_entries x dim x 4` bytes, 32 MiB at

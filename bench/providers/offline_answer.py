@@ -251,7 +251,7 @@ def _occurrences(question: str, ranked: list[Ranked]) -> str | None:
     is the number of distinct session dates among the lines scoring at least
     COUNT_SHARE of the best line, when the question counts events. It is written in
     digits: a number word ("two") could also be read from the prompt's own wording, and
-    the echo scan (`tests/test_offline_echo.py`) rightly cannot tell the two apart.
+    the echo scan (`tests/providers/test_offline_echo.py`) rightly cannot tell the two apart.
     """
     if not _COUNTS_EVENTS.match(question.lower()):
         return None

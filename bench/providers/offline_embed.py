@@ -12,7 +12,8 @@ about `2 x TOKEN_BUDGET x dim x 4` bytes (32 MiB at dim 256).
 The vectors are bit for bit WordLlama's: its pooling sums token rows one after another
 in float32 (numpy reduces a non-contiguous axis row by row), padding rows add +-0.0, and
 a window's sum continues from the previous one's, so neither the padding length nor the
-windowing changes a bit (tests/test_embed_bounded.py checks it against `WordLlamaInference`).
+windowing changes a bit (tests/providers/test_embed_bounded.py checks it against
+`WordLlamaInference`).
 """
 
 from __future__ import annotations

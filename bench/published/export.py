@@ -19,7 +19,7 @@
 
 Only `ok` results are written; the summary line counts the rest. `--out` must be a new
 file outside every run directory (`check_out`): nothing is overwritten. Export then import
-gives back the same answers under the same ids (tests/test_published.py).
+gives back the same answers under the same ids (tests/published/test_published.py).
 """
 
 from __future__ import annotations

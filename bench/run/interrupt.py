@@ -8,7 +8,7 @@ and close the arms; nothing waits longer than `GRACE_S` for them: a watchdog the
 the end line and leaves the process. A second signal leaves at once.
 
 Leaving without joining the worker threads is as safe as a kill, which a resume undoes
-exactly (tests/test_kill_resume.py): records are written atomically (temp file, then
+exactly (tests/run/test_kill_resume.py): records are written atomically (temp file, then
 rename), the response cache is SQLite, and ingestion is checkpointed. The end line says
 how many records (or predictions) are on disk and the command that resumes the run; the
 exit status is 128 + the signal number (130 for SIGINT, 143 for SIGTERM), as shells do.

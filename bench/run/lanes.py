@@ -10,7 +10,7 @@ concurrency slots and single-flight hold across lanes, `bench.providers`).
 Each lane opens its own arms (an arm instance holds the state of the unit it is on,
 e.g. `rag`'s current vectors) and runs units one after another as a serial run does;
 every unit writes only its own question files and its own stores, so the records are a
-serial run's (tests/test_lanes.py compares them). Each unit's tally and health start as
+serial run's (tests/run/test_lanes.py compares them). Each unit's tally and health start as
 a copy of the run's entries for that unit and replace them when the unit is merged, in
 unit order, so run.json is the serial run's too.
 

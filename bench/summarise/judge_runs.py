@@ -13,7 +13,7 @@ runs are comparable):
 
 The divisor R, not R − 1, is what the published EverMemOS metadata uses: its
 `std_accuracy` and per-category `std` equal `statistics.pstdev` of its `run_scores`
-(checked in tests/test_published.py), so the view reproduces the published figures.
+(checked in tests/published/test_published.py), so the view reproduces the published figures.
 The same numbers are given per category (per question type elsewhere).
 """
 

@@ -13,7 +13,7 @@ ALPHA = 0.05
 Z_95 = 1.9599639845400536
 """The two-sided 95% normal quantile `statistics.NormalDist().inv_cdf(1 − ALPHA / 2)`, as
 a literal so the summariser does not import `statistics` (and `random`, `fractions`)
-at start-up; `tests/test_stats.py` checks the two are the same float."""
+at start-up; `tests/summarise/test_stats.py` checks the two are the same float."""
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float] | None:

@@ -1,0 +1,1 @@
+"""Tests of bench/answer/ (answer step, context fit, repeats)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/arm/ (plug-ins, guard, sealed gold, checkpoints, ties)."""

@@ -1,0 +1,1 @@
+"""Tests of arms/ (raw, rag, the neuromorphic engine, library and live arms)."""

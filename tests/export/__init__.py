@@ -1,0 +1,1 @@
+"""Tests of bench/export/ (inspect logs)."""

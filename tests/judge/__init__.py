@@ -1,0 +1,1 @@
+"""Tests of bench/judge/ (LLM judge, official judges, judge runs and migration)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/loaders/ (datasets, Hub, resolution, samples, errata)."""

@@ -1,0 +1,1 @@
+"""Tests of the shared nouns: bench/*.py (records, untrusted, files, tokens, ...)."""

@@ -1,0 +1,1 @@
+"""Repository-wide checks: layout, docs, size limits, CLIs, prompts, imports."""

@@ -1,0 +1,1 @@
+"""Tests of bench/providers/ (chat and embedding providers, offline models)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/remote/ (s3:// run folders)."""

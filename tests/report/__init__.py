@@ -1,0 +1,1 @@
+"""Tests of bench/report/ (report.html, explorer, frame, notebook)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/run/ (end-to-end runs, settings, scale, faults, interrupts)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/scoring/ (deterministic metrics, health, miss classes)."""

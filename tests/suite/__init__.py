@@ -1,0 +1,1 @@
+"""Tests of bench/suite/ and bench/screen/ (recall suites, adapters, metrics)."""

@@ -1,0 +1,1 @@
+"""Tests of bench/summarise/ (statistics, views, claims, the CLI)."""

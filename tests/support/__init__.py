@@ -1,0 +1,1 @@
+"""Servers, stubs and helpers shared by the tests (no tests here)."""
