@@ -75,7 +75,7 @@ def one_line_errors(command: Callable[[], int]) -> int:
     """`command()`'s status; a BenchError or OSError becomes its one `error:` line, exit 2.
 
     The CLI error tail of every `main()` that returns its status (a Hydra job, which returns
-    nothing, uses `exit_on_errors`); tests/test_cli_errors.py checks that no other function
+    nothing, uses `exit_on_errors`); tests/project/test_cli_errors.py checks that no other function
     writes its own. A reader that closed stdout is left to `exit_status`.
     """
     try:

@@ -159,7 +159,7 @@ def scan_records(
 
     `names` must hold every arm of the records; `group_of` maps question id to group key.
     Every value has its type already: the reader checks each field (`load.read_records`,
-    tests/test_untrusted.py tries every field with every hostile type).
+    tests/nouns/test_untrusted.py tries every field with every hostile type).
     """
     arms = {n: ArmScan({g: Tally() for g in groups}) for n in names}
     run = _RunFacts()

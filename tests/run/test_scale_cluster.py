@@ -70,7 +70,7 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
 def test_a_permanent_failure_stops_a_ray_run_without_retries(tmp_path: Path) -> None:
     """HTTP 404 (no such model): exit 2 in one line, no record; it used to be re-run by Ray
     `ray.max_retries` times, then written as `error` records (exit 1)."""
-    from tests.fault_server import Fault, FaultServer
+    from tests.support.fault_server import Fault, FaultServer
 
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from bench.summarise import summarise_run
 from bench.summarise.render import render_markdown, render_text
 from bench.summarise.render_json import summary_to_json
-from tests.test_summarise import small_run
+from tests.summarise.test_summarise import small_run
 
 
 @dataclass
