@@ -204,3 +204,25 @@ def test_raw_renders_only_the_tail_of_a_long_conversation(tmp_path) -> None:
     arm = RawArm("raw", RawConfig(), services(tmp_path, budget=50))
     arm.ingest(Conversation("c1", conv.speakers, sessions))
     assert arm.retrieve(question("anything")).truncated
+
+
+@pytest.mark.slow
+def test_rag_holds_no_chunk_texts_after_ingest(tmp_path) -> None:
+    """A conversation's chunk texts (twice its transcript) are rendered when read, not kept."""
+    import tracemalloc
+
+    turns = tuple(Turn("Ann", f"{i} " + "word " * 1000, f"D1:{i}", 1) for i in range(200))
+    conv = Conversation("c1", ("Ann",), (Session(1, "10:00 am on 1 May, 2023", turns),))
+    RagArm("rag", RagConfig(), services(tmp_path / "warm")).ingest(conversation())  # imports
+    arm = RagArm("rag", RagConfig(), services(tmp_path))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        arm.ingest(conv)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    transcript = sum(len(t.text) for t in turns)  # ~1 MB; chunk texts held: ~2 MB
+    assert held < transcript / 4
+    top = arm.retrieve(question("199 word"))
+    assert top.items and all(it.text.startswith("[Session 1") for it in top.items)
