@@ -200,13 +200,13 @@ class LiveMemoryArm:
         namespace = self.options.namespace or self._create(cid)
         self._namespaces[cid] = namespace
         units = self._units.setdefault(namespace, set())
-        before = len(self.calls.ms.get(self.options.write_path, []))
+        self.calls.restart(self.options.write_path)
         for exchange in exchanges(conversation):
             units.update(exchange.dia_ids())
             self._write(namespace, exchange, cid)
-        writes = self.calls.ms.get(self.options.write_path, [])[before:]
-        return {"namespace": namespace, "write_path": self.options.write_path,
-                "writes": len(writes), "write_ms": round(sum(writes), 3)}  # fmt: skip
+        kind = self.options.write_path
+        return {"namespace": namespace, "write_path": kind, "writes": self.calls.calls[kind],
+                "write_ms": round(self.calls.ms[kind], 3)}  # fmt: skip
 
     def _create(self, unit: str) -> str:
         """Create a namespace for `unit`; its checked id, recorded before any write.

@@ -13,7 +13,7 @@ service from costing a deadline per question: after `breaker_timeouts` consecuti
 that ran out of time (or at once, when the connection to the service is lost), it opens
 with one log line, and every later call of that arm fails at once with `CircuitOpen`
 (an `error` result; resume retries them). A call that succeeds resets the count.
-`CallLog` keeps each call's latency.
+`CallLog` counts calls and sums their latency per kind.
 """
 
 from __future__ import annotations
@@ -57,13 +57,24 @@ class ServerWait(tenacity.wait.wait_base):
 
 @dataclass
 class CallLog:
-    """Service latency per call kind (milliseconds), for ingest stats and contexts."""
+    """Service calls per kind since the kind's `restart`: count and summed latency (ms).
 
-    ms: dict[str, list[float]] = field(default_factory=dict)
-    """Call kind (`create`, `capture`/`remember`, `search`) -> latencies in ms, in order."""
+    Two numbers a kind, not a latency per call: a 10M-token conversation's ~17,000
+    writes (and every question's search, over a whole run) used to stay in a list.
+    """
+
+    calls: dict[str, int] = field(default_factory=dict)
+    """Call kind (`create`, `capture`/`remember`, `search`) -> calls since its restart."""
+    ms: dict[str, float] = field(default_factory=dict)
+    """Call kind -> latencies summed in call order since its restart (as `sum` adds them)."""
 
     def timed(self, kind: str, started: float) -> float:
         """Record a call that started at `started` (perf_counter); its latency in ms."""
         elapsed = (time.perf_counter() - started) * 1000
-        self.ms.setdefault(kind, []).append(elapsed)
+        self.calls[kind] = self.calls.get(kind, 0) + 1
+        self.ms[kind] = self.ms.get(kind, 0) + elapsed
         return elapsed
+
+    def restart(self, kind: str) -> None:
+        """Count `kind` from zero (one conversation's writes)."""
+        self.calls[kind], self.ms[kind] = 0, 0

@@ -20,10 +20,10 @@ The context block the answerer sees (worked example, top_k = 2)::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from bench import __version__
 from bench.arm import ArmServices
@@ -71,15 +71,45 @@ class Chunk:
     """Dia_ids of the chunk's turns, in order."""
 
 
+class ChunkWindows(Sequence[Chunk]):
+    """A conversation's chunks, each rendered when it is read: never all texts at once.
+
+    Holds the flat turn list (references, not copies) and each window's first turn, so
+    a 10M-token conversation's chunk texts (twice its transcript, windows overlapping)
+    exist one embedding step, or one question's top k, at a time.
+    """
+
+    def __init__(self, conversation: Conversation, window: int, stride: int) -> None:
+        if window < 1 or stride < 1:
+            raise ValueError("rag: window and stride must be >= 1")
+        self._conversation = conversation
+        self._turns = conversation.turns()
+        self._window = window
+        starts = list(range(0, max(len(self._turns) - window, 0) + 1, stride))
+        if starts and starts[-1] + window < len(self._turns):
+            starts.append(len(self._turns) - window)
+        self._starts = starts
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, index: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, index: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = range(len(self))[index]  # negative indices, IndexError past the end
+        s = self._starts[i]
+        return _render_chunk(i, self._conversation, self._turns[s : s + self._window])
+
+
 def make_chunks(conversation: Conversation, window: int, stride: int) -> list[Chunk]:
     """Overlapping windows over the flat turn list; the last window reaches the end."""
-    if window < 1 or stride < 1:
-        raise ValueError("rag: window and stride must be >= 1")
-    turns = conversation.turns()
-    starts = list(range(0, max(len(turns) - window, 0) + 1, stride))
-    if starts and starts[-1] + window < len(turns):
-        starts.append(len(turns) - window)
-    return [_render_chunk(i, conversation, turns[s : s + window]) for i, s in enumerate(starts)]
+    return list(ChunkWindows(conversation, window, stride))
 
 
 def _render_chunk(index: int, conversation: Conversation, turns: list[Turn]) -> Chunk:
@@ -102,7 +132,7 @@ class RagArm:
         self.services = services
         self._vectors: Any = None
         self._chunk_ids: Any = None
-        self._chunks: list[Chunk] = []
+        self._chunks: Sequence[Chunk] = ()
         self._bm25: Any = None
 
     def fingerprint(self) -> dict[str, Any]:
@@ -130,7 +160,7 @@ class RagArm:
         """
         root = self.services.store_dir
         folder = contained(root / safe_name(conversation.conversation_id), root)
-        self._chunks = make_chunks(conversation, self.config.window, self.config.stride)
+        self._chunks = ChunkWindows(conversation, self.config.window, self.config.stride)
         content = stable_hash_items((c.text, c.dia_ids) for c in self._chunks)
         fingerprint = {**self.fingerprint(), "chunks": content}
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
@@ -201,9 +231,10 @@ class RagArm:
         if self._bm25 is not None:
             ranked = rrf_fuse([ranked, self._bm25_ranking(question.question)], self.config.rrf_k)
         top = ranked[: self.config.top_k]
+        chunks = [self._chunks[i] for i, _ in top]
         items = [
-            ContextItem(self._chunks[i].text, score, self._chunks[i].dia_ids, kind="chunk")
-            for i, score in top
+            ContextItem(chunk.text, score, chunk.dia_ids, kind="chunk")
+            for chunk, (_, score) in zip(chunks, top, strict=True)
         ]
         if self.config.order == "time":
             shown = [items[j] for j in sorted(range(len(top)), key=lambda j: top[j][0])]
@@ -225,9 +256,10 @@ class RagArm:
             raise RuntimeError(f"rag arm: read {data.num_rows} of the table's {rows} rows back")
         ids = data.column("chunk_id").to_numpy()
         order = np.argsort(ids)
-        vectors = np.stack(data.column("vector").to_numpy(zero_copy_only=False))[order]
+        flat = np.asarray(data.column("vector").combine_chunks().flatten(), dtype=np.float32)
         self._chunk_ids = ids[order]
-        self._vectors = vectors.astype(np.float32)
+        dim = data.schema.field("vector").type.list_size
+        self._vectors = flat.reshape(-1, dim)[order]  # one copy, no per-row arrays
 
     def _dense_ranking(self, query: str) -> list[tuple[int, float]]:
         import numpy as np
@@ -246,8 +278,9 @@ class RagArm:
         return [(i, float(scores[i])) for i in order[: self.config.top_k * 3]]
 
     def close(self) -> None:
-        """Drop the loaded vectors."""
+        """Drop the loaded vectors and the conversation's turns."""
         self._vectors = None
+        self._chunks = ()
 
 
 def rrf_fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int, float]]:
@@ -257,7 +290,7 @@ def rrf_fuse(rankings: list[list[tuple[int, float]]], k: int) -> list[tuple[int,
     return fuse([[doc for doc, _ in ranking] for ranking in rankings], k, tie_key=int)
 
 
-def _bm25_index(chunks: list[Chunk]) -> Any:
+def _bm25_index(chunks: Sequence[Chunk]) -> Any:
     from rank_bm25 import BM25Okapi
 
     from bench.text import content_terms
@@ -284,7 +317,7 @@ def _schema(dim: int) -> Any:
     )
 
 
-def _record_batch(chunks: list[Chunk], vectors: Any, schema: Any) -> Any:
+def _record_batch(chunks: Sequence[Chunk], vectors: Any, schema: Any) -> Any:
     import numpy as np
     import pyarrow as pa
 

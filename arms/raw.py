@@ -14,11 +14,13 @@ the record says so (`context_truncated: true`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from bench import __version__
 from bench.arm import ArmServices
+from bench.tokens import TokenCounter
 from bench.types import AskedQuestion, Context, Conversation
 
 
@@ -37,20 +39,43 @@ def render_transcript(conversation: Conversation) -> str:
     return conversation.transcript()
 
 
-def kept_turn_ids(conversation: Conversation, cut: int) -> tuple[str, ...]:
-    """Ids of the turns the truncated transcript still holds, most recent first.
+def _lines_from_end(conversation: Conversation) -> Iterator[tuple[str, str | None]]:
+    """The transcript's lines, last first, each with its turn's dia_id (None: a header)."""
+    for session in reversed(conversation.sessions):
+        for turn in reversed(session.turns):
+            yield turn.render(), turn.dia_id
+        yield session.header(), None
 
-    A turn counts when it lies wholly after the first `cut` characters (dropped).
+
+def transcript_tail(
+    conversation: Conversation, tokens: TokenCounter, budget: int
+) -> tuple[str, bool, tuple[str, ...]]:
+    r"""`tokens.truncate_left(render_transcript(c), budget)` without rendering the rest.
+
+    Returns (text, truncated, ids of the turns wholly kept, most recent first). Lines
+    are counted from the end as `truncate_left` counts them (a line after a break adds
+    `count("\n" + line) − 1` tokens) until the lines from i on hold more than `budget`
+    tokens; the cut then falls inside line i or at its end, so truncating lines i−1 … n
+    (line i−1 first, never reached by the cut) gives exactly the full transcript's
+    tail. Only about `budget` tokens of the transcript are ever rendered: a 10M-token
+    conversation costs what its last 128K tokens cost.
     """
-    kept: list[str] = []
-    position = 0
-    for session in conversation.sessions:
-        position += len(session.header()) + 1
-        for turn in session.turns:
-            if position >= cut:
-                kept.append(turn.dia_id)
-            position += len(turn.render()) + 1
-    return tuple(reversed(kept))
+    lines: list[tuple[str, str | None]] = []
+    kept = 0
+    for line, dia_id in _lines_from_end(conversation):
+        lines.append((line, dia_id))
+        if len(lines) > 1 and kept > budget:
+            break  # lines[-2] is line i, lines[-1] line i-1
+        kept += tokens.count("\n" + line) - 1
+    lines.reverse()
+    sub = "\n".join(line for line, _ in lines)
+    text, truncated = tokens.truncate_left(sub, budget)
+    cut, position, ids = len(sub) - len(text), 0, []
+    for line, dia_id in lines:
+        if dia_id is not None and position >= cut:
+            ids.append(dia_id)
+        position += len(line) + 1
+    return text, truncated, tuple(reversed(ids))
 
 
 class RawArm:
@@ -67,18 +92,17 @@ class RawArm:
         return {"kind": "raw", "version": __version__, "config": vars(self.config)}
 
     def ingest(self, conversation: Conversation) -> dict[str, Any]:
-        """Render (and if needed truncate) the transcript once per conversation."""
-        full = render_transcript(conversation)
+        """Render the transcript's tail that fits the budget, once per conversation."""
         budget = self.config.max_context_tokens or self.services.max_context_tokens
-        text, truncated = self.services.tokens.truncate_left(full, budget)
+        text, truncated, kept = transcript_tail(conversation, self.services.tokens, budget)
         # No items: raw retrieves nothing, its context is the transcript itself.
         self._context = Context(
             text=text,
             truncated=truncated,
             meta={"whole_transcript": True},
-            unranked_source_ids=kept_turn_ids(conversation, len(full) - len(text)),
+            unranked_source_ids=kept,
         )
-        return {"turns": len(conversation.turns()), "truncated": truncated}
+        return {"turns": sum(len(s.turns) for s in conversation.sessions), "truncated": truncated}
 
     def retrieve(self, question: AskedQuestion) -> Context:
         """The same transcript for every question of the conversation."""

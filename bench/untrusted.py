@@ -197,7 +197,7 @@ def parse_json(
         raise UntrustedJSONError(deep, where, fix) from None
     except ValueError as exc:  # a limit of the parser itself
         raise UntrustedJSONError(f"unusable JSON ({exc})", where, fix) from None
-    if len(raw) - len(raw.translate(None, b"[{")) > MAX_DEPTH and _too_deep(value):
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _too_deep(value):  # no copy of raw
         raise UntrustedJSONError(deep, where, fix)
     return value
 

@@ -165,3 +165,64 @@ def test_a_reused_store_ranks_exactly_as_the_fresh_lancedb_read(tmp_path) -> Non
     healed = RagArm("rag", RagConfig(top_k=20), services(tmp_path))
     assert not healed.ingest(conv)["reused_store"]
     assert [healed._dense_ranking(q) for q in queries] == expected
+
+
+@pytest.mark.parametrize("budget", [1, 5, 9, 10, 11, 12, 25, 40, 61, 100, 10_000])
+def test_raw_tail_equals_truncating_the_whole_transcript(tmp_path, budget: int) -> None:
+    """The tail read from the end is the whole transcript's left truncation, cut and ids."""
+    conv = conversation(5, 4)
+    counter = TokenCounter()
+    full = render_transcript(conv)
+    want, cut = counter.truncate_left(full, budget)
+    arm = RawArm("raw", RawConfig(), services(tmp_path, budget=budget))
+    arm.ingest(conv)
+    ctx = arm.retrieve(question("anything"))
+    assert (ctx.text, ctx.truncated) == (want, cut)
+    start = len(full) - len(want)
+    lines, position, ids = full.split("\n"), 0, []
+    turn_ids = iter(t.dia_id for t in conv.turns())
+    for line in lines:
+        if not line.startswith("[Session"):
+            dia_id = next(turn_ids)
+            if position >= start:
+                ids.append(dia_id)
+        position += len(line) + 1
+    assert ctx.unranked_source_ids == tuple(reversed(ids))
+
+
+def test_raw_renders_only_the_tail_of_a_long_conversation(tmp_path) -> None:
+    """A turn far before the budget's reach is never rendered (here: it cannot be)."""
+
+    class Unrenderable(Turn):
+        def render(self) -> str:
+            raise AssertionError("the raw arm rendered a turn outside its budget")
+
+    conv = conversation(40, 4)
+    first = conv.sessions[0]
+    early = Unrenderable(first.turns[0].speaker, "x", first.turns[0].dia_id, 1)
+    sessions = (Session(1, first.date_time, (early, *first.turns[1:])), *conv.sessions[1:])
+    arm = RawArm("raw", RawConfig(), services(tmp_path, budget=50))
+    arm.ingest(Conversation("c1", conv.speakers, sessions))
+    assert arm.retrieve(question("anything")).truncated
+
+
+@pytest.mark.slow
+def test_rag_holds_no_chunk_texts_after_ingest(tmp_path) -> None:
+    """A conversation's chunk texts (twice its transcript) are rendered when read, not kept."""
+    import tracemalloc
+
+    turns = tuple(Turn("Ann", f"{i} " + "word " * 1000, f"D1:{i}", 1) for i in range(200))
+    conv = Conversation("c1", ("Ann",), (Session(1, "10:00 am on 1 May, 2023", turns),))
+    RagArm("rag", RagConfig(), services(tmp_path / "warm")).ingest(conversation())  # imports
+    arm = RagArm("rag", RagConfig(), services(tmp_path))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        arm.ingest(conv)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    transcript = sum(len(t.text) for t in turns)  # ~1 MB; chunk texts held: ~2 MB
+    assert held < transcript / 4
+    top = arm.retrieve(question("199 word"))
+    assert top.items and all(it.text.startswith("[Session 1") for it in top.items)

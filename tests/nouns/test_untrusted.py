@@ -597,3 +597,19 @@ def test_a_large_file_starting_with_no_json_value_is_refused_unread(tmp_path: Pa
     path.write_bytes(b"  hello" + b" " * 2_000_000)
     with pytest.raises(UntrustedJSONError, match=r"not JSON text \(it starts with b'h'\)"):
         read_json(path, limit=MAX_DATASET_BYTES)
+
+
+def test_parse_json_copies_a_large_text_once() -> None:
+    """A 10M-token suite is ~40 MB: parsing holds its decoded text and the value, no more."""
+    import tracemalloc
+
+    from bench.untrusted import parse_json
+
+    data = json.dumps({"memories": ["x" * 1000] * 8000}).encode()  # 8 MB, few brackets
+    tracemalloc.start()
+    try:
+        parse_json(data, "test")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * len(data)  # decoded text + parsed strings; a bracket-count copy is a third

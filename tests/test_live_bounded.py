@@ -1,0 +1,38 @@
+"""A live arm's buffers do not grow with the conversation (issue 39).
+
+The call log used to keep every call's latency in a list for the arm's lifetime: one
+float per write and per search, over every conversation of a run (~17,000 writes for a
+10M-token conversation). It now keeps a count and a sum per call kind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from arms.http import HttpArm, HttpConfig
+from arms.neuromorphic.exchange import exchanges
+from bench.arm import ArmServices
+from bench.loaders.locomo import load_locomo
+from bench.tokens import TokenCounter
+from tests.e2e_support import ROOT
+from tests.hostile_service import HostileService
+
+SMOKE = ROOT / "datasets/fixtures/smoke_locomo.json"
+
+
+def test_the_call_log_keeps_no_value_per_call(tmp_path: Path) -> None:
+    conversations = load_locomo(SMOKE, "smoke").conversations
+    with HostileService() as service:
+        services = ArmServices(cast(Any, None), TokenCounter(), tmp_path, tmp_path)
+        arm = HttpArm("http", HttpConfig(base_url=service.url, probe=False), services)
+        stats = []
+        for conv in conversations:
+            stats.append(arm.ingest(conv))
+            for question in conv.questions:
+                arm.retrieve(question)
+        held = [v for table in vars(arm.calls).values() for v in table.values()]
+        arm.close()
+    assert [s["writes"] for s in stats] == [len(list(exchanges(c))) for c in conversations]
+    assert all(s["write_ms"] > 0 for s in stats)
+    assert held and all(isinstance(v, int | float) for v in held)  # no list per kind
