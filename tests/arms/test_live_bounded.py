@@ -15,8 +15,8 @@ from arms.neuromorphic.exchange import exchanges
 from bench.arm import ArmServices
 from bench.loaders.locomo import load_locomo
 from bench.tokens import TokenCounter
-from tests.e2e_support import ROOT
-from tests.hostile_service import HostileService
+from tests.support.e2e_support import ROOT
+from tests.support.hostile_service import HostileService
 
 SMOKE = ROOT / "datasets/fixtures/smoke_locomo.json"
 
