@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ class ColdArchive:
 
     def __init__(self, path: Path, agent_id: str, conversation_id: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.folder = path.parent
         self.scope = (agent_id, conversation_id)
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -180,10 +181,22 @@ class ColdArchive:
 
     def facts(self) -> dict[int, FactRow]:
         """This scope's archived facts by id."""
+        return self._fact_rows("", ())
+
+    def fact_rows(self, ids: Sequence[int]) -> dict[int, FactRow]:
+        """The facts of `ids` archived in this scope, by id (one query per 500 ids)."""
+        out: dict[int, FactRow] = {}
+        for i in range(0, len(ids), 500):
+            part = tuple(ids[i : i + 500])
+            out.update(self._fact_rows(f" AND id IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def _fact_rows(self, where: str, params: tuple[int, ...]) -> dict[int, FactRow]:
         rows = self._conn.execute(
             "SELECT id, turn, entity_name, fact_content, memory_type, related, valid_date,"
-            " source_ids, embedding FROM facts WHERE agent_id=? AND conversation_id=? ORDER BY id",
-            self.scope,
+            " source_ids, embedding FROM facts WHERE agent_id=? AND conversation_id=?"
+            f"{where} ORDER BY id",
+            (*self.scope, *params),
         )
         out: dict[int, FactRow] = {}
         for fid, turn, entity, content, tier, related, valid, sources, blob in rows:

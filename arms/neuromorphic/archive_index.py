@@ -1,22 +1,31 @@
-"""In-memory view of one scope's cold archive: live facts, supersessions, exchange log.
+"""Index of one scope's cold archive: live facts, supersessions, exchange log.
 
 Built by folding the archive's event log (see `state.py`), so it always agrees with the
 SQLite file. It serves the archive's dense search, the link cleanup's "does this
 entity exist anywhere" check, history, and the source turns used for hydration.
+
+What grows with the archive stays out of memory where a file holds it (issue 39): the
+facts' vectors are in a `VectorFile` (full blocks on disk, scanned a chunk at a time),
+and a fact's text and fields are read back from the archive by id when a search
+returns it (`ArchivedFacts`); in memory per fact are its position, entity key and the
+terms it adds to the document frequencies.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import isfinite
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from arms.neuromorphic.archive import query_terms
 from arms.neuromorphic.records import FactRow, entity_key
-from arms.neuromorphic.vectors import cosine_scores
+from arms.neuromorphic.vector_file import VectorFile
 from bench.arm.topk import top_k
 from bench.text import format_date, session_date
 
@@ -42,14 +51,80 @@ def day_of(date_time: str) -> str:
     return format_date(day) if day else date_time.strip()
 
 
+class FactSource(Protocol):
+    """Where archived facts are read back by id (the cold archive)."""
+
+    @property
+    def folder(self) -> Path:
+        """The folder of its file (the vector file goes beside it)."""
+        ...
+
+    def fact_rows(self, ids: Sequence[int]) -> dict[int, FactRow]:
+        """The facts of `ids` found in this scope, by id."""
+        ...
+
+
+CACHED = 4096
+"""Facts read back from the archive kept for reuse (a search returns tens)."""
+
+
+class ArchivedFacts(Mapping[int, FactRow]):
+    """Fact id → archived fact, read from `source` on demand (all in memory without one).
+
+    Facts added since the last `settle` are held (they may not be written yet); after
+    it, only the `CACHED` most recently read ones are.
+    """
+
+    def __init__(self, order: list[int], source: FactSource | None) -> None:
+        self._order = order
+        self._source = source
+        self._recent: dict[int, FactRow] = {}
+        self._cache: OrderedDict[int, FactRow] = OrderedDict()
+
+    def add(self, fact: FactRow) -> None:
+        """Hold a fact just archived until `settle`."""
+        self._recent[fact.id] = fact
+
+    def settle(self) -> None:
+        """The facts added so far are in the source: stop holding them."""
+        if self._source is not None:
+            self._recent.clear()
+
+    def prefetch(self, ids: Sequence[int]) -> None:
+        """Read the facts of `ids` not held, in one query."""
+        missing = [f for f in ids if f not in self._recent and f not in self._cache]
+        if missing and self._source is not None:
+            for fid, fact in self._source.fact_rows(missing).items():
+                self._keep(fid, fact)
+
+    def _keep(self, fid: int, fact: FactRow) -> None:
+        self._cache[fid] = fact
+        if len(self._cache) > CACHED:
+            self._cache.popitem(last=False)
+
+    def __getitem__(self, fid: int) -> FactRow:
+        fact = self._recent.get(fid) or self._cache.get(fid)
+        if fact is None:
+            self.prefetch([fid])
+            fact = self._cache[fid]  # KeyError: not archived in this scope
+        return fact
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
 class ArchiveIndex:
     """Live archived facts of one scope, their vectors, and the exchange log."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, source: FactSource | None = None) -> None:
+        """`source`: where facts are read back (None: kept in memory, vectors in a temp file)."""
         self.dim = dim
-        self.facts: dict[int, FactRow] = {}
         self.order: list[int] = []
-        self._emb = np.zeros((64, dim), dtype=np.float32)
+        self.facts = ArchivedFacts(self.order, source)
+        self._vectors = VectorFile(dim, None if source is None else source.folder)
         self._ids = np.zeros(64, dtype=np.int64)
         """`order` as an array: the tie-break keys of dense search, never rebuilt per query."""
         self._superseded_pos = np.zeros(64, dtype=np.int64)
@@ -74,12 +149,11 @@ class ArchiveIndex:
     def add_fact(self, fact: FactRow) -> None:
         """Append a fact (never rewritten)."""
         i = len(self.order)
-        if i == len(self._emb):
-            self._emb = np.concatenate([self._emb, np.zeros_like(self._emb)])
+        if i == len(self._ids):
             self._ids = np.concatenate([self._ids, np.zeros_like(self._ids)])
-        self._emb[i] = fact.embedding
+        self._vectors.append(fact.embedding)
         self._ids[i] = fact.id
-        self.facts[fact.id] = fact
+        self.facts.add(fact)
         self.order.append(fact.id)
         self.pos[fact.id] = i
         self.by_entity[entity_key(fact.entity_name)].append(fact.id)
@@ -104,7 +178,7 @@ class ArchiveIndex:
 
     def is_live(self, fid: int) -> bool:
         """True when the fact exists and has not been superseded."""
-        return fid in self.facts and fid not in self.superseded
+        return fid in self.pos and fid not in self.superseded
 
     def live_ids_of(self, key: str) -> list[int]:
         """Live fact ids with entity key `key`."""
@@ -115,8 +189,11 @@ class ArchiveIndex:
         return bool(self.by_entity.get(key))
 
     def scores(self, qvec: np.ndarray) -> np.ndarray:
-        """Cosine of every archived fact (superseded ones too), by position."""
-        return cosine_scores(self._emb, len(self.order), qvec)
+        """Cosine of every archived fact (superseded ones too), by position.
+
+        `vectors.cosine_scores` over the facts' vectors in archive order, bit for bit.
+        """
+        return self._vectors.scores(qvec)
 
     def dense_search(
         self, qvec: np.ndarray, k: int, scores: np.ndarray | None = None
@@ -145,13 +222,18 @@ class ArchiveIndex:
         same BLAS dot as `vector @ qvec` does for a single row (bitwise the same, unlike a
         matrix-vector product, whose kernel groups rows), without a call per fact.
         """
-        rows = self._emb[[self.pos[fid] for fid in fids]]
+        rows = self._vectors.rows([self.pos[fid] for fid in fids])
         scores: list[float] = np.vecdot(rows, qvec).tolist()
         return scores
 
     def history(self, key: str) -> list[FactRow]:
         """Every archived fact of an entity, oldest first (superseded ones included)."""
-        return [self.facts[f] for f in self.by_entity.get(key, ())]
+        return self.rows(self.by_entity.get(key, []))
+
+    def rows(self, fids: list[int]) -> list[FactRow]:
+        """The archived facts of `fids`, in order (read back in one query where needed)."""
+        self.facts.prefetch(fids)
+        return [self.facts[f] for f in fids]
 
     def __len__(self) -> int:
         return len(self.order)

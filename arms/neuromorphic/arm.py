@@ -45,7 +45,7 @@ ENGINE_MODULES = (
     "decay", "dry_extract", "engine", "exchange", "extract_llm", "extract_rules",
     "extraction", "extractors", "fusion", "grounding", "hotstore", "hydration",
     "invalidation", "keyword_index", "ltp", "pruning", "records", "render", "retrieval",
-    "rollback", "spreading", "state", "store_check", "vectors", "workingset",
+    "rollback", "spreading", "state", "store_check", "vector_file", "vectors", "workingset",
 )  # fmt: skip
 SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
                   "bench.wordllama_files")  # fmt: skip

@@ -111,12 +111,12 @@ class MemoryEngine:
         loaded = hot.load(*self.scope) if hot is not None and last_seq else None
         if loaded and meta.get("hot_synced_seq") == last_seq and meta.get("hot_seq") == loaded[1]:
             events = self.archive.events(INDEX_KINDS)
-            self.state = replay(events, facts, self.embedder.dim, hot=False)
+            self.state = replay(events, facts, self.embedder.dim, hot=False, source=self.archive)
             self.state.adopt(loaded[0])
             self.loaded_from = "lancedb"
         else:
             events = self.archive.events()
-            self.state = replay(events, facts, self.embedder.dim)
+            self.state = replay(events, facts, self.embedder.dim, source=self.archive)
             self.loaded_from = "archive"
             if events and not read_only:
                 self._sync_hot(replace=True)
@@ -183,10 +183,7 @@ class MemoryEngine:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            self.close()
-        else:
-            self.abort()
+        self.close() if exc[0] is None else self.abort()
 
     # ---- events ---------------------------------------------------------------------
     def _emit(
@@ -204,6 +201,7 @@ class MemoryEngine:
         """Append to the archive; facts are reported to the in-memory keyword index."""
         self.archive.write(events, facts)
         self.keywords.written(facts)
+        self.state.index.facts.settle()  # read back from the archive from now on
 
     def _write_facts(self) -> None:
         """Write the pending facts only: keyword search must see them from the next read on.
@@ -408,7 +406,7 @@ class MemoryEngine:
         self.archive.write([(self.turn, "rollback", payload)], [])
         self.archive.commit()
         events, facts = self.archive.events(), self.archive.facts()
-        self.state = replay(events, facts, self.embedder.dim)
+        self.state = replay(events, facts, self.embedder.dim, source=self.archive)
         live = live_events(events)
         self.turn = max((e.turn for e in live if e.kind == "exchange"), default=0)
         self.counters |= tally(events, facts)

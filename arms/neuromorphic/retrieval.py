@@ -153,6 +153,7 @@ def recall_hits(
     cold: list[int] = []
     if config.cold_search:
         cold = cold_search(keywords, state, query, qvec, config.cold_top_k, archived)
+        index.facts.prefetch(cold)  # read back from the archive in one query
     graph: list[tuple[int, float]] = []
     if config.spreading:
         seeds = list(zip([index.facts[f] for f in cold], index.cosines(cold, qvec), strict=True))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from arms.neuromorphic.archive_index import FactSource
 from arms.neuromorphic.records import Event, FactRow
 from arms.neuromorphic.state import MemoryState
 
@@ -31,12 +32,22 @@ def live_events(events: list[Event]) -> list[Event]:
 
 
 def replay(
-    events: list[Event], facts: Mapping[int, FactRow], dim: int, *, hot: bool = True
+    events: list[Event],
+    facts: Mapping[int, FactRow],
+    dim: int,
+    *,
+    hot: bool = True,
+    source: FactSource | None = None,
 ) -> MemoryState:
-    """Fold the live events into a fresh state (hot set too unless `hot=False`)."""
-    state = MemoryState(dim)
+    """Fold the live events into a fresh state (hot set too unless `hot=False`).
+
+    `source`: as `MemoryState`'s; `facts` come from it, so the index stops holding
+    them once folded.
+    """
+    state = MemoryState(dim, source)
     for event in live_events(events):
         state.apply(event, facts, hot=hot)
+    state.index.facts.settle()
     return state
 
 

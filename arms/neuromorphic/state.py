@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from arms.neuromorphic.archive_index import ArchiveIndex
+from arms.neuromorphic.archive_index import ArchiveIndex, FactSource
 from arms.neuromorphic.records import Event, FactRow
 from arms.neuromorphic.workingset import WorkingSet
 
@@ -35,9 +35,10 @@ comes from LanceDB need not read them (most of a long log is `reinforce`)."""
 class MemoryState:
     """The working set (hot) and the archive index of one scope."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, source: FactSource | None = None) -> None:
+        """`source`: where the archive index reads facts back (and keeps its vector file)."""
         self.ws = WorkingSet(dim)
-        self.index = ArchiveIndex(dim)
+        self.index = ArchiveIndex(dim, source)
 
     def adopt(self, ws: WorkingSet) -> None:
         """Use a working set loaded from elsewhere (LanceDB), linking its rows to the index."""
