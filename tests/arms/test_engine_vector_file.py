@@ -10,7 +10,7 @@ from arms.neuromorphic.archive_index import CACHED
 from arms.neuromorphic.records import FactRow, Tier
 from arms.neuromorphic.vector_file import CHUNK, VectorFile
 from arms.neuromorphic.vectors import BLOCK, cosine_scores
-from tests.test_engine_support import ScriptedExtractor, draft, engine, tick
+from tests.arms.test_engine_support import ScriptedExtractor, draft, engine, tick
 
 
 def test_scores_equal_the_in_memory_blocks_bit_for_bit(tmp_path: Path) -> None:
