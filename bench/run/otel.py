@@ -60,7 +60,9 @@ class TelemetryState:
     """This process's telemetry (None outside a run) and the exporters `use_exporters` set."""
 
     exporters: Exporters | None = None
+    """Where spans go: set by `use_exporters` (tests, a local collector); None means OTLP."""
     telemetry: Telemetry | None = None
+    """The run's tracer and meter while a run with `otel=true` is under way, else None."""
 
 
 STATE = TelemetryState()

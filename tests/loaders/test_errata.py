@@ -222,14 +222,15 @@ def test_errata_view_counts_and_ceiling() -> None:
     assert errata_view([_record("c:9", 1, None, True, None)], ["raw"]) is None
 
 
-def test_a_corrected_outcome_that_is_not_a_boolean_is_refused() -> None:
-    """`correct_corrected: "yes"` is a wrong-typed value naming the question, not a right."""
-    records = [
-        _record("c:0", 1, "HALLUCINATION", False, "yes"),
-        _record("c:1", 1, None, True, None),
-    ]  # type: ignore[arg-type]
-    with pytest.raises(SummaryError, match=r"question c:0 .*correct_corrected is 'yes'"):
-        summarise_records(LoadedRun(Path("r"), None, records))
+def test_a_corrected_outcome_that_is_not_a_boolean_is_refused(tmp_path: Path) -> None:
+    """`correct_corrected: "yes"` on disk is refused by the reader, naming the field."""
+    from bench.records import write_record
+    from bench.summarise import load_run
+
+    write_record(tmp_path, "c0", _record("c:0", 1, "HALLUCINATION", False, "yes"))  # type: ignore[arg-type]
+    write_record(tmp_path, "c1", _record("c:1", 1, None, True, None))
+    with pytest.raises(SummaryError, match=r"correct_corrected"):
+        summarise_records(load_run(tmp_path))
 
 
 def test_both_keys_join_unlisted_and_listed_questions() -> None:
