@@ -15,7 +15,9 @@ from bench.files import write_json_atomic
 from bench.imported import Imported as Imported
 from bench.judgement import Judgement as Judgement
 from bench.judgement import JudgeStatus as JudgeStatus
-from bench.typed_json import Check, FieldChecks, scalar_scores
+from bench.result_parts import Health, QueryHealth, plain_parts, read_health, read_query, read_usage
+from bench.typed_json import Check, FieldChecks, int_object, scalar_scores
+from bench.types import Usage
 from bench.untrusted import UntrustedJSONError, read_json
 
 SCHEMA_VERSION = 1
@@ -118,8 +120,9 @@ class ArmResult:
     """True when the answer hit the completion cap (finish_reason `length`); None when not."""
     retrieved_ids: list[str] = field(default_factory=list)
     """Source turn ids (dia_ids) behind the retrieved items, best first."""
-    usage: dict[str, int] = field(default_factory=dict)
-    """Prompt/completion tokens of the answering call, as the provider reported them."""
+    usage: Usage | None = None
+    """Prompt/completion tokens of the answering call, as the provider reported them.
+    (`usage_dict` form; None, no call made, is written `{}`)."""
     cached: bool = False
     """True when the answer came from the response cache."""
     judgements: dict[str, Judgement] = field(default_factory=dict)
@@ -130,10 +133,10 @@ class ArmResult:
     """The outcome against the audit's corrected gold (score-affected errata questions only)."""
     corrected_judgements: dict[str, Judgement] = field(default_factory=dict)
     """Verdicts against the corrected gold, keyed by judge id (score-affected questions only)."""
-    extraction: dict[str, int] = field(default_factory=dict)
+    extraction: Health | None = None
     """The arm's extraction health on this conversation: exchanges, failed, facts
-    (omitted from the JSON for arms that do not extract)."""
-    retrieval: dict[str, int] = field(default_factory=dict)
+    (omitted from the JSON for arms that do not extract; `Health.to_json` form)."""
+    retrieval: QueryHealth | None = None
     """The query's `items`, `requested_k`, `empty` or `failed`, `timed_out` (retrieval health)."""
     write_path: str | None = None
     """A live arm's write path (`capture`: the service's own extraction, `remember`: raw
@@ -214,7 +217,8 @@ class QuestionRecord:
         body = asdict(self)
         version = body.pop("schema_version")
         _drop_unset(body, _OPTIONAL_RECORD_KEYS)
-        for result in body["arms"].values():
+        for typed, result in zip(self.arms.values(), body["arms"].values(), strict=True):
+            result.update(plain_parts(typed.usage, typed.extraction, typed.retrieval))
             _drop_unset(result, _OPTIONAL_RESULT_KEYS)
             _drop_unset_judgement_keys(result)
         return {"schema_version": version, **body}
@@ -291,7 +295,8 @@ class _Shape(Generic[_T]):
 
 
 _RECORD_SHAPE = _Shape(QuestionRecord)
-_RESULT_SHAPE = _Shape(ArmResult, {"scores": scalar_scores})
+_PARTS = {"usage": int_object, "extraction": int_object, "retrieval": int_object}
+_RESULT_SHAPE = _Shape(ArmResult, {"scores": scalar_scores, **_PARTS})
 _JUDGEMENT_SHAPE = _Shape(Judgement)
 _REPEAT_SHAPE = _Shape(RepeatResult)
 _IMPORTED_SHAPE = _Shape(Imported)
@@ -321,6 +326,9 @@ def _budget_from_json(data: dict[str, Any]) -> BudgetResult:
 def _arm_from_json(data: dict[str, Any]) -> ArmResult:
     """The typed result; its judgements and repeats typed too (an empty `{}` kept as is)."""
     made = _RESULT_SHAPE.build(data)
+    parts: Any = made  # usage and health still as parsed: objects of integers
+    made.usage, made.extraction = read_usage(parts.usage), read_health(parts.extraction)
+    made.retrieval = read_query(parts.retrieval)
     given: Any = made.judgements
     if given or given.__class__ is not dict:
         made.judgements = _judgements(given)

@@ -137,3 +137,8 @@ def _type_name(hint: Any) -> str:
 def scalar_scores(value: Any) -> bool:
     """A result's `scores`: an object of numbers, booleans or nulls (never `"high"`)."""
     return value.__class__ is dict and _SCALARS.issuperset(map(type, value.values()))
+
+
+def int_object(value: Any) -> bool:
+    """An object of integers (never booleans): a record's usage and health counts."""
+    return value.__class__ is dict and {int}.issuperset(map(type, value.values()))

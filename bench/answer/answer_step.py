@@ -11,7 +11,6 @@ from bench.answer.repeat_plan import RepeatPlan
 from bench.errors import ProviderError
 from bench.judge.judges import needs_judgement, verdict_outcome, with_corrected_judgements
 from bench.judge.protocol import Judge
-from bench.providers.accounting import usage_dict
 from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.cache import repeat_version
 from bench.records import OK, ArmResult
@@ -98,7 +97,7 @@ class AnswerStep:
             latency_ms=round(latency_ms, 3),
             retrieve_ms=round(retrieve_ms, 3),
             retrieved_ids=_source_ids(context),
-            usage=usage_dict(reply.usage),
+            usage=reply.usage,
             cached=reply.cached,
             answerer=reply.model,
             context=context.text if self.save_context else None,

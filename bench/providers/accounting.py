@@ -17,19 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.providers.roles import phase_of
+from bench.result_parts import usage_dict as usage_dict
 from bench.types import Usage
-
-
-def usage_dict(usage: Usage) -> dict[str, int]:
-    """One call's usage as records and the cache store it.
-
-    `reasoning_tokens` appears only when non-zero, so an ordinary model's usage is
-    written exactly as before it existed.
-    """
-    out = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
-    if usage.reasoning_tokens:
-        out["reasoning_tokens"] = usage.reasoning_tokens
-    return out
 
 
 @dataclass(frozen=True)

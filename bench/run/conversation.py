@@ -32,6 +32,7 @@ from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.probe import probe_endpoints
 from bench.question_record import question_record
 from bench.records import ArmResult, QuestionRecord
+from bench.result_parts import QueryHealth
 from bench.run import budgets as run_budgets
 from bench.run import phases, resume
 from bench.run.arms_pending import arms_to_run
@@ -132,8 +133,8 @@ def run_question(item: PendingQuestion, run: QuestionRun) -> Callable[[], Questi
     question, rejudge = item.question, run.cfg.scoring.rejudge
     previous = item.record.arms if item.record else {}
     for name in item.to_answer:  # a redone query replaces the earlier one in the health
-        if name in previous and previous[name].retrieval:
-            retract = ret_health.retracted(previous[name].retrieval)
+        if name in previous and (query := previous[name].retrieval):
+            retract = ret_health.retracted(query)
             ret_health.add_to(run.retrieval, name, question.conversation_id, retract)
     retrieved = {name: run.retrieve(name, question) for name in item.to_answer}
     futures = {
@@ -195,9 +196,9 @@ class Retrieved:
     """Wall time of `arm.retrieve`, milliseconds."""
     error: str | None = None
     """The one-line failure, when `context` is None."""
-    health: dict[str, int] = field(default_factory=dict)
+    health: QueryHealth | None = None
     """This query's retrieval health for the record (`items`, `requested_k`, `empty`, or
-    `failed`, `timed_out`); empty when the arm's ingestion failed (no query was made)."""
+    `failed`, `timed_out`); None when the arm's ingestion failed (no query was made)."""
 
 
 @dataclass(frozen=True)
@@ -229,8 +230,8 @@ class QuestionRun:
         """
         extraction = self.health.get(name)
         if extraction:
-            result = replace(result, extraction=extraction.to_json())
-        return replace(result, retrieval=dict(got.health)) if got and got.health else result
+            result = replace(result, extraction=extraction)
+        return replace(result, retrieval=got.health) if got and got.health else result
 
     def retrieve(self, name: str, question: Question) -> Retrieved:
         """The arm's context for the question (an ingestion failure is carried along).
@@ -248,15 +249,14 @@ class QuestionRun:
             error = f"{type(exc).__name__}: {exc}"
             failure = ret_health.query_failure(error)
             ret_health.add_to(self.retrieval, name, unit, failure)
-            health = {"failed": 1, "timed_out": failure.timed_out}
+            health = QueryHealth(failed=1, timed_out=failure.timed_out)
             return Retrieved(None, error=f"retrieve failed: {error}", health=health)
         elapsed = (time.perf_counter() - started) * 1000
         empty = not context.items and not context.text.strip()
         got = ret_health.query_result(len(context.items), empty)
         ret_health.add_to(self.retrieval, name, unit, got)
-        health = {"items": len(context.items)} | ({"empty": 1} if empty else {})
-        if (k := requested_k(self.arms[name])) is not None:
-            health["requested_k"] = k
+        k = requested_k(self.arms[name])
+        health = QueryHealth(items=len(context.items), empty=int(empty), requested_k=k)
         return Retrieved(context, context.meta.get(phases.PREDICTED_MS, elapsed), health=health)
 
 

@@ -212,9 +212,9 @@ def answer_attributes(arm: str, res: ArmResult, content: bool) -> Attributes:
         out["gen_ai.request.model"] = res.answerer
     if res.context_tokens is not None:
         out["armbench.context_tokens"] = res.context_tokens
-    for key, name in (("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens")):
-        if key in res.usage:
-            out[f"gen_ai.usage.{name}"] = res.usage[key]
+    if res.usage is not None:
+        out["gen_ai.usage.input_tokens"] = res.usage.prompt_tokens
+        out["gen_ai.usage.output_tokens"] = res.usage.completion_tokens
     if content and res.answer is not None:
         out["armbench.answer"] = res.answer
     return out

@@ -13,7 +13,7 @@ reads as a clean run. Per arm and unit (conversation) the run counts:
   returned (`probe = recall`); None when the arm was not probed.
 
 An arm is *degraded* on a unit, with the thresholds of extraction health
-(bench.scoring.health.MAX_FAILED_SHARE), when
+(bench.result_parts.MAX_FAILED_SHARE), when
 
     failed / queries > MAX_FAILED_SHARE   or   empty / queries > MAX_FAILED_SHARE
     or stored == 0 (probed)               or   a hidden cap (below).
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bench.scoring.health import MAX_FAILED_SHARE
+from bench.result_parts import MAX_FAILED_SHARE, QueryHealth
 
 MIN_CAP_QUERIES = 5
 """Fewest successful queries on one unit before a constant count is called a cap."""
@@ -175,20 +175,19 @@ def query_result(items: int, empty: bool) -> RetrievalHealth:
     return RetrievalHealth(queries=1, empty=int(empty), items={items: 1})
 
 
-def retracted(query: dict[str, int]) -> RetrievalHealth:
+def retracted(query: QueryHealth) -> RetrievalHealth:
     """The negative of one query a record holds (`ArmResult.retrieval`), to take it back.
 
     A result redone on resume (a failed retrieval retried) replaces the earlier query, so
     the run's health counts the queries behind the results that stand, and a resumed run
     that completes its retries is healthy again.
     """
-    items = query.get("items")
     return RetrievalHealth(
         queries=-1,
-        failed=-query.get("failed", 0),
-        timed_out=-query.get("timed_out", 0),
-        empty=-query.get("empty", 0),
-        items={items: -1} if isinstance(items, int) and "failed" not in query else {},
+        failed=-query.failed,
+        timed_out=-query.timed_out,
+        empty=-query.empty,
+        items={} if query.failed else {query.items: -1},
     )
 
 

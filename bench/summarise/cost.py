@@ -31,6 +31,7 @@ from typing import Any
 
 from bench.runmeta import RunMeta
 from bench.summarise.stats import Z_95
+from bench.types import Usage
 
 USAGE = "answering tokens (prompt + completion)"
 CONTEXT = "context tokens"
@@ -66,7 +67,7 @@ class CostView:
 
 Costs = dict[int, tuple[float, bool]]
 """Record position -> (cost, correct) of one arm."""
-Seen = list[tuple[int, int | None, dict[str, int], bool]]
+Seen = list[tuple[int, int | None, Usage | None, bool]]
 """(position, context tokens, usage, correct) of an arm's counting results on scored
 questions, as the summariser's one pass collects them (`scan.ArmScan.costs`)."""
 
@@ -74,7 +75,7 @@ questions, as the summariser's one pass collects them (`scan.ArmScan.costs`)."""
 def cost_view(seen: dict[str, Seen], meta: RunMeta | None) -> CostView | None:
     """The view of every arm's scored results; None when no arm reports a cost."""
     use_usage = any(
-        usage.get("prompt_tokens") or usage.get("completion_tokens")
+        usage.prompt_tokens or usage.completion_tokens
         for rows in seen.values()
         for _, _, usage, _ in rows
         if usage
@@ -101,8 +102,8 @@ def _costs(rows: Seen, use_usage: bool, price: tuple[float, float] | None) -> Co
                 out[position] = (float(context), correct)
         return out
     for position, _, usage, correct in rows:
-        prompt = usage.get("prompt_tokens") or 0 if usage else 0
-        completion = usage.get("completion_tokens") or 0 if usage else 0
+        prompt = usage.prompt_tokens if usage else 0
+        completion = usage.completion_tokens if usage else 0
         if prompt or completion:
             spent = prompt * price[0] + completion * price[1] if price else prompt + completion
             out[position] = (spent / 1000.0 if price else float(spent), correct)

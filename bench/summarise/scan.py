@@ -32,6 +32,7 @@ from bench.summarise.errata import AuditedQuestion, ErrataTally
 from bench.summarise.model import LATENCY_QUANTILES, SETS, ArmStats, GroupStats
 from bench.summarise.reach import ReachTally, evidence_recall
 from bench.summarise.stats import Rate, mean, percentile
+from bench.types import Usage
 
 
 @dataclass(slots=True)
@@ -102,7 +103,7 @@ class ArmScan:
     """Positions in `records` of the questions whose counting result is correct."""
     wrong: list[int] = field(default_factory=list)
     """Positions in `records` of the questions whose counting result is wrong."""
-    costs: list[tuple[int, int | None, dict[str, int], bool]] = field(default_factory=list)
+    costs: list[tuple[int, int | None, Usage | None, bool]] = field(default_factory=list)
     """(position, context_tokens, usage, correct) of each counting result on a scored
     question (`bench.summarise.cost`)."""
     answered: int = 0

@@ -31,10 +31,16 @@ from bench.records import (
     QuestionRecord,
     RepeatResult,
 )
+from bench.result_parts import Health, QueryHealth
+from bench.types import Usage
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "schema" / "question_record.schema.json"
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _NON_NEGATIVE = {"context_tokens", "latency_ms", "retrieve_ms"}
+_INT_OBJECTS = {Usage, Health, QueryHealth}
+_NONE = {type(None)}
+"""Typed parts a record writes as objects of integers (`bench.result_parts.plain_parts`);
+their None is written `{}` or omitted, never `null`."""
 _REFS = {
     ArmResult: "#/$defs/arm_result",
     Judgement: "#/$defs/judgement",
@@ -111,6 +117,8 @@ def _type(hint: Any) -> dict[str, Any]:
     if hint in _SCALARS:
         return {"type": _SCALARS[hint]}
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in _INT_OBJECTS or (origin is types.UnionType and set(args) - _NONE <= _INT_OBJECTS):
+        return {"type": "object", "additionalProperties": {"type": "integer"}}
     if origin is Literal:
         return {"enum": list(args)}
     if origin in (types.UnionType, typing.Union) and type(None) in args:

@@ -107,14 +107,16 @@ def test_from_json_drops_a_newer_writers_keys_and_fills_defaults() -> None:
     for result in data["arms"].values():
         result["added_later"] = 1
         result.pop("usage", None)
+        result.pop("retrieved_ids", None)
     read = QuestionRecord.from_json(data)
     for result in expected.arms.values():
-        result.usage = {}
+        result.usage = None
+        result.retrieved_ids = []
     assert read == expected
     assert not hasattr(read, "added_later")
     assert all(not hasattr(r, "added_later") for r in read.arms.values())
     first, second = list(read.arms.values())[:2]
-    assert first.usage is not second.usage
+    assert first.retrieved_ids is not second.retrieved_ids
 
 
 def test_read_file_bytes_returns_whole_files_of_any_size(tmp_path: Path) -> None:

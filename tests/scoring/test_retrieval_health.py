@@ -19,6 +19,7 @@ from arms.http import HttpArm, HttpConfig
 from bench.arm import Arm, ArmServices
 from bench.arm.probe import StoreProbe, probe_store
 from bench.loaders.locomo import load_locomo
+from bench.result_parts import QueryHealth
 from bench.run.conversation import QuestionRun
 from bench.run.ingest import ingest_arms
 from bench.scoring import retrieval_health as rh
@@ -104,7 +105,7 @@ def _retrieve_all(arm: HttpArm, conv: Conversation) -> rh.RetrievalTable:
     with ThreadPoolExecutor(1) as pool:
         run = QuestionRun(arms, {}, none, none, none, pool, {}, table)
         got = [run.retrieve("http", q) for q in conv.questions]
-    assert all(g.health.get("requested_k") == 20 for g in got)
+    assert all(g.health and g.health.requested_k == 20 for g in got)
     return table
 
 
@@ -150,7 +151,7 @@ def test_queries_that_time_out_are_counted_and_degrade_the_arm(tmp_path: Path) -
                 got = [run.retrieve("http", q) for q in conv.questions]
         finally:
             arm.close()
-    assert [g.health for g in got] == [{"failed": 1, "timed_out": 1}] * 3
+    assert [g.health for g in got] == [QueryHealth(failed=1, timed_out=1)] * 3
     # the total deadline (issue 29): the probe and two queries time out, then the arm's
     # circuit breaker (3 consecutive timeouts) fails the third query at once
     assert ["CallTimeout" in (g.error or "") for g in got] == [True, True, False]
@@ -193,13 +194,13 @@ def test_a_query_redone_on_resume_replaces_the_failed_one() -> None:
         rh.add_to(table, "http", "c1", rh.query_result(7, False))
     rh.add_to(table, "http", "c1", rh.query_failure("CallTimeout: no reply"))
     assert table["http"]["c1"].failed == 1 and table["http"]["c1"].queries == 6
-    rh.add_to(table, "http", "c1", rh.retracted({"failed": 1, "timed_out": 1}))
+    rh.add_to(table, "http", "c1", rh.retracted(QueryHealth(failed=1, timed_out=1)))
     rh.add_to(table, "http", "c1", rh.query_result(7, False))
     health = table["http"]["c1"]
     assert (health.queries, health.failed, health.timed_out, health.items) == (6, 0, 0, {7: 6})
-    rh.add_to(table, "http", "c1", rh.retracted({"items": 7}))  # an ok result redone
+    rh.add_to(table, "http", "c1", rh.retracted(QueryHealth(items=7)))  # an ok result redone
     assert table["http"]["c1"].items == {7: 5}
-    assert rh.retracted({"items": 0, "empty": 1}).items == {0: -1}
+    assert rh.retracted(QueryHealth(items=0, empty=1)).items == {0: -1}
 
 
 @pytest.mark.slow  # an offline predict session and an evaluate session (~10 s)

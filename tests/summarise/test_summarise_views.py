@@ -12,6 +12,7 @@ from bench.summarise.cost import cost_view
 from bench.summarise.equivalence import equivalence_rows, tost
 from bench.summarise.judge_runs import judge_runs_view
 from bench.summarise.model import PairedTest, PairRow
+from bench.types import Usage
 
 
 @pytest.mark.parametrize(("a_only", "b_only", "n"), [(30, 40, 1000), (5, 3, 300), (120, 80, 1540)])
@@ -63,7 +64,7 @@ def test_cost_per_correct_and_its_paired_interval_match_numpy() -> None:
 def test_cost_uses_usage_and_prices_when_present() -> None:
     from bench.runmeta import RunMeta
 
-    usage = {"prompt_tokens": 1000, "completion_tokens": 10}
+    usage = Usage(prompt_tokens=1000, completion_tokens=10)
     seen = {"a": [(0, 5, usage, True), (1, 5, usage, False), (2, 5, usage, True)]}
     prices = {"provider": {"answerer": {"price_prompt_per_1k": 0.5, "price_completion_per_1k": 2}}}
     view = cost_view(seen, RunMeta(config=prices))  # type: ignore[arg-type]
