@@ -19,7 +19,7 @@ from bench.types import Usage
 from bench.untrusted import UntrustedJSONError
 
 SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[1] / "bench/schema/question_record.schema.json").read_text()
+    (Path(__file__).resolve().parents[2] / "bench/schema/question_record.schema.json").read_text()
 )
 PARTS: list[tuple[str, Any, dict[str, int]]] = [
     ("usage", Usage(12, 3), {"prompt_tokens": 12, "completion_tokens": 3}),
