@@ -80,14 +80,16 @@ class HttpConfig(LiveOptions):
     """Lists every namespace (id and name, read at `list_path`): a new namespace and one
     about to be deleted are checked against it (arms/live_owner.py)."""
     capture: RequestSpec = _req(
-        "POST", "/v1/projects/{namespace}/capture",
+        "POST",
+        "/v1/projects/{namespace}/capture",
         {"messages": "{messages}", "date_time": "{date_time}", "session": "{session}"},
-    )  # fmt: skip
+    )
     """The `capture` write path: one exchange of `{messages}` with its date."""
     remember: RequestSpec = _req(
-        "POST", "/v1/projects/{namespace}/memories",
+        "POST",
+        "/v1/projects/{namespace}/memories",
         {"text": "{text}", "metadata": {"bench": "{unit_id}"}, "date_time": "{date_time}"},
-    )  # fmt: skip
+    )
     """The `remember` write path: one unit's `{text}` with its `{unit_id}` marker."""
     search: RequestSpec = _req(
         "POST", "/v1/projects/{namespace}/search", {"query": "{query}", "k": "{k}"}
@@ -195,13 +197,17 @@ class HttpBackend:
         except (CallTimeout, httpx.TimeoutException):
             self.breaker.timed_out(where)
             tries = retrying.statistics.get("attempt_number", 1)
-            raise CallTimeout(f"{where}: no complete reply in time ({tries} attempt(s), "
-                              f"timeout_s={self.cfg.timeout_s:g} each, max_retry_time_s="
-                              f"{self.cfg.max_retry_time_s:g} in all); check the service or "
-                              f"raise arm_options.{self.name}.timeout_s") from None  # fmt: skip
+            raise CallTimeout(
+                f"{where}: no complete reply in time ({tries} attempt(s), "
+                f"timeout_s={self.cfg.timeout_s:g} each, max_retry_time_s="
+                f"{self.cfg.max_retry_time_s:g} in all); check the service or "
+                f"raise arm_options.{self.name}.timeout_s"
+            ) from None
         except httpx.TransportError as exc:
-            raise BenchError(f"{where}: cannot reach the service ({type(exc).__name__}); "
-                             f"check arm_options.{self.name}.base_url") from None  # fmt: skip
+            raise BenchError(
+                f"{where}: cannot reach the service ({type(exc).__name__}); "
+                f"check arm_options.{self.name}.base_url"
+            ) from None
         except _Retryable as exc:
             raise BenchError(f"{where}: {exc} after retries") from None
         self.breaker.succeeded()
@@ -213,9 +219,7 @@ class HttpBackend:
             stop=tenacity.stop_after_attempt(attempts)
             | tenacity.stop_before_delay(self.cfg.max_retry_time_s),
             wait=self.wait,
-            retry=tenacity.retry_if_exception_type(
-                (_Retryable, httpx.TransportError, CallTimeout)
-            ),  # fmt: skip
+            retry=tenacity.retry_if_exception_type((_Retryable, httpx.TransportError, CallTimeout)),
             reraise=True,
         )
 
@@ -237,10 +241,12 @@ class HttpBackend:
                 size += len(chunk)
                 check_deadline()
                 if size > MAX_REPLY_BYTES:
-                    raise ContractError(f"{method} {self.where}{path}: reply larger than "
-                                        f"{MAX_REPLY_BYTES} bytes")  # fmt: skip
-            return httpx.Response(reply.status_code, headers=reply.headers,
-                                  content=b"".join(chunks))  # fmt: skip
+                    raise ContractError(
+                        f"{method} {self.where}{path}: reply larger than {MAX_REPLY_BYTES} bytes"
+                    )
+            return httpx.Response(
+                reply.status_code, headers=reply.headers, content=b"".join(chunks)
+            )
 
     def _parse(self, spec: RequestSpec, where: str, reply: httpx.Response) -> Any:
         if reply.status_code in (401, 403):
@@ -249,13 +255,13 @@ class HttpBackend:
                 if self.cfg.token_env
                 else (f"set arm_options.{self.name}.token_env to the variable holding the token")
             )
-            raise BenchError(f"{where}: HTTP {reply.status_code} unauthorised; "
-                             f"{hint}")  # fmt: skip
+            raise BenchError(f"{where}: HTTP {reply.status_code} unauthorised; {hint}")
         if reply.status_code >= 400:
             body = redact(reply.text[:200])  # services echo what they were sent
-            raise ServiceRefused(f"{where}: HTTP {reply.status_code} "
-                                 f"{body!r}; check the request template",
-                                 reply.status_code)  # fmt: skip
+            raise ServiceRefused(
+                f"{where}: HTTP {reply.status_code} {body!r}; check the request template",
+                reply.status_code,
+            )
         if not reply.content:
             return None
         try:
@@ -300,14 +306,22 @@ class HttpBackend:
 
     def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
         """Write one exchange through the service's capture path."""
-        self.call(self.cfg.capture, {"namespace": namespace, "messages": messages,
-                                     "date_time": exchange.date_time,
-                                     "session": exchange.session})  # fmt: skip
+        self.call(
+            self.cfg.capture,
+            {
+                "namespace": namespace,
+                "messages": messages,
+                "date_time": exchange.date_time,
+                "session": exchange.session,
+            },
+        )
 
     def remember(self, namespace: str, text: str, unit_id: str, date_time: str) -> None:
         """Store one unit's text verbatim, with its marker."""
-        self.call(self.cfg.remember, {"namespace": namespace, "text": text,
-                                      "unit_id": unit_id, "date_time": date_time})  # fmt: skip
+        self.call(
+            self.cfg.remember,
+            {"namespace": namespace, "text": text, "unit_id": unit_id, "date_time": date_time},
+        )
 
     def search(self, namespace: str, query: str, k: int) -> Any:
         """The raw search reply for `query` (top `k`)."""
@@ -325,8 +339,9 @@ class HttpBackend:
             if cfg.answer_model_path
             else None
         )
-        return ServiceAnswer(redact(str(text)), round(ms, 3),
-                             redact(f"service:{model or self.where}"))  # fmt: skip
+        return ServiceAnswer(
+            redact(str(text)), round(ms, 3), redact(f"service:{model or self.where}")
+        )
 
     def close(self) -> None:
         """Release the connection (a transfer past its deadline ends by itself)."""

@@ -137,14 +137,18 @@ class Backend(Protocol):
 class LiveMemoryArm:
     """A memory service as a benchmark arm; the transport is a `Backend`."""
 
-    def __init__(self, name: str, options: LiveOptions, services: ArmServices,
-                 backend: Backend) -> None:  # fmt: skip
+    def __init__(
+        self, name: str, options: LiveOptions, services: ArmServices, backend: Backend
+    ) -> None:
         if options.write_path not in WRITE_PATHS:
-            raise BenchError(f"arm_options.{name}.write_path={options.write_path}: "
-                             f"use one of {', '.join(WRITE_PATHS)}")  # fmt: skip
+            raise BenchError(
+                f"arm_options.{name}.write_path={options.write_path}: "
+                f"use one of {', '.join(WRITE_PATHS)}"
+            )
         if options.marker not in MARKER_MODES:
-            raise BenchError(f"arm_options.{name}.marker={options.marker}: "
-                             f"use one of {', '.join(MARKER_MODES)}")  # fmt: skip
+            raise BenchError(
+                f"arm_options.{name}.marker={options.marker}: use one of {', '.join(MARKER_MODES)}"
+            )
         if options.namespace is not None:
             checked_namespace(options.namespace, f"arm_options.{name}.namespace")
         self.name = name
@@ -205,8 +209,12 @@ class LiveMemoryArm:
             units.update(exchange.dia_ids())
             self._write(namespace, exchange, cid)
         kind = self.options.write_path
-        return {"namespace": namespace, "write_path": kind, "writes": self.calls.calls[kind],
-                "write_ms": round(self.calls.ms[kind], 3)}  # fmt: skip
+        return {
+            "namespace": namespace,
+            "write_path": kind,
+            "writes": self.calls.calls[kind],
+            "write_ms": round(self.calls.ms[kind], 3),
+        }
 
     def _create(self, unit: str) -> str:
         """Create a namespace for `unit`; its checked id, recorded before any write.
@@ -267,8 +275,11 @@ class LiveMemoryArm:
         units = self._units.get(namespace, set())
         items, unmapped = self._items(reply, units, question.conversation_id, namespace)
         text = self._context(reply, items)
-        meta = {"namespace": namespace, "service_ms": round(service_ms, 3),
-                "unmapped_items": unmapped}  # fmt: skip
+        meta = {
+            "namespace": namespace,
+            "service_ms": round(service_ms, 3),
+            "unmapped_items": unmapped,
+        }
         return Context(text, tuple(items), meta=meta, write_path=self.options.write_path)
 
     def _items(
@@ -285,13 +296,18 @@ class LiveMemoryArm:
         tag, shared = unit_tag(unit, self.nonce), self.options.namespace is not None
         raw = at(reply, o.results_path, where, f"arm_options.{self.name}.results_path")
         if not isinstance(raw, list):
-            raise ContractError(f"contract mismatch at {where}: '{o.results_path}' is not a "
-                                f"list; fix arm_options.{self.name}.results_path")  # fmt: skip
+            raise ContractError(
+                f"contract mismatch at {where}: '{o.results_path}' is not a "
+                f"list; fix arm_options.{self.name}.results_path"
+            )
         items, unmapped = [], 0
         for entry in raw:
             text = str(at(entry, o.text_path, where, f"arm_options.{self.name}.text_path"))
-            score = at(entry, o.score_path, where, f"arm_options.{self.name}.score_path") \
-                if o.score_path else 0.0  # fmt: skip
+            score = (
+                at(entry, o.score_path, where, f"arm_options.{self.name}.score_path")
+                if o.score_path
+                else 0.0
+            )
             if isinstance(score, bool) or not isinstance(score, int | float) or abs(score) > 1e300:
                 raise ContractError(f"contract mismatch at {where}: '{o.score_path}' is "
                                     f"{str(score)[:40]!r}, not a number; fix "
@@ -344,13 +360,17 @@ class LiveMemoryArm:
         """Delete the namespaces this run created (with `cleanup`), then disconnect."""
         try:
             if self.options.cleanup and self.backend.breaker.is_open:
-                log.warning("arm %s: its circuit breaker is open (a service not answering, or a "
-                            "foreign namespace); its namespaces stay listed in state.json for "
-                            "the next run or bench.cleanup", self.name)  # fmt: skip
+                log.warning(
+                    "arm %s: its circuit breaker is open (a service not answering, or a "
+                    "foreign namespace); its namespaces stay listed in state.json for "
+                    "the next run or bench.cleanup",
+                    self.name,
+                )
             elif self.options.cleanup:  # only what this process created
                 mine = this_process()
-                delete_recorded(self.name, self.backend, self.ledger, self.options,
-                                lambda n: n.owner == mine)  # fmt: skip
+                delete_recorded(
+                    self.name, self.backend, self.ledger, self.options, lambda n: n.owner == mine
+                )
         finally:
             self.backend.close()
 
@@ -370,9 +390,11 @@ def reconnect_and_delete(
     try:
         recorded = next((arm.endpoint for arm in ledger.arms() if arm.name == name), "")
         if recorded and endpoint_hash(backend.where) != recorded:
-            raise ConfigError(f"arm_options.{name}: {backend.where} is not the endpoint the "
-                              f"run in {ledger.path} used; pass the run's arm_options.{name} "
-                              "(base_url, url or command)")  # fmt: skip
+            raise ConfigError(
+                f"arm_options.{name}: {backend.where} is not the endpoint the "
+                f"run in {ledger.path} used; pass the run's arm_options.{name} "
+                "(base_url, url or command)"
+            )
         return delete_recorded(name, backend, ledger, options)
     finally:
         backend.close()

@@ -61,8 +61,10 @@ def listed_names(reply: Any, options: Any, where: str, arm: str) -> dict[str, st
     """The listing reply as id -> name, read at the options' `list_*` paths."""
     rows = at(reply, options.list_path, where, f"arm_options.{arm}.list_path")
     if not isinstance(rows, list):
-        raise ContractError(f"contract mismatch at {where}: '{options.list_path}' is not a "
-                            f"list; fix arm_options.{arm}.list_path")  # fmt: skip
+        raise ContractError(
+            f"contract mismatch at {where}: '{options.list_path}' is not a "
+            f"list; fix arm_options.{arm}.list_path"
+        )
     names = {}
     for row in rows:
         ident = at(row, options.list_id_path, where, f"arm_options.{arm}.list_id_path")
@@ -89,8 +91,11 @@ def check_new(backend: Lister, options: Any, namespace: str, name: str, where: s
         seen = listed.get(namespace)
         if seen == name:
             return
-        problem = f"the service lists it as {seen[:80]!r}" if seen is not None else \
-            "the service does not list it"  # fmt: skip
+        problem = (
+            f"the service lists it as {seen[:80]!r}"
+            if seen is not None
+            else "the service does not list it"
+        )
     else:
         markers = _markers(backend, options, namespace)
         if not markers:
@@ -104,8 +109,13 @@ def check_new(backend: Lister, options: Any, namespace: str, name: str, where: s
     )
 
 
-def _owned(entry: Namespace, nonce: str | None, listed: dict[str, str] | None,
-           backend: Lister, options: Any) -> bool:  # fmt: skip
+def _owned(
+    entry: Namespace,
+    nonce: str | None,
+    listed: dict[str, str] | None,
+    backend: Lister,
+    options: Any,
+) -> bool:
     """True when `entry` is this run's and still there; False when gone; else ForeignNamespace."""
     where = f"state.json: namespace {entry.namespace!r} of arm {entry.arm}"
     if nonce is None or entry.name != namespace_name(entry.arm, entry.unit, nonce):
@@ -124,8 +134,7 @@ def _owned(entry: Namespace, nonce: str | None, listed: dict[str, str] | None,
             f"{entry.name!r}; nothing deleted (it is not this run's namespace)"
         )
     tag = unit_tag(entry.unit, nonce)
-    foreign = [m for m in _markers(backend, options, entry.namespace)
-               if split_marker(m)[0] != tag]  # fmt: skip
+    foreign = [m for m in _markers(backend, options, entry.namespace) if split_marker(m)[0] != tag]
     if foreign:
         raise ForeignNamespace(
             f"{where}: it holds an item marked {foreign[0][:80]!r}, not this run's; "

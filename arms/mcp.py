@@ -70,17 +70,26 @@ class McpConfig(LiveOptions):
     list_args: dict[str, Any] = _args({})
     """Arguments template for `list_tool`."""
     capture_args: dict[str, Any] = _args(
-        {"project_id": "{namespace}", "messages": "{messages}",
-         "date_time": "{date_time}", "session": "{session}"}
-    )  # fmt: skip
+        {
+            "project_id": "{namespace}",
+            "messages": "{messages}",
+            "date_time": "{date_time}",
+            "session": "{session}",
+        }
+    )
     """Arguments template for `capture_tool` (`{messages}`, `{date_time}`, ...)."""
     remember_args: dict[str, Any] = _args(
-        {"project_id": "{namespace}", "text": "{text}",
-         "bench": "{unit_id}", "date_time": "{date_time}"}
-    )  # fmt: skip
+        {
+            "project_id": "{namespace}",
+            "text": "{text}",
+            "bench": "{unit_id}",
+            "date_time": "{date_time}",
+        }
+    )
     """Arguments template for `remember_tool` (`{text}`, `{unit_id}`, ...)."""
-    search_args: dict[str, Any] = _args({"project_id": "{namespace}", "query": "{query}",
-                                         "k": "{k}"})  # fmt: skip
+    search_args: dict[str, Any] = _args(
+        {"project_id": "{namespace}", "query": "{query}", "k": "{k}"}
+    )
     """Arguments template for `search_tool` (`{namespace}`, `{query}`, `{k}`)."""
 
 
@@ -129,8 +138,10 @@ class McpBackend:
         except Exception as exc:
             self._shutdown()
             leaf = _leaf(exc)
-            raise BenchError(f"{self.where}: cannot connect ({type(leaf).__name__}: "
-                             f"{str(leaf)[:200]}); check arm_options.{name}") from None  # fmt: skip
+            raise BenchError(
+                f"{self.where}: cannot connect ({type(leaf).__name__}: "
+                f"{str(leaf)[:200]}); check arm_options.{name}"
+            ) from None
 
     async def _hold(self) -> None:
         import anyio
@@ -159,18 +170,21 @@ class McpBackend:
             result = self._portal.call(self._bounded, tool, arguments)
         except TimeoutError:
             self.breaker.timed_out(where)
-            raise CallTimeout(f"{where}: no result within timeout_s={self.cfg.timeout_s:g}; "
-                              f"check the server or raise arm_options.{self.name}.timeout_s"
-                              ) from None  # fmt: skip
+            raise CallTimeout(
+                f"{where}: no result within timeout_s={self.cfg.timeout_s:g}; "
+                f"check the server or raise arm_options.{self.name}.timeout_s"
+            ) from None
         except Exception as exc:  # the SDK's errors for a closed or broken session vary
             leaf = _leaf(exc)
             if _is_timeout(leaf):
                 self.breaker.timed_out(where)
-                raise CallTimeout(f"{where}: no result within timeout_s="
-                                  f"{self.cfg.timeout_s:g}") from None  # fmt: skip
+                raise CallTimeout(
+                    f"{where}: no result within timeout_s={self.cfg.timeout_s:g}"
+                ) from None
             self.breaker.trip(f"connection lost: {type(leaf).__name__}")
-            raise BenchError(redact(f"{where}: connection lost ({type(leaf).__name__}: "
-                                    f"{str(leaf)[:200]})")) from None  # fmt: skip
+            raise BenchError(
+                redact(f"{where}: connection lost ({type(leaf).__name__}: {str(leaf)[:200]})")
+            ) from None
         self.breaker.succeeded()
         if result.is_error:
             text = redact(" ".join(getattr(c, "text", "") for c in result.content)[:200])
@@ -182,8 +196,9 @@ class McpBackend:
                 try:
                     return parse_json(block.text, where)
                 except UntrustedJSONError as exc:  # nested too deep, huge numbers, ...
-                    raise ContractError(f"{where}: result is not usable JSON "
-                                        f"({exc.what})") from None  # fmt: skip
+                    raise ContractError(
+                        f"{where}: result is not usable JSON ({exc.what})"
+                    ) from None
         return None
 
     async def _bounded(self, tool: str, arguments: Any) -> Any:
@@ -198,23 +213,31 @@ class McpBackend:
         listed = self._portal.call(self._client.list_tools)
         tools = {t.name: t for t in listed.tools}
         c = self.cfg
-        mapping = {c.create_tool: c.create_args, c.delete_tool: c.delete_args,
-                   c.search_tool: c.search_args,
-                   **({c.list_tool: c.list_args} if c.list_path is not None else {}),
-                   c.capture_tool if c.write_path == "capture" else c.remember_tool:
-                   c.capture_args if c.write_path == "capture" else c.remember_args}  # fmt: skip
+        mapping = {
+            c.create_tool: c.create_args,
+            c.delete_tool: c.delete_args,
+            c.search_tool: c.search_args,
+            **({c.list_tool: c.list_args} if c.list_path is not None else {}),
+            c.capture_tool if c.write_path == "capture" else c.remember_tool: c.capture_args
+            if c.write_path == "capture"
+            else c.remember_args,
+        }
         for tool, args in mapping.items():
             if tool not in tools:
                 none = " (or list_path=null: no listing)" if tool == c.list_tool else ""
-                raise ContractError(f"{self.where}: no tool '{tool}' (server has: "
-                                    f"{', '.join(sorted(tools)) or 'none'}); fix the *_tool "
-                                    f"names in arm_options.{self.name}{none}")  # fmt: skip
+                raise ContractError(
+                    f"{self.where}: no tool '{tool}' (server has: "
+                    f"{', '.join(sorted(tools)) or 'none'}); fix the *_tool "
+                    f"names in arm_options.{self.name}{none}"
+                )
             known = set((tools[tool].input_schema or {}).get("properties", {}))
             extra = sorted(set(args) - known)
             if extra:
-                raise ContractError(f"{self.where}: tool '{tool}' takes no argument "
-                                    f"{', '.join(extra)} (takes: {', '.join(sorted(known))}); "
-                                    f"fix arm_options.{self.name}")  # fmt: skip
+                raise ContractError(
+                    f"{self.where}: tool '{tool}' takes no argument "
+                    f"{', '.join(extra)} (takes: {', '.join(sorted(known))}); "
+                    f"fix arm_options.{self.name}"
+                )
 
     def create(self, name: str) -> Any:
         """Create a namespace named `name`; its id."""
@@ -243,20 +266,32 @@ class McpBackend:
 
     def capture(self, namespace: str, exchange: Exchange, messages: list[Any]) -> None:
         """Write one exchange through the service's capture path."""
-        self._call(self.cfg.capture_tool, self.cfg.capture_args,
-                   {"namespace": namespace, "messages": messages,
-                    "date_time": exchange.date_time, "session": exchange.session})  # fmt: skip
+        self._call(
+            self.cfg.capture_tool,
+            self.cfg.capture_args,
+            {
+                "namespace": namespace,
+                "messages": messages,
+                "date_time": exchange.date_time,
+                "session": exchange.session,
+            },
+        )
 
     def remember(self, namespace: str, text: str, unit_id: str, date_time: str) -> None:
         """Store one unit's text verbatim, with its marker."""
-        self._call(self.cfg.remember_tool, self.cfg.remember_args,
-                   {"namespace": namespace, "text": text, "unit_id": unit_id,
-                    "date_time": date_time})  # fmt: skip
+        self._call(
+            self.cfg.remember_tool,
+            self.cfg.remember_args,
+            {"namespace": namespace, "text": text, "unit_id": unit_id, "date_time": date_time},
+        )
 
     def search(self, namespace: str, query: str, k: int) -> Any:
         """The raw search reply for `query` (top `k`)."""
-        return self._call(self.cfg.search_tool, self.cfg.search_args,
-                          {"namespace": namespace, "query": query, "k": k})  # fmt: skip
+        return self._call(
+            self.cfg.search_tool,
+            self.cfg.search_args,
+            {"namespace": namespace, "query": query, "k": k},
+        )
 
     def _shutdown(self) -> None:
         """End the session (the SDK stops a stdio server it started), then the loop."""

@@ -213,12 +213,13 @@ class RagArm:
             return f"{VECTORS} is damaged ({type(exc).__name__}: {str(exc)[:120]})"
         n = len(self._chunks)
         if (
-            ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer)
+            ids.shape != (n,)
+            or not np.issubdtype(ids.dtype, np.integer)
             or not np.array_equal(ids, np.arange(n))
             or vectors.dtype != np.float32
             or vectors.shape != (n, self.services.embedder.dim)
             or not np.isfinite(vectors).all()
-        ):  # fmt: skip
+        ):
             return f"{VECTORS} does not hold this conversation's {n} chunk vectors"
         self._chunk_ids, self._vectors = ids, vectors
         return None

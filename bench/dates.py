@@ -19,11 +19,31 @@ from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
 
 from bench.text import format_date
 
-_WEEKDAYS = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
-             "saturday": SA, "sunday": SU}  # fmt: skip
-_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-           "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-           "a couple of": 2, "couple of": 2}  # fmt: skip
+_WEEKDAYS = {
+    "monday": MO,
+    "tuesday": TU,
+    "wednesday": WE,
+    "thursday": TH,
+    "friday": FR,
+    "saturday": SA,
+    "sunday": SU,
+}
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a couple of": 2,
+    "couple of": 2,
+}
 _FEW = ("a few", "few", "several")
 
 
@@ -65,16 +85,20 @@ _FIXED: dict[str, Callable[[date], Resolved]] = {
     "last year": lambda d: Resolved(str(d.year - 1), True, True),
     "this year": lambda d: Resolved(str(d.year), True, True),
     "next year": lambda d: Resolved(str(d.year + 1), False, True),
-}  # fmt: skip
+}
 _COUNT_WORDS = "|".join(sorted([*_COUNTS, *_FEW], key=len, reverse=True))
 _PATTERN = re.compile(
     r"\b(?:"
     + "|".join(re.escape(p) for p in sorted(_FIXED, key=len, reverse=True))
-    + r"|(?:last|next) (?:" + "|".join(_WEEKDAYS) + r")"
-    + r"|(?:\d+|" + _COUNT_WORDS + r") (?:day|week|month|year)s? ago"
+    + r"|(?:last|next) (?:"
+    + "|".join(_WEEKDAYS)
+    + r")"
+    + r"|(?:\d+|"
+    + _COUNT_WORDS
+    + r") (?:day|week|month|year)s? ago"
     + r")\b",
     re.IGNORECASE,
-)  # fmt: skip
+)
 
 
 def _ago(phrase: str, anchor: date) -> Resolved:

@@ -87,9 +87,11 @@ def write_json_atomic(path: Path, payload: object) -> None:
 
 
 _READ_FLAGS: Final = (
-    os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    os.O_RDONLY
+    | getattr(os, "O_BINARY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_NONBLOCK", 0)
-)  # fmt: skip
+)
 MAX_RECORD_BYTES: Final = 64 * 1024 * 1024
 """Largest file read from a run directory as one record (a record with a saved context
 and repeats is a few MB; anything far bigger is not one)."""

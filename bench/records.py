@@ -238,8 +238,12 @@ class QuestionRecord:
 
 
 _OPTIONAL_RECORD_KEYS = (
-    "errata_type", "corrected_gold", "corrected_evidence", "rubric", "difficulty",
-)  # fmt: skip
+    "errata_type",
+    "corrected_gold",
+    "corrected_evidence",
+    "rubric",
+    "difficulty",
+)
 _OPTIONAL_RESULT_KEYS = (
     "correct_corrected", "corrected_judgements", "extraction", "retrieval", "write_path",
     "answer_path", "evidence_retrieved", "miss", "repeats", "context_cut_tokens", "truncated",

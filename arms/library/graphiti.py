@@ -120,18 +120,24 @@ class GraphitiArm:
 
     def __init__(self, name: str, config: GraphitiConfig, services: ArmServices) -> None:
         if services.llm_proxy is None:
-            raise ConfigError(f"arm {name} (graphiti): this run offers no accounting proxy "
-                              "for Graphiti's own LLM calls; run it through bench.run")  # fmt: skip
+            raise ConfigError(
+                f"arm {name} (graphiti): this run offers no accounting proxy "
+                "for Graphiti's own LLM calls; run it through bench.run"
+            )
         self.graphiti = load_graphiti()
         if services.extractor is None:
-            raise ConfigError(f"arm {name} (graphiti): Graphiti extracts with an LLM on every "
-                              "turn and the offline models cannot write its JSON: set "
-                              "provider.extractor to an LLM (docs/libraries.md)")  # fmt: skip
+            raise ConfigError(
+                f"arm {name} (graphiti): Graphiti extracts with an LLM on every "
+                "turn and the offline models cannot write its JSON: set "
+                "provider.extractor to an LLM (docs/libraries.md)"
+            )
         if config.k < 1:
             raise ConfigError(f"arm_options.{name}.k={config.k}: ask for at least 1 fact")
         self.name, self.config, self.services = name, config, services
-        self.versions = {DISTRIBUTION: metadata.version(DISTRIBUTION),
-                         "kuzu": metadata.version("kuzu")}  # fmt: skip
+        self.versions = {
+            DISTRIBUTION: metadata.version(DISTRIBUTION),
+            "kuzu": metadata.version("kuzu"),
+        }
         self._loop = asyncio.new_event_loop()
         self._client: Any = None
         self._unit: str | None = None
@@ -149,12 +155,15 @@ class GraphitiArm:
         conversation in `ingest`, where asking the proxy is allowed.
         """
         return {
-            "kind": "graphiti", "version": __version__, "code": source_hash(__name__),
-            **self.versions, "custom_extraction_instructions":
-            self.config.custom_extraction_instructions,
-            "embedder": self.services.embedder.model, "dim": self.services.embedder.dim,
+            "kind": "graphiti",
+            "version": __version__,
+            "code": source_hash(__name__),
+            **self.versions,
+            "custom_extraction_instructions": self.config.custom_extraction_instructions,
+            "embedder": self.services.embedder.model,
+            "dim": self.services.embedder.dim,
             "store": "kuzu",
-        }  # fmt: skip
+        }
 
     def ingest(self, conversation: Conversation) -> dict[str, Any]:
         """Add every turn to a fresh graph (or reopen a finished one); open it for search."""
@@ -162,8 +171,11 @@ class GraphitiArm:
         folder = contained(root / safe_name(conversation.conversation_id), root)
         turns = conversation.turns()
         content = [[t.dia_id, t.render(), t.session] for t in turns]
-        fingerprint = {**self.fingerprint(), "llm": self._served_model(),
-                       "turns": stable_hash(content)}  # fmt: skip
+        fingerprint = {
+            **self.fingerprint(),
+            "llm": self._served_model(),
+            "turns": stable_hash(content),
+        }
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         self._close_client()
         state = checkpoint.load()
@@ -193,14 +205,19 @@ class GraphitiArm:
             for query in get_fulltext_indices(provider):  # the Kuzu driver creates none
                 self._run(client.driver.execute_query(query))
             for position, turn in enumerate(turns):
-                self._add(turn.dia_id, client.add_episode(
-                    name=turn.dia_id, episode_body=turn.render(),
-                    source_description=f"conversation {conversation.conversation_id} "
-                    f"session {turn.session}",
-                    reference_time=reference_time(conversation, turn, position),
-                    source=EpisodeType.message, group_id=group,
-                    custom_extraction_instructions=self.config.custom_extraction_instructions,
-                ))  # fmt: skip
+                self._add(
+                    turn.dia_id,
+                    client.add_episode(
+                        name=turn.dia_id,
+                        episode_body=turn.render(),
+                        source_description=f"conversation {conversation.conversation_id} "
+                        f"session {turn.session}",
+                        reference_time=reference_time(conversation, turn, position),
+                        source=EpisodeType.message,
+                        group_id=group,
+                        custom_extraction_instructions=self.config.custom_extraction_instructions,
+                    ),
+                )
         finally:
             self._release(client)
 
@@ -225,11 +242,14 @@ class GraphitiArm:
     def retrieve(self, question: AskedQuestion) -> Context:
         """Graphiti's top-k facts for the question, each mapped to its episodes' dia_ids."""
         if self._client is None or self._unit != question.conversation_id:
-            raise RuntimeError(f"arm {self.name}: conversation {question.conversation_id} "
-                               "was not ingested; call ingest(conversation) first")  # fmt: skip
+            raise RuntimeError(
+                f"arm {self.name}: conversation {question.conversation_id} "
+                "was not ingested; call ingest(conversation) first"
+            )
         group = group_id(question.conversation_id)
-        edges = self._run(self._client.search(question.question, group_ids=[group],
-                                               num_results=self.config.k))  # fmt: skip
+        edges = self._run(
+            self._client.search(question.question, group_ids=[group], num_results=self.config.k)
+        )
         items = tuple(fact_item(e, rank, self._episodes) for rank, e in enumerate(edges))
         lines = ["<FACTS>", *(f"- {i.text}" for i in items), "</FACTS>"] if items else []
         return Context("\n".join(lines), items, meta={"namespace": group})
@@ -280,10 +300,15 @@ class GraphitiArm:
         assert self.services.llm_proxy is not None  # checked in __init__
         url = self.services.llm_proxy(self.name, phase)
         folder.mkdir(parents=True, exist_ok=True)
-        llm = LLMConfig(api_key=PROXY_KEY, model=MODEL, small_model=MODEL, base_url=url,
-                        temperature=0.0)  # fmt: skip
-        embedder = OpenAIEmbedderConfig(api_key=PROXY_KEY, embedding_model=MODEL, base_url=url,
-                                        embedding_dim=self.services.embedder.dim)  # fmt: skip
+        llm = LLMConfig(
+            api_key=PROXY_KEY, model=MODEL, small_model=MODEL, base_url=url, temperature=0.0
+        )
+        embedder = OpenAIEmbedderConfig(
+            api_key=PROXY_KEY,
+            embedding_model=MODEL,
+            base_url=url,
+            embedding_dim=self.services.embedder.dim,
+        )
         with warnings.catch_warnings():  # Kuzu's deprecation notice, once per open
             warnings.simplefilter("ignore", DeprecationWarning)
             driver = KuzuDriver(str(folder / "graph.kuzu"))
@@ -291,8 +316,9 @@ class GraphitiArm:
         return self.graphiti.Graphiti(
             graph_driver=driver,
             llm_client=OpenAIGenericClient(llm, structured_output_mode="json_object"),
-            embedder=OpenAIEmbedder(embedder), cross_encoder=OpenAIRerankerClient(llm),
-        )  # fmt: skip
+            embedder=OpenAIEmbedder(embedder),
+            cross_encoder=OpenAIRerankerClient(llm),
+        )
 
     def _close_client(self) -> None:
         if self._client is not None:

@@ -111,8 +111,10 @@ class Mem0Arm:
 
     def __init__(self, name: str, config: Mem0Config, services: ArmServices) -> None:
         if services.llm_proxy is None:
-            raise ConfigError(f"arm {name} (mem0): this run offers no accounting proxy for "
-                              "Mem0's own LLM calls; run it through bench.run")  # fmt: skip
+            raise ConfigError(
+                f"arm {name} (mem0): this run offers no accounting proxy for "
+                "Mem0's own LLM calls; run it through bench.run"
+            )
         if config.k < 1:
             raise ConfigError(f"arm_options.{name}.k={config.k}: ask for at least 1 memory")
         self.name, self.config, self.services = name, config, services
@@ -151,8 +153,11 @@ class Mem0Arm:
         folder = contained(root / safe_name(conversation.conversation_id), root)
         turns = conversation.turns()
         messages = [turn_message(conversation, t) for t in turns]
-        fingerprint = {**self.fingerprint(), "llm": self._served_model() if self.infer else None,
-                       "turns": stable_hash([messages, [t.dia_id for t in turns]])}  # fmt: skip
+        fingerprint = {
+            **self.fingerprint(),
+            "llm": self._served_model() if self.infer else None,
+            "turns": stable_hash([messages, [t.dia_id for t in turns]]),
+        }
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         self._close_memory()
         state = checkpoint.load()
@@ -166,8 +171,13 @@ class Mem0Arm:
             checkpoint.save({"added": added, "turns": len(turns)}, complete=True)
         self._memory = self._open(folder, "retrieve")
         self._unit = conversation.conversation_id
-        return {"turns": len(turns), "added": added, "infer": self.infer,
-                "reused_store": reused, DISTRIBUTION: self.version}  # fmt: skip
+        return {
+            "turns": len(turns),
+            "added": added,
+            "infer": self.infer,
+            "reused_store": reused,
+            DISTRIBUTION: self.version,
+        }
 
     def _build(
         self,
@@ -193,12 +203,17 @@ class Mem0Arm:
     def retrieve(self, question: AskedQuestion) -> Context:
         """Mem0's top-k memories for the question, each mapped to its turn's dia_id."""
         if self._memory is None or self._unit != question.conversation_id:
-            raise RuntimeError(f"arm {self.name}: conversation {question.conversation_id} "
-                               "was not ingested; call ingest(conversation) first")  # fmt: skip
+            raise RuntimeError(
+                f"arm {self.name}: conversation {question.conversation_id} "
+                "was not ingested; call ingest(conversation) first"
+            )
         user = safe_name(question.conversation_id)
-        reply = self._memory.search(question.question, top_k=self.config.k,
-                                    filters={"user_id": user},
-                                    threshold=self.config.threshold)  # fmt: skip
+        reply = self._memory.search(
+            question.question,
+            top_k=self.config.k,
+            filters={"user_id": user},
+            threshold=self.config.threshold,
+        )
         items = tuple(memory_item(r) for r in reply.get("results", []))
         lines = ["<MEMORIES>", *(f"- {i.text}" for i in items), "</MEMORIES>"] if items else []
         text = "\n".join(lines)  # nothing found: an empty context, counted as one
@@ -230,14 +245,20 @@ class Mem0Arm:
         dim = self.services.embedder.dim
         client = {"model": MODEL, "openai_base_url": url, "api_key": PROXY_KEY}
         config: dict[str, Any] = {
-            "vector_store": {"provider": "qdrant", "config": {
-                "collection_name": COLLECTION, "path": str(folder / "qdrant"),
-                "on_disk": True, "embedding_model_dims": dim}},
+            "vector_store": {
+                "provider": "qdrant",
+                "config": {
+                    "collection_name": COLLECTION,
+                    "path": str(folder / "qdrant"),
+                    "on_disk": True,
+                    "embedding_model_dims": dim,
+                },
+            },
             "llm": {"provider": "openai", "config": {**client, "temperature": 0.0}},
             "embedder": {"provider": "openai", "config": {**client, "embedding_dims": dim}},
             "history_db_path": str(folder / "history.db"),
             "custom_instructions": self.config.custom_instructions,
-        }  # fmt: skip
+        }
         return self.memory_class.from_config(config)
 
     def _close_memory(self) -> None:
@@ -261,5 +282,9 @@ def memory_item(result: dict[str, Any]) -> ContextItem:
     text = str(result.get("memory", ""))
     shown = f"[{date}] {text}" if date and not text.startswith(f"[{date}]") else text
     score = result.get("score")
-    return ContextItem(shown, float(score) if isinstance(score, int | float) else 0.0,
-                       (str(dia_id),) if dia_id else (), kind="memory")  # fmt: skip
+    return ContextItem(
+        shown,
+        float(score) if isinstance(score, int | float) else 0.0,
+        (str(dia_id),) if dia_id else (),
+        kind="memory",
+    )

@@ -131,12 +131,22 @@ class ColdArchive:
         self._conn.executemany(
             "INSERT INTO facts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
-                (f.id, a, c, f.turn, f.entity_name, f.fact_content, f.tier.label,
-                 json.dumps(f.related), f.valid_date, json.dumps(f.source_ids),
-                 np.asarray(f.embedding, dtype=np.float32).tobytes())
+                (
+                    f.id,
+                    a,
+                    c,
+                    f.turn,
+                    f.entity_name,
+                    f.fact_content,
+                    f.tier.label,
+                    json.dumps(f.related),
+                    f.valid_date,
+                    json.dumps(f.source_ids),
+                    np.asarray(f.embedding, dtype=np.float32).tobytes(),
+                )
                 for f in facts
             ],
-        )  # fmt: skip
+        )
         self._conn.executemany(
             "INSERT INTO facts_fts(rowid, entity_name, fact_content) VALUES (?,?,?)",
             [(f.id, f.entity_name, f.fact_content) for f in facts],
@@ -201,9 +211,16 @@ class ColdArchive:
         out: dict[int, FactRow] = {}
         for fid, turn, entity, content, tier, related, valid, sources, blob in rows:
             out[fid] = FactRow(
-                fid, turn, entity, content, _tier(tier), tuple(json.loads(related)), valid,
-                tuple(json.loads(sources)), np.frombuffer(blob, dtype=np.float32).copy(),
-            )  # fmt: skip
+                fid,
+                turn,
+                entity,
+                content,
+                _tier(tier),
+                tuple(json.loads(related)),
+                valid,
+                tuple(json.loads(sources)),
+                np.frombuffer(blob, dtype=np.float32).copy(),
+            )
         return out
 
     def keyword_search(self, terms: list[str], limit: int) -> list[int]:

@@ -41,14 +41,47 @@ from bench.paths import contained, safe_name
 from bench.types import AskedQuestion, Context, ContextItem, Conversation, ranked_ids
 
 ENGINE_MODULES = (
-    "answer_gate", "archive", "archive_index", "arm", "config", "consolidation", "cut_reply",
-    "decay", "dry_extract", "engine", "exchange", "extract_llm", "extract_rules",
-    "extraction", "extractors", "fusion", "grounding", "hotstore", "hydration",
-    "invalidation", "keyword_index", "ltp", "pruning", "records", "render", "retrieval",
-    "rollback", "spreading", "state", "store_check", "vector_file", "vectors", "workingset",
-)  # fmt: skip
-SHARED_MODULES = ("bench.text", "bench.dates", "bench.types", "bench.providers.offline_embed",
-                  "bench.wordllama_files")  # fmt: skip
+    "answer_gate",
+    "archive",
+    "archive_index",
+    "arm",
+    "config",
+    "consolidation",
+    "cut_reply",
+    "decay",
+    "dry_extract",
+    "engine",
+    "exchange",
+    "extract_llm",
+    "extract_rules",
+    "extraction",
+    "extractors",
+    "fusion",
+    "grounding",
+    "hotstore",
+    "hydration",
+    "invalidation",
+    "keyword_index",
+    "ltp",
+    "pruning",
+    "records",
+    "render",
+    "retrieval",
+    "rollback",
+    "spreading",
+    "state",
+    "store_check",
+    "vector_file",
+    "vectors",
+    "workingset",
+)
+SHARED_MODULES = (
+    "bench.text",
+    "bench.dates",
+    "bench.types",
+    "bench.providers.offline_embed",
+    "bench.wordllama_files",
+)
 """Modules outside the engine that ingestion depends on: tokenising, session dates,
 relative dates, `Turn.render`, and the offline embedder (its tokenizer and weights files)."""
 MAX_OPEN = 8
@@ -72,9 +105,11 @@ def code_hash() -> str:
 def conversation_hash(conversation: Conversation) -> str:
     """Hash of what ingestion reads from a conversation (turns, speakers, dates)."""
     return stable_hash(
-        [conversation.speakers, [(s.index, s.date_time, [asdict(t) for t in s.turns])
-                                 for s in conversation.sessions]]
-    )  # fmt: skip
+        [
+            conversation.speakers,
+            [(s.index, s.date_time, [asdict(t) for t in s.turns]) for s in conversation.sessions],
+        ]
+    )
 
 
 class NeuromorphicArm:
@@ -111,10 +146,13 @@ class NeuromorphicArm:
         without importing lancedb; retrieval is the same either way.
         """
         engine = MemoryEngine(
-            folder, self.services.embedder, self.config,
-            extractor=self.extractor, conversation_id=conversation_id,
+            folder,
+            self.services.embedder,
+            self.config,
+            extractor=self.extractor,
+            conversation_id=conversation_id,
             read_only=complete and not self.config.reinforce_on_query,
-        )  # fmt: skip
+        )
         self._engines[conversation_id] = engine
         while len(self._engines) > MAX_OPEN:
             self._engines.popitem(last=False)[1].close()

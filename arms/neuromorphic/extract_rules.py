@@ -232,8 +232,13 @@ def _linked(drafts: list[FactDraft]) -> list[FactDraft]:
         names = tuple(dict.fromkeys(drafts[j].entity_name for j in others))[:MAX_LINKS]
         out.append(
             FactDraft(
-                draft.entity_name, draft.fact_content, draft.memory_type,
-                draft.overrides_entity, names, draft.valid_date, draft.source_ids,
+                draft.entity_name,
+                draft.fact_content,
+                draft.memory_type,
+                draft.overrides_entity,
+                names,
+                draft.valid_date,
+                draft.source_ids,
             )
-        )  # fmt: skip
+        )
     return out

@@ -231,17 +231,29 @@ def _tombstones(ids: list[int], agent: str, conv: str, dim: int, seq: int) -> pa
     n = len(ids)
     zeros = np.zeros(n, dtype=np.int64)
     data: dict[str, Any] = {
-        "id": ids, "agent_id": [agent] * n, "conversation_id": [conv] * n,
-        "entity_name": [""] * n, "fact_content": [""] * n, "memory_type": ["CoreAnchor"] * n,
-        "w": np.zeros(n), "k": zeros, "created_at_turn": zeros, "last_reinforced_turn": zeros,
-        "valid_at": zeros, "invalid_at": zeros - 1, "related_entities": [[]] * n,
-        "source_ids": [[]] * n, "valid_date": [""] * n, "invalid_date": [None] * n,
+        "id": ids,
+        "agent_id": [agent] * n,
+        "conversation_id": [conv] * n,
+        "entity_name": [""] * n,
+        "fact_content": [""] * n,
+        "memory_type": ["CoreAnchor"] * n,
+        "w": np.zeros(n),
+        "k": zeros,
+        "created_at_turn": zeros,
+        "last_reinforced_turn": zeros,
+        "valid_at": zeros,
+        "invalid_at": zeros - 1,
+        "related_entities": [[]] * n,
+        "source_ids": [[]] * n,
+        "valid_date": [""] * n,
+        "invalid_date": [None] * n,
         "invalid_reason": [None] * n,
         "vector": pa.FixedSizeListArray.from_arrays(
             pa.array(np.zeros(n * dim, dtype=np.float32)), dim
         ),
-        "seq": np.full(n, seq, dtype=np.int64), "tombstone": np.ones(n, dtype=bool),
-    }  # fmt: skip
+        "seq": np.full(n, seq, dtype=np.int64),
+        "tombstone": np.ones(n, dtype=bool),
+    }
     return pa.table(data, schema=hot_schema(dim))
 
 

@@ -172,8 +172,10 @@ class KeywordIndex:
         start = 0
         for term, group in groupby(counts, key=lambda r: r[0]):
             end = start + sum(1 for _ in group)
-            self.postings[term] = (array("q", rows[start:end].tobytes()),
-                                   array("d", freq[start:end].tobytes()))  # fmt: skip
+            self.postings[term] = (
+                array("q", rows[start:end].tobytes()),
+                array("d", freq[start:end].tobytes()),
+            )
             start = end
         self.size[: self.n] = size
         self.tokens = int(size.sum())

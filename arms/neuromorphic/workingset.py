@@ -81,10 +81,17 @@ class WorkingSet:
     def add_state(self, fact: FactRow, nums: dict[str, Any], validity: dict[str, Any]) -> int:
         """Append a record with explicit state (used when loading a persisted store)."""
         return self._append(
-            fact, nums["w"], nums["k"], nums["tier"], nums["created"], nums["reinforced"],
-            validity["valid_at"], validity["invalid_at"], validity["invalid_date"],
+            fact,
+            nums["w"],
+            nums["k"],
+            nums["tier"],
+            nums["created"],
+            nums["reinforced"],
+            validity["valid_at"],
+            validity["invalid_at"],
+            validity["invalid_date"],
             validity["reason"],
-        )  # fmt: skip
+        )
 
     def _append(
         self,

@@ -94,10 +94,15 @@ class SearchResult:
     def to_json(self) -> dict[str, object]:
         """The wire form: `results[]` (id, text, score, source_ids, metadata.bench), `context`."""
         results = [
-            {"id": h.id, "text": h.text, "score": h.score, "source_ids": list(h.source_ids),
-             "metadata": {"bench": list(h.source_ids)}}
+            {
+                "id": h.id,
+                "text": h.text,
+                "score": h.score,
+                "source_ids": list(h.source_ids),
+                "metadata": {"bench": list(h.source_ids)},
+            }
             for h in self.hits
-        ]  # fmt: skip
+        ]
         return {"results": results, "context": self.context}
 
 
@@ -187,10 +192,15 @@ class MemoryService:
             self.calls["capture"] += 1
             engine = self._engine(project_id)
             turns = tuple(
-                Turn(m.speaker, m.text, m.id or f"T{engine.turn + 1}:{i + 1}", session,
-                     m.image_caption)
+                Turn(
+                    m.speaker,
+                    m.text,
+                    m.id or f"T{engine.turn + 1}:{i + 1}",
+                    session,
+                    m.image_caption,
+                )
                 for i, m in enumerate(messages)
-            )  # fmt: skip
+            )
             engine.extractor = self.extractor
             did = engine.process_exchange(Exchange(session, date_time or now_stamp(), turns))
             return {"turn": did["turn"], "facts": did["facts"], "errors": did["errors"]}
@@ -269,9 +279,12 @@ class MemoryService:
             self._engines.move_to_end(project_id)
             return self._engines[project_id]
         engine = MemoryEngine(
-            self._folder(project_id), self.embedder, self.config,
-            extractor=self.extractor, conversation_id=project_id,
-        )  # fmt: skip
+            self._folder(project_id),
+            self.embedder,
+            self.config,
+            extractor=self.extractor,
+            conversation_id=project_id,
+        )
         self._engines[project_id] = engine
         while len(self._engines) > MAX_OPEN:
             self._engines.popitem(last=False)[1].close()

@@ -69,8 +69,10 @@ def fit_context(cfg: RunConfig, prompt: AnswerPrompt, tokens: TokenCounter) -> R
         f"server's {window}-token context per request ({source}; {FIT_SHARE:.0%} kept)"
     )
     if fits <= 0:
-        raise ConfigError(f"answer.max_context_tokens={budget}: {numbers}; start the server "
-                          "with a larger context per slot (docs/providers.md)")  # fmt: skip
+        raise ConfigError(
+            f"answer.max_context_tokens={budget}: {numbers}; start the server "
+            "with a larger context per slot (docs/providers.md)"
+        )
     if not cfg.answer.truncate_to_fit:
         raise ConfigError(
             f"answer.max_context_tokens={budget}: {numbers}: set answer.max_context_tokens="

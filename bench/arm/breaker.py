@@ -66,5 +66,6 @@ class CircuitBreaker:
 
     def _open(self, why: str) -> None:
         self._why = why
-        log.error("arm %s: circuit breaker open (%s); its remaining calls fail at once",
-                  self.arm, why)  # fmt: skip
+        log.error(
+            "arm %s: circuit breaker open (%s); its remaining calls fail at once", self.arm, why
+        )

@@ -174,18 +174,22 @@ class NamespaceLedger:
         data.setdefault("arms", {})
         data.setdefault("namespaces", [])
         if not isinstance(data["arms"], dict) or not isinstance(data["namespaces"], list):
-            raise BenchError(f"{self.path}: 'arms' must be an object and 'namespaces' a "
-                             "list; fix or delete it")  # fmt: skip
+            raise BenchError(
+                f"{self.path}: 'arms' must be an object and 'namespaces' a list; fix or delete it"
+            )
         for name, spec in data["arms"].items():
             if not isinstance(spec, dict) or not all(
                 isinstance(spec.get(k, ""), str) for k in ("kind", "endpoint")
             ):
-                raise BenchError(f"{self.path}: arms.{name} is not an object of strings "
-                                 "(kind, endpoint); fix or delete it")  # fmt: skip
+                raise BenchError(
+                    f"{self.path}: arms.{name} is not an object of strings "
+                    "(kind, endpoint); fix or delete it"
+                )
         nonce = data.get("nonce")
         if nonce is not None and not (isinstance(nonce, str) and NONCE.fullmatch(nonce)):
-            raise BenchError(f"{self.path}: 'nonce' is not 32 lower-case hex digits; "
-                             "fix or delete it")  # fmt: skip
+            raise BenchError(
+                f"{self.path}: 'nonce' is not 32 lower-case hex digits; fix or delete it"
+            )
         return data
 
     def _entries(self, data: dict[str, Any]) -> list[Namespace]:
@@ -194,14 +198,21 @@ class NamespaceLedger:
         for index, n in enumerate(data["namespaces"]):
             where = f"{self.path}: namespaces[{index}]"
             fields = ("arm", "namespace", "unit", "owner", "name")
-            if not isinstance(n, dict) or not all(
-                isinstance(n.get(f, ""), str) for f in fields
-            ) or not isinstance(n.get("arm"), str):  # fmt: skip
-                raise BenchError(f"{where} is not an object of strings (arm, namespace, "
-                                 "unit, owner, name); fix or delete it")  # fmt: skip
+            if (
+                not isinstance(n, dict)
+                or not all(isinstance(n.get(f, ""), str) for f in fields)
+                or not isinstance(n.get("arm"), str)
+            ):
+                raise BenchError(
+                    f"{where} is not an object of strings (arm, namespace, "
+                    "unit, owner, name); fix or delete it"
+                )
             namespace = checked_namespace(n.get("namespace"), where)
-            entries.append(Namespace(n["arm"], namespace, n.get("unit", ""),
-                                     n.get("owner", ""), n.get("name", "")))  # fmt: skip
+            entries.append(
+                Namespace(
+                    n["arm"], namespace, n.get("unit", ""), n.get("owner", ""), n.get("name", "")
+                )
+            )
         return entries
 
     def register_arm(self, arm: LiveArm) -> str:
@@ -250,19 +261,19 @@ class NamespaceLedger:
         with self._locked():
             data = self._read()
             data["namespaces"] = [
-                n for n in data["namespaces"]
+                n
+                for n in data["namespaces"]
                 if (n.get("arm"), n.get("namespace")) != (entry.arm, entry.namespace)
-            ]  # fmt: skip
+            ]
             write_json_atomic(self.path, data)
 
     def arms(self) -> list[LiveArm]:
         """Every recorded live arm, by name."""
         data = self._read()
         return [
-            LiveArm(name, str(spec.get("kind")), str(spec.get("endpoint", "")),
-                    "options" in spec)
+            LiveArm(name, str(spec.get("kind")), str(spec.get("endpoint", "")), "options" in spec)
             for name, spec in sorted(data["arms"].items())
-        ]  # fmt: skip
+        ]
 
     def namespaces(self, arm: str | None = None) -> list[Namespace]:
         """Recorded namespaces (of one arm, or all), in creation order."""

@@ -55,8 +55,13 @@ def probe_store(arm: object, conversation: Conversation, stats: object) -> Store
         try:
             return arm.probe_store(conversation)
         except Exception as exc:
-            log.warning("probe %s/%s failed: %s: %s", getattr(arm, "name", "?"),
-                        conversation.conversation_id, type(exc).__name__, exc)  # fmt: skip
+            log.warning(
+                "probe %s/%s failed: %s: %s",
+                getattr(arm, "name", "?"),
+                conversation.conversation_id,
+                type(exc).__name__,
+                exc,
+            )
             return None
     counts = stats if isinstance(stats, dict) else {}
     for key in STORED_KEYS:

@@ -44,8 +44,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="RUN_DIR",
         help="run directories (bench.run, bench.published import or merge)",
     )
-    parser.add_argument("--out", type=Path, default=Path("board"),
-                        help="folder for board.html and board.md (default: ./board)")  # fmt: skip
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("board"),
+        help="folder for board.html and board.md (default: ./board)",
+    )
     return parser
 
 

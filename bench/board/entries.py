@@ -99,11 +99,16 @@ def entries_of(run_dir: Path, summary: Summary, records: list[QuestionRecord]) -
         found = [c for c in codes if c in _CALIBRATION_CODES]
         judged = rule_judge(scale.split(" ", 1)[0]) is not None
         entry = Entry(
-            run=run_dir.resolve().name, arm=arm, scale=scale,
+            run=run_dir.resolve().name,
+            arm=arm,
+            scale=scale,
             calibration=", ".join(found) or ("on file" if judged else "—"),
-            accuracy=stats.accuracy["scored"], cost=_cost(summary, arm),
-            context_tokens=stats.context_tokens_mean, publishable=not codes, reasons=codes,
-        )  # fmt: skip
+            accuracy=stats.accuracy["scored"],
+            cost=_cost(summary, arm),
+            context_tokens=stats.context_tokens_mean,
+            publishable=not codes,
+            reasons=codes,
+        )
         _outcomes(entry, records, summary.locomo_style)
         out.append(entry)
     return out

@@ -13,10 +13,23 @@ import html
 from bench.board.entries import PAIRED_TESTS, Entry
 
 COLUMNS = [
-    "rank", "run", "arm", "accuracy", "95% CI", "n", "scale (rule, judge)", "calibration",
-    "cost / correct", "ctx tokens", "publishable", "reasons", "vs top: n", "top only",
-    "this only", *PAIRED_TESTS,
-]  # fmt: skip
+    "rank",
+    "run",
+    "arm",
+    "accuracy",
+    "95% CI",
+    "n",
+    "scale (rule, judge)",
+    "calibration",
+    "cost / correct",
+    "ctx tokens",
+    "publishable",
+    "reasons",
+    "vs top: n",
+    "top only",
+    "this only",
+    *PAIRED_TESTS,
+]
 _DASH = "—"
 
 _SCRIPT = """

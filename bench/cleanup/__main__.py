@@ -63,8 +63,10 @@ def cleanup(run_dir: Path, overrides: list[str]) -> dict[str, int]:
         if arm.kind not in CLEANERS:
             raise BenchError(f"{ledger.path}: arm {arm.name} has unknown kind {arm.kind!r}")
         if arm.legacy_options:
-            print(f"note: {ledger.path}: arm {arm.name}'s recorded options (URL, token "
-                  "variable, request templates) are ignored; this command's are used")  # fmt: skip
+            print(
+                f"note: {ledger.path}: arm {arm.name}'s recorded options (URL, token "
+                "variable, request templates) are ignored; this command's are used"
+            )
     busy = [arm for arm in arms if ledger.namespaces(arm.name)]
     options = _options(busy, overrides) if busy else {}
     deleted = {arm.name: 0 for arm in arms}

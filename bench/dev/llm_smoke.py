@@ -72,11 +72,23 @@ class ServerPlan:
     def argv(self, assets: Assets) -> list[str]:
         """The server command line (`--no-repack`: some x86 CPUs die with SIGILL otherwise)."""
         return [
-            str(assets.binary), "--model", str(assets.model),
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "-c", str(self.ctx_per_slot * self.parallel), "--parallel", str(self.parallel),
-            "--threads", str(self.threads), "--no-repack", "--jinja", "--metrics",
-        ]  # fmt: skip
+            str(assets.binary),
+            "--model",
+            str(assets.model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(self.ctx_per_slot * self.parallel),
+            "--parallel",
+            str(self.parallel),
+            "--threads",
+            str(self.threads),
+            "--no-repack",
+            "--jinja",
+            "--metrics",
+        ]
 
 
 @dataclass(frozen=True)
@@ -224,10 +236,20 @@ def bench_command(
     context = usable(plan.ctx_per_slot) - PROMPT_MARGIN
     named = [f"provider.answerer.model={model.stem}"] if model is not None else []
     return [
-        sys.executable, "-m", "bench.run", "dataset=smoke", "provider=llamacpp", "judge=llm",
-        f"provider.answerer.base_url={base}/v1", f"provider.answerer.concurrency={plan.parallel}",
-        f"answer.max_context_tokens={context}", f"out={out}", "progress=false", *named, *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "bench.run",
+        "dataset=smoke",
+        "provider=llamacpp",
+        "judge=llm",
+        f"provider.answerer.base_url={base}/v1",
+        f"provider.answerer.concurrency={plan.parallel}",
+        f"answer.max_context_tokens={context}",
+        f"out={out}",
+        "progress=false",
+        *named,
+        *extra,
+    ]
 
 
 def run_bench(cmd: list[str], log: Path) -> tuple[int, str, float]:

@@ -136,12 +136,15 @@ def eval_results(summary: Summary, arm: str, samples: list[EvalSample]) -> Any:
         completed_samples=sum(1 for s in samples if s.error is None),
         scores=[
             EvalScore(
-                name="outcome", scorer=SCORER, scored_samples=scored,
-                unscored_samples=len(samples) - scored, metrics=metrics,
+                name="outcome",
+                scorer=SCORER,
+                scored_samples=scored,
+                unscored_samples=len(samples) - scored,
+                metrics=metrics,
                 metadata={"rule": summary.outcome},
             )
         ],
-    )  # fmt: skip
+    )
 
 
 def arm_log(summary: Summary, records: list[QuestionRecord], arm: str) -> EvalLog:

@@ -165,8 +165,11 @@ def _questions(
             question = _question(check, item, conv_id, ability, i)
             text = question.question.strip()
             if text in seen:
-                check.fail(f"{ability}[{i}]", f"repeats the question of {seen[text]}: "
-                           "a duplicated probing question would be scored twice")  # fmt: skip
+                check.fail(
+                    f"{ability}[{i}]",
+                    f"repeats the question of {seen[text]}: "
+                    "a duplicated probing question would be scored twice",
+                )
             seen[text] = f"{ability}[{i}]"
             out.append(question)
     unresolved = sorted({e for q in out for e in q.evidence} - known, key=int)

@@ -90,9 +90,11 @@ def build(
         built = _write_chat(folders, folder / CHAT, tokens, f"{seed}:{n}", counter)
         _write_questions(folders, folder / QUESTIONS, built)
         manifest["conversations"][str(n)] = {
-            "tokens": built.tokens, "messages": built.messages, "batches": built.batches,
+            "tokens": built.tokens,
+            "messages": built.messages,
+            "batches": built.batches,
             "copies": built.copies,
-        }  # fmt: skip
+        }
     (out / SYNTHETIC_MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 

@@ -89,11 +89,14 @@ def fetch_pinned(repo: str, remote_name: str, revision: str, local: str) -> Path
         return Path(
             str(
                 hf_hub_download(
-                    repo, remote_name, repo_type="dataset", revision=revision,
+                    repo,
+                    remote_name,
+                    repo_type="dataset",
+                    revision=revision,
                     local_files_only=cached_only,
                 )
             )
-        )  # fmt: skip
+        )
 
     try:
         return download(cached_only=True)

@@ -110,8 +110,11 @@ def load_locomo_plus(
         conversations.append(_stitch(check, item, i, host, f"[{i}]"))
         key = (item["cue_dialogue"].strip(), item["trigger_query"].strip())  # checked strings
         if key in seen:
-            check.fail(f"[{i}]", f"repeats item [{seen[key]}] (the same cue and trigger): "
-                       "a duplicated item would be scored twice")  # fmt: skip
+            check.fail(
+                f"[{i}]",
+                f"repeats item [{seen[key]}] (the same cue and trigger): "
+                "a duplicated item would be scored twice",
+            )
         seen[key] = i
     check_questions(check, conversations, "items")
     digest = content_key({"seed": seed, "conversations": [asdict(c) for c in conversations]})

@@ -184,8 +184,11 @@ def hub_file(cfg: DatasetConfig, remote: str, local: str) -> tuple[Path, HubSour
         log.warning(
             "note: %s %s: SHA-256 %s not verified against a published value (none is "
             "published; recorded in run.json); pin it with dataset.sha256=%s",
-            origin, remote, digest, digest,
-        )  # fmt: skip
+            origin,
+            remote,
+            digest,
+            digest,
+        )
     return path, HubSource(cfg.hf_repo, revision, remote, sha256_verified=bool(cfg.sha256))
 
 
@@ -245,6 +248,12 @@ def _stream(url: str, out: BinaryIO, label: str) -> None:
 
 
 __all__ = [
-    "PROJECT_ROOT", "SHARED_DATA", "cache_dir", "download_url", "hub_file", "resolve_data_file",
-    "resolve_source", "sha256_file",
-]  # fmt: skip
+    "PROJECT_ROOT",
+    "SHARED_DATA",
+    "cache_dir",
+    "download_url",
+    "hub_file",
+    "resolve_data_file",
+    "resolve_source",
+    "sha256_file",
+]

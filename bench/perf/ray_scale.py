@@ -80,9 +80,12 @@ def _empty() -> None:
 def _run(args: list[str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", *args], cwd=PROJECT_ROOT, capture_output=True,
-        text=True, env=None,
-    )  # fmt: skip
+        [sys.executable, "-m", "bench.run", *args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        env=None,
+    )
     if done.returncode != 0:
         raise BenchError(f"bench.run {' '.join(args)} failed: {done.stderr[-500:]}")
     return time.perf_counter() - started

@@ -54,9 +54,14 @@ from bench.suite.model import Suite, suite_to_json
 
 FIXTURE = PROJECT_ROOT / "datasets" / "fixtures" / "beam"
 FITTED = (
-    "ingest_cpu_s", "ingest_wall_s", "store_bytes", "peak_rss_mb", "ingest_rss_mb", "hot_valid",
+    "ingest_cpu_s",
+    "ingest_wall_s",
+    "store_bytes",
+    "peak_rss_mb",
+    "ingest_rss_mb",
+    "hot_valid",
     "hot_rows",
-)  # fmt: skip
+)
 """The costs whose growth exponent is fitted, per arm and series."""
 WATCHED = {
     "ingest_cpu_s": "ingestion time",

@@ -63,8 +63,10 @@ def module_figures(module: str, repeats: int = 3) -> dict[str, float]:
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         walls.append(time.perf_counter() - started)
         total, count = importtime_total_us(done.stderr)
         totals.append(total)
@@ -98,9 +100,12 @@ def hydra_compose_figures(repeats: int = 3) -> dict[str, float]:
     rows = []
     for _ in range(repeats):
         done = subprocess.run(
-            [sys.executable, "-c", _COMPOSE], cwd=PROJECT_ROOT, capture_output=True, text=True,
+            [sys.executable, "-c", _COMPOSE],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
             check=True,
-        )  # fmt: skip
+        )
         rows.append([float(x) for x in done.stdout.split()])
     names = ("import_wall_s", "import_cpu_s", "compose_wall_s", "compose_cpu_s")
     return {name: round(statistics.median(r[i] for r in rows), 3) for i, name in enumerate(names)}

@@ -44,14 +44,27 @@ def _locomo() -> Path | None:
 
 def _suite_args(locomo: Path, out: Path, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "bench.suite", "suite.adapter=locomo", f"suite.path={locomo}",
-        f"out={out}", "progress=false", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "bench.suite",
+        "suite.adapter=locomo",
+        f"suite.path={locomo}",
+        f"out={out}",
+        "progress=false",
+        *extra,
+    ]
 
 
 def _screen_args(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "bench.screen", "dataset=locomo", f"out={out}",
-            "progress=false", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "bench.screen",
+        "dataset=locomo",
+        f"out={out}",
+        "progress=false",
+        *extra,
+    ]
 
 
 def _per_query(times: dict[str, float], queries: int) -> dict[str, Any]:

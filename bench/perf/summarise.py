@@ -115,9 +115,14 @@ def _timed_pair(run_dir: Path) -> tuple[float, ...]:
     summarise_records(run)
     end, cpu_end = time.perf_counter(), time.process_time()
     return (
-        bare_wall, bare_cpu, end - start, cpu_mid - cpu, cpu_end - cpu_mid, mid - start,
+        bare_wall,
+        bare_cpu,
+        end - start,
+        cpu_mid - cpu,
+        cpu_end - cpu_mid,
+        mid - start,
         same_reader_wall,
-    )  # fmt: skip
+    )
 
 
 def _ratios(run_dir: Path, repeats: int) -> tuple[dict[str, float], float]:

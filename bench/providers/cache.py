@@ -146,8 +146,13 @@ class ResponseCache:
         kept for inspection, never silently dropped; one warning names it. In `read`
         mode the cache is never changed: the row just reads as a miss.
         """
-        log.warning("response cache %s: row %s is unusable (%s); %s", self.path, key[:16], why,
-                    "moved to table quarantined" if self.writes else "read as a miss")  # fmt: skip
+        log.warning(
+            "response cache %s: row %s is unusable (%s); %s",
+            self.path,
+            key[:16],
+            why,
+            "moved to table quarantined" if self.writes else "read as a miss",
+        )
         if not self.writes:
             return
         with self._lock:
@@ -231,8 +236,9 @@ def _connect(path: Path) -> sqlite3.Connection:
             part = path.with_name(path.name + suffix)
             if part.exists():
                 part.replace(aside.with_name(aside.name + suffix))
-        log.warning("response cache %s is corrupt (%s); moved to %s, starting a new one",
-                    path, exc, aside)  # fmt: skip
+        log.warning(
+            "response cache %s is corrupt (%s); moved to %s, starting a new one", path, exc, aside
+        )
         return _open_checked(path)
 
 

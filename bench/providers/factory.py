@@ -72,9 +72,14 @@ class _Deployments:
         api_key = read_api_key(cfg.api_key_env, f"{setting}.api_key_env")
         base_url = (cfg.base_url or DEFAULT_BASE_URL).rstrip("/")
         key: tuple[object, ...] = (
-            base_url, cfg.model, cfg.api_key_env, cfg.api_version, cfg.timeout_s,
-            cfg.max_attempts, cfg.max_retry_time_s,
-        )  # fmt: skip
+            base_url,
+            cfg.model,
+            cfg.api_key_env,
+            cfg.api_version,
+            cfg.timeout_s,
+            cfg.max_attempts,
+            cfg.max_retry_time_s,
+        )
         if key not in self._by_key:
             quota = self._quota(cfg, base_url)
             self._by_key[key] = Deployment(
@@ -103,7 +108,7 @@ class _Deployments:
                     cfg.requests_per_minute,
                     cfg.tokens_per_minute,
                     self._window_s,
-                ),  # fmt: skip
+                ),
                 slots=threading.BoundedSemaphore(concurrency),
                 concurrency=concurrency,
             )
@@ -197,8 +202,9 @@ class ProviderSet:
         role = f"{PROXY}:{arm}:{phase}"
         if role not in self._proxied_chats:
             llm = self._cfg.extractor if self._cfg.extractor.kind != "offline" else None
-            endpoint, setting = (llm, "provider.extractor") if llm else (
-                self._cfg.answerer, "provider.answerer")  # fmt: skip
+            endpoint, setting = (
+                (llm, "provider.extractor") if llm else (self._cfg.answerer, "provider.answerer")
+            )
             self._proxied_chats[role] = self._chat(endpoint, role, setting)
         return self._proxied_chats[role]
 

@@ -152,9 +152,14 @@ def _reply_to(idx: Index, line: Line, weights: Mapping[str, float]) -> Line:
 
 
 def _by_kind(  # noqa: C901
-    kind: Kind, question: str, q_terms: frozenset[str], line: Line, sentence: str,
-    ranked: list[Ranked], weights: Mapping[str, float],
-) -> str | None:  # fmt: skip
+    kind: Kind,
+    question: str,
+    q_terms: frozenset[str],
+    line: Line,
+    sentence: str,
+    ranked: list[Ranked],
+    weights: Mapping[str, float],
+) -> str | None:
     """The answer of the given type from the best line and sentence (None: nothing fits).
 
     A typed span (duration, name, place) missing from the chosen sentence is looked for

@@ -67,8 +67,12 @@ class OpenAIEmbedder:
         mine, theirs = self._claim(missing, keys)
         if mine and self._cache.reads:  # stored by a twin just before we claimed them
             late = self._cache.get_many([keys[t] for t in mine])
-            done = {t: v for t in mine if keys[t] in late
-                    if (v := self._vector(keys[t], late[keys[t]])) is not None}  # fmt: skip
+            done = {
+                t: v
+                for t in mine
+                if keys[t] in late
+                if (v := self._vector(keys[t], late[keys[t]])) is not None
+            }
             self._settle(list(done), keys, done)
             vectors.update(done)
             mine = [t for t in mine if t not in done]

@@ -141,9 +141,11 @@ def check_key(url: str, setting: str, endpoint: Endpoint) -> None:
     query = {"api-version": endpoint.api_version} if endpoint.api_version else None
     try:
         reply = httpx.get(
-            f"{url.rstrip('/')}/models", params=query, timeout=PROBE_TIMEOUT_S,
+            f"{url.rstrip('/')}/models",
+            params=query,
+            timeout=PROBE_TIMEOUT_S,
             headers={"Authorization": f"Bearer {key}"},
-        )  # fmt: skip
+        )
     except httpx.HTTPError as exc:
         log.info("endpoint %s: key not checked (%s)", url, type(exc).__name__)
         return

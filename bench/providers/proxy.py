@@ -82,13 +82,17 @@ def chat_reply(result: ChatResult) -> dict[str, object]:
         ]
     usage = result.usage
     return {
-        "id": "chatcmpl-armbench-proxy", "object": "chat.completion", "created": 0,
+        "id": "chatcmpl-armbench-proxy",
+        "object": "chat.completion",
+        "created": 0,
         "model": result.model,
         "choices": [{"index": 0, "message": message, "finish_reason": result.finish_reason}],
-        "usage": {"prompt_tokens": usage.prompt_tokens,
-                  "completion_tokens": usage.completion_tokens,
-                  "total_tokens": usage.prompt_tokens + usage.completion_tokens},
-    }  # fmt: skip
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        },
+    }
 
 
 def call_chat(chat: ChatProvider, body: Any) -> dict[str, object]:
@@ -112,8 +116,12 @@ def call_embed(embedder: Embedder, body: Any) -> dict[str, object]:
         raise BadRequest("an embeddings request needs `input`: a string or a list of strings")
     vectors = embedder.embed(texts).tolist() if texts else []
     data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
-    return {"object": "list", "data": data, "model": embedder.model,
-            "usage": {"prompt_tokens": 0, "total_tokens": 0}}  # fmt: skip
+    return {
+        "object": "list",
+        "data": data,
+        "model": embedder.model,
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+    }
 
 
 READ_DEADLINE_S = 30.0
@@ -183,8 +191,9 @@ class _Handler(BaseHTTPRequestHandler):
         """A chat completion or an embedding, attributed to the path's arm and phase."""
         match = ROUTE.match(self.path)
         if not match or match.group(3) == "models":
-            self._error(404, f"no route POST {self.path}: use /arm/<arm>/<phase>/v1/...",
-                        "not_found")  # fmt: skip
+            self._error(
+                404, f"no route POST {self.path}: use /arm/<arm>/<phase>/v1/...", "not_found"
+            )
             return
         arm, phase, endpoint = match.groups()
         try:
@@ -214,8 +223,12 @@ class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One debug line (a client that went away is routine, not worth a traceback)."""
         kind, value = sys.exc_info()[:2]
-        log.debug("proxy: request from %s ended: %s: %s", client_address,
-                  getattr(kind, "__name__", kind), value)  # fmt: skip
+        log.debug(
+            "proxy: request from %s ended: %s: %s",
+            client_address,
+            getattr(kind, "__name__", kind),
+            value,
+        )
 
 
 class AccountingProxy:
@@ -224,8 +237,11 @@ class AccountingProxy:
     def __init__(
         self, backend: ProxyBackend, port: int = 0, read_deadline_s: float = READ_DEADLINE_S
     ) -> None:
-        attributes = {"backend": backend, "read_deadline_s": read_deadline_s,
-                      "timeout": read_deadline_s}  # fmt: skip
+        attributes = {
+            "backend": backend,
+            "read_deadline_s": read_deadline_s,
+            "timeout": read_deadline_s,
+        }
         handler = type("ProxyHandler", (_Handler,), attributes)
         self._server = _QuietServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
@@ -242,8 +258,10 @@ class AccountingProxy:
     def url(self, arm: str, phase: str) -> str:
         """The OpenAI base URL (ending in `/v1`) that attributes calls to `arm` and `phase`."""
         if phase not in PHASES or not ROUTE.match(f"/arm/{arm}/{phase}/v1/models"):
-            raise ValueError(f"proxy: arm {arm!r} phase {phase!r}: use a plain arm name and "
-                             f"one of {', '.join(PHASES)}")  # fmt: skip
+            raise ValueError(
+                f"proxy: arm {arm!r} phase {phase!r}: use a plain arm name and "
+                f"one of {', '.join(PHASES)}"
+            )
         return f"{self.base_url}/arm/{arm}/{phase}/v1"
 
     def close(self) -> None:

@@ -135,13 +135,20 @@ def classify(exc: BaseException) -> Failure:
         status = exc.status_code
         message = _error_message(exc)
         if status >= 400 and is_context_overflow(f"{message} {exc.body}"):
-            return Failure(False, f"context overflow (HTTP {status}, not retried): {message}; "
-                           "lower answer.max_context_tokens or set answer.truncate_to_fit=true "
-                           "(docs/providers.md)")  # fmt: skip
+            return Failure(
+                False,
+                f"context overflow (HTTP {status}, not retried): {message}; "
+                "lower answer.max_context_tokens or set answer.truncate_to_fit=true "
+                "(docs/providers.md)",
+            )
         if status == 400 and (param := rejected_parameter(exc)) is not None:
-            return Failure(False, f"the model rejects {param!r} (HTTP 400, not retried): "
-                           f"{message}; it is a reasoning model: set reasoning: true (or auto) "
-                           "on this endpoint (docs/providers.md)", permanent=True)  # fmt: skip
+            return Failure(
+                False,
+                f"the model rejects {param!r} (HTTP 400, not retried): "
+                f"{message}; it is a reasoning model: set reasoning: true (or auto) "
+                "on this endpoint (docs/providers.md)",
+                permanent=True,
+            )
         if status in _PERMANENT:
             return Failure(False, f"HTTP {status}: {message}; {_PERMANENT[status]}", None, True)
         reason = f"HTTP {status}: {message}"

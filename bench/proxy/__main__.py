@@ -84,8 +84,11 @@ def _serve(out_arg: str, port: int, overrides: list[str]) -> int:
         raise ConfigError(
             f"--port {port} on 127.0.0.1: {why}: use another port (0: any free)"
         ) from None
-    print(f"armbench proxy on {proxy.base_url}/arm/<arm>/<ingest|retrieve>/v1", file=sys.stderr,
-          flush=True)  # fmt: skip
+    print(
+        f"armbench proxy on {proxy.base_url}/arm/<arm>/<ingest|retrieve>/v1",
+        file=sys.stderr,
+        flush=True,
+    )
     stop.wait()
     proxy.close()
     write_json_atomic(out / "proxy_accounting.json", providers.accounting())

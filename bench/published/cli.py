@@ -38,9 +38,12 @@ def _import_parser() -> argparse.ArgumentParser:
     parser.add_argument("--source-url", help="where the file was published (recorded)")
     parser.add_argument("--judge-model", help="judge model, when the file does not name it")
     parser.add_argument(
-        "--judgements", type=Path, action="append", default=[],
+        "--judgements",
+        type=Path,
+        action="append",
+        default=[],
         help="LongMemEval: an evaluate_qa.py log (autoeval_label), once per judge run",
-    )  # fmt: skip
+    )
     return parser
 
 

@@ -93,8 +93,9 @@ def write_run(out: Path, records: list[tuple[Question, QuestionRecord]], meta: R
     parent = out.parent
     parent.mkdir(parents=True, exist_ok=True)
     remove_killed_writes(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".importing",
-                                dir=parent))  # fmt: skip
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", suffix=".importing", dir=parent)
+    )
     try:
         for question, record in records:
             write_record(tmp, question.file_stem, record)

@@ -28,13 +28,19 @@ def budget_figure(summary: Summary) -> go.Figure | None:
         points = [cells[b].accuracy for b in view.budgets]
         rates += points
         label = summary.flags.arm_label(name)
-        fig.add_trace(go.Scatter(
-            name=label, x=view.budgets, mode="lines+markers",
-            y=[100 * r.value if r.value is not None else None for r in points],
-            error_y=error_bars(points), customdata=[[r.k, r.n] for r in points],
-            hovertemplate="B = %{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<extra>"
-            + html.escape(label) + "</extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                name=label,
+                x=view.budgets,
+                mode="lines+markers",
+                y=[100 * r.value if r.value is not None else None for r in points],
+                error_y=error_bars(points),
+                customdata=[[r.k, r.n] for r in points],
+                hovertemplate="B = %{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<extra>"
+                + html.escape(label)
+                + "</extra>",
+            )
+        )
     fig.update_layout(
         title=f"Accuracy at equal context budget (scored; headline B = {view.headline})"
         + summary.flags.judge_mark(),

@@ -41,9 +41,11 @@ def arms_to_run(
         if result is not None and result.imported is not None:
             continue  # a published result: never re-answered, never re-judged
         if (
-            result is None or result.status != OK or draws_pending(result, repeats, judges)
+            result is None
+            or result.status != OK
+            or draws_pending(result, repeats, judges)
             or budgets_pending(result, budgets, judges)
-        ):  # fmt: skip
+        ):
             answer.append(name)
         elif any(needs_judgement(result, j, rejudge=rejudge) for j in judges):
             judge.append(name)

@@ -27,9 +27,16 @@ from bench.verify.journal import note_record
 PREDICTIONS = "predictions"  # a `phase=predict` session's results (bench.run.phases)
 # Identity keys: a run directory only ever holds answers produced under these values.
 _IDENTITY_KEYS = (
-    "dataset_sha256", "prompt_sha256", "answerer", "extractor", "embedder", "answer_settings",
-    "outcome", "errata_sha256", "dataset_seed",
-)  # fmt: skip
+    "dataset_sha256",
+    "prompt_sha256",
+    "answerer",
+    "extractor",
+    "embedder",
+    "answer_settings",
+    "outcome",
+    "errata_sha256",
+    "dataset_seed",
+)
 _THRESHOLD_KEY = "scoring.f1_threshold"
 """The threshold's fingerprint key: the config path a user changes, as errors name it."""
 _ARM_PREFIX = "arm_options."
@@ -353,9 +360,10 @@ def _unstamped_changes(record: QuestionRecord, ident: Mapping[str, object]) -> l
     Such a record carries only its dataset and prompt hashes and its arms' outcome rule.
     """
     changed: list[str] = [
-        k for k in ("dataset_sha256", "prompt_sha256")
+        k
+        for k in ("dataset_sha256", "prompt_sha256")
         if k in record.provenance and record.provenance[k] != ident[k]
-    ]  # fmt: skip
+    ]
     outcomes = {r.outcome for r in record.arms.values() if r.outcome}
     if outcomes - {ident["outcome"]}:
         changed.append("outcome")

@@ -159,10 +159,15 @@ class DryRunEstimate:
         for r in self.roles.values():
             cost = "price unknown" if r.cost is None else f"${r.cost:.4f}"
             wall = "no rate limit" if r.min_wall_s is None else f">= {r.min_wall_s:.0f} s"
-            span = "" if r.requests_low == r.requests_high else (
-                f" [{r.requests_low}-{r.requests_high} as answers repeat or differ"
-                + ("" if r.cost_high is None else f", up to ${r.cost_high:.4f}") + "]"
-            )  # fmt: skip
+            span = (
+                ""
+                if r.requests_low == r.requests_high
+                else (
+                    f" [{r.requests_low}-{r.requests_high} as answers repeat or differ"
+                    + ("" if r.cost_high is None else f", up to ${r.cost_high:.4f}")
+                    + "]"
+                )
+            )
             out.append(
                 f"  {r.phase:<10} {r.role:<14} {r.model}: {r.requests} requests "
                 f"({r.cached} already cached, not counted), {r.prompt_tokens} prompt tokens, "
@@ -175,9 +180,11 @@ class DryRunEstimate:
             out.append("  every role is offline: no requests, no cost")
             return out
         total = self.total()
-        cost = "no price configured" if total["priced_cost"] is None else (
-            f"${total['priced_cost']:.4f} (up to ${total['cost_high']:.4f})"
-        )  # fmt: skip
+        cost = (
+            "no price configured"
+            if total["priced_cost"] is None
+            else (f"${total['priced_cost']:.4f} (up to ${total['cost_high']:.4f})")
+        )
         if total["unpriced_roles"]:
             cost += f" + unknown ({', '.join(total['unpriced_roles'])}: no price configured)"
         out.append(
@@ -243,13 +250,21 @@ class DryRunEstimate:
     def to_json(self) -> dict[str, Any]:
         """What `<out>/dry_run.json` holds: every role's figures and the total."""
         roles = {
-            r.role: {"phase": r.phase, "model": r.model, "requests": r.requests,
-                     "cached": r.cached, "prompt_tokens": r.prompt_tokens,
-                     "completion_tokens_max": r.completion_tokens_max, "cost": r.cost,
-                     "min_wall_s": r.min_wall_s, "requests_low": r.requests_low,
-                     "requests_high": r.requests_high, "cost_high": r.cost_high}
+            r.role: {
+                "phase": r.phase,
+                "model": r.model,
+                "requests": r.requests,
+                "cached": r.cached,
+                "prompt_tokens": r.prompt_tokens,
+                "completion_tokens_max": r.completion_tokens_max,
+                "cost": r.cost,
+                "min_wall_s": r.min_wall_s,
+                "requests_low": r.requests_low,
+                "requests_high": r.requests_high,
+                "cost_high": r.cost_high,
+            }
             for r in self.roles.values()
-        }  # fmt: skip
+        }
         out = {"dry_run": True, "roles": roles, "total": self.total(), "notes": self.notes}
         if self.per_budget:
             out["budgets"] = {str(b): dict(c) for b, c in sorted(self.per_budget.items())}

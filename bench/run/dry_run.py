@@ -119,9 +119,13 @@ def estimate_run(cfg: RunConfig) -> DryRunEstimate:
 
 
 def _open_arms(
-    specs: list[ArmSpec], cfg: RunConfig, providers: RunModels, tokens: TokenCounter, tmp: Path,
+    specs: list[ArmSpec],
+    cfg: RunConfig,
+    providers: RunModels,
+    tokens: TokenCounter,
+    tmp: Path,
     est: DryRunEstimate,
-) -> dict[str, Arm]:  # fmt: skip
+) -> dict[str, Arm]:
     """The run's arms, each live one stood in for by the in-process engine (never opened)."""
     from bench.arm.registry import arm_kind
     from bench.names import load_symbol
@@ -187,8 +191,10 @@ class _DryProviders:
         from bench.providers.factory import ProviderSet
 
         p = cfg.provider
-        keyless = {role: replace(getattr(p, role), api_key_env=None)
-                   for role in ("answerer", "extractor", "embedder")}  # fmt: skip
+        keyless = {
+            role: replace(getattr(p, role), api_key_env=None)
+            for role in ("answerer", "extractor", "embedder")
+        }
         off = replace(p, cache=replace(p.cache, mode="off"), **keyless)  # no key is read
         self._real = ProviderSet(off, tmp)
         self._est, self._cfg = est, cfg

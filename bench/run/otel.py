@@ -141,15 +141,19 @@ class Telemetry:
         took = max((arm_ms(r) for r in record.arms.values()), default=0.0)
         start = end - int(took * 1e6)
         span = self.tracer.start_span(
-            "armbench.question", context=self.run_context,
-            attributes=question_attributes(record, self.content), start_time=start,
-        )  # fmt: skip
+            "armbench.question",
+            context=self.run_context,
+            attributes=question_attributes(record, self.content),
+            start_time=start,
+        )
         context = trace.set_span_in_context(span)
         for arm, res in record.arms.items():
             answer = self.tracer.start_span(
-                "armbench.answer", context=context, start_time=start,
+                "armbench.answer",
+                context=context,
+                start_time=start,
                 attributes=answer_attributes(arm, res, self.content),
-            )  # fmt: skip
+            )
             answer.end(end_time=end)
             for name, correct, explanation in verdicts(res):
                 attributes = event_attributes(record.question_id, arm, name, correct)

@@ -64,9 +64,13 @@ class Counts:
     def counts(self) -> Counts:
         """A copy of just the tally (e.g. to send a run's counts back as a unit's)."""
         return Counts(
-            self.questions, self.written, self.errors, self.first_error,
-            self.judge_errors, self.judge_unparseable,
-        )  # fmt: skip
+            self.questions,
+            self.written,
+            self.errors,
+            self.first_error,
+            self.judge_errors,
+            self.judge_unparseable,
+        )
 
 
 @dataclass(kw_only=True)

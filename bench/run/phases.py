@@ -53,8 +53,13 @@ def check_phase(cfg: RunConfig) -> str:
 
 
 PREDICT_UNUSED = (
-    "prompt_sha256", "answerer", "answer_settings", "outcome", "f1_threshold", "errata_sha256",
-)  # fmt: skip
+    "prompt_sha256",
+    "answerer",
+    "answer_settings",
+    "outcome",
+    "f1_threshold",
+    "errata_sha256",
+)
 """Identity keys only answering and scoring read: `phase=predict` (ingest and retrieve)
 does not bind them, so `phase=evaluate` may choose them (the context budget, which the
 raw arm builds its transcript to, binds each prediction instead: `phases.predict_identity`)."""
@@ -79,12 +84,17 @@ def predict_identity(cfg: RunConfig, arm: str, dataset_sha256: str) -> str:
     kind = str(cfg.arm_options[arm].get("kind", arm))
     budget = arm_kind(kind, f"arm_options.{arm}.kind").reads_context_budget
     blob = json.dumps(
-        {"dataset": dataset_sha256, "arm": arm, "options": cfg.arm_options[arm],
-         "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
-         "extractor": f"{p.extractor.kind}:{p.extractor.model}",
-         **({"context_budget": cfg.answer.max_context_tokens} if budget else {})},
-        sort_keys=True, default=str,
-    )  # fmt: skip
+        {
+            "dataset": dataset_sha256,
+            "arm": arm,
+            "options": cfg.arm_options[arm],
+            "embedder": f"{p.embedder.kind}:{p.embedder.model}:{p.embedder.dim}",
+            "extractor": f"{p.extractor.kind}:{p.extractor.model}",
+            **({"context_budget": cfg.answer.max_context_tokens} if budget else {}),
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -119,12 +129,16 @@ def _load(path: Path, question_id: str | None = None) -> dict[str, Any]:
 def context_json(context: Context, retrieve_ms: float, keep_text: bool = True) -> dict[str, Any]:
     """A context as stored in a prediction (`keep_text=False`: ranked ids only, no texts)."""
     items = [asdict(i) if keep_text else {**asdict(i), "text": ""} for i in context.items]
-    return {"text": context.text if keep_text else "", "items": items,
-            "truncated": context.truncated, "meta": context.meta,
-            "write_path": context.write_path,
-            "unranked_source_ids": list(context.unranked_source_ids),
-            "service_answer": asdict(context.service_answer) if context.service_answer else None,
-            "retrieve_ms": round(retrieve_ms, 3)}  # fmt: skip
+    return {
+        "text": context.text if keep_text else "",
+        "items": items,
+        "truncated": context.truncated,
+        "meta": context.meta,
+        "write_path": context.write_path,
+        "unranked_source_ids": list(context.unranked_source_ids),
+        "service_answer": asdict(context.service_answer) if context.service_answer else None,
+        "retrieve_ms": round(retrieve_ms, 3),
+    }
 
 
 def context_from_json(data: dict[str, Any]) -> Context:
@@ -135,10 +149,14 @@ def context_from_json(data: dict[str, Any]) -> Context:
     )
     unranked = tuple(data.get("unranked_source_ids") or ())  # absent in older predictions
     return Context(
-        data["text"], items, bool(data["truncated"]), dict(data["meta"]), unranked,
+        data["text"],
+        items,
+        bool(data["truncated"]),
+        dict(data["meta"]),
+        unranked,
         write_path=data.get("write_path"),
         service_answer=ServiceAnswer(**answer) if (answer := data.get("service_answer")) else None,
-    )  # fmt: skip
+    )
 
 
 def predict_conversation(
@@ -160,8 +178,11 @@ def predict_conversation(
     todo = []
     for question in conversation.questions:
         stored = _load(prediction_path(run_dir, question), question.question_id)
-        missing = [n for n in arms if stored.get(n, {}).get("identity") != identities[n]
-                   or "error" in stored.get(n, {})]  # fmt: skip
+        missing = [
+            n
+            for n in arms
+            if stored.get(n, {}).get("identity") != identities[n] or "error" in stored.get(n, {})
+        ]
         if missing:
             todo.append((question, stored, missing))
     tick(0, 0, len(conversation.questions) - len(todo))
@@ -231,19 +252,27 @@ class StoredArm:
         path = prediction_path(self.run_dir, question)
         entry = _load(path, question.question_id).get(self.name)
         if entry is None:
-            raise PermanentError(f"{path}: no prediction for {question.question_id} arm "
-                                 f"{self.name}: run phase=predict first")  # fmt: skip
+            raise PermanentError(
+                f"{path}: no prediction for {question.question_id} arm "
+                f"{self.name}: run phase=predict first"
+            )
         if entry.get("identity") != self.identity:  # the file changed since __init__
-            refuse(f"arms.{self.name} was predicted under another predict identity",
-                   str(path), "re-run phase=predict")  # fmt: skip
+            refuse(
+                f"arms.{self.name} was predicted under another predict identity",
+                str(path),
+                "re-run phase=predict",
+            )
         if "error" in entry:
             raise BenchError(str(entry["error"]))
         try:
             context = context_from_json(entry["context"])
             context.meta[PREDICTED_MS] = float(entry["context"]["retrieve_ms"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            refuse(f"arms.{self.name}.context is malformed ({type(exc).__name__}: {exc})",
-                   str(path), "delete it and re-run phase=predict")  # fmt: skip
+            refuse(
+                f"arms.{self.name}.context is malformed ({type(exc).__name__}: {exc})",
+                str(path),
+                "delete it and re-run phase=predict",
+            )
         k = entry.get("requested_k")  # the predicting arm's (retrieval health)
         self.requested_k = k if isinstance(k, int) and not isinstance(k, bool) else None
         return context

@@ -117,9 +117,15 @@ def _run_in_process(
         run_json.save()
         try:
             open_set = partial(
-                open_arms, specs, cfg, providers, step.tokens, run_dir.path,
-                shared_stores=shared_stores, progress=plan.tracker.ingesting,
-            )  # fmt: skip
+                open_arms,
+                specs,
+                cfg,
+                providers,
+                step.tokens,
+                run_dir.path,
+                shared_stores=shared_stores,
+                progress=plan.tracker.ingesting,
+            )
             lanes = unit_lanes(cfg, len(plan.units))
             if lanes > 1:  # units side by side, each lane with its own arms (bench.run.lanes)
                 each = partial(_unit, step, cfg, run_dir, plan)
@@ -156,9 +162,14 @@ def _run_serially(
             if cfg.phase == "predict":
                 outcome.questions += len(conversation.questions)
                 outcome.written += phases.predict_conversation(
-                    conversation, arms, cfg, run_dir.path, ids, arm_ingester(cfg, outcome),
+                    conversation,
+                    arms,
+                    cfg,
+                    run_dir.path,
+                    ids,
+                    arm_ingester(cfg, outcome),
                     tick=plan.tracker.tick,
-                )  # fmt: skip
+                )
             else:
                 run_conversation(conversation, arms, step, cfg, run_dir, outcome, plan.tracker.tick)
             run_json.save()  # costs survive a crash in a later conversation
@@ -234,7 +245,8 @@ def limit_dataset(dataset: Dataset, cfg: RunConfig) -> Dataset:
     convs = dataset.conversations[: cfg.limit.conversations]
     kept = cfg.limit.kept([len(c.questions) for c in convs])
     limited = tuple(
-        replace(c, questions=c.questions[:n]) for c, n in zip(convs, kept, strict=True)
+        replace(c, questions=c.questions[:n])
+        for c, n in zip(convs, kept, strict=True)
         if n or not c.questions  # one the limit emptied is not run
-    )  # fmt: skip
+    )
     return sample_dataset(replace(dataset, conversations=limited), cfg.limit)

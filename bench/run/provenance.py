@@ -13,9 +13,19 @@ from bench import __version__
 from bench.paths import PROJECT_ROOT
 
 PACKAGES = (
-    "armbench", "hydra-core", "omegaconf", "openai", "tenacity", "lancedb", "pyarrow",
-    "rank-bm25", "numpy", "wordllama", "tokenizers", "nltk",
-)  # fmt: skip
+    "armbench",
+    "hydra-core",
+    "omegaconf",
+    "openai",
+    "tenacity",
+    "lancedb",
+    "pyarrow",
+    "rank-bm25",
+    "numpy",
+    "wordllama",
+    "tokenizers",
+    "nltk",
+)
 
 
 def git_state() -> dict[str, Any]:

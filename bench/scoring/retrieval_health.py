@@ -125,19 +125,25 @@ class RetrievalHealth:
             items[count] = items.get(count, 0) + n
         items = {count: n for count, n in items.items() if n}  # a retracted query leaves none
         return RetrievalHealth(
-            self.queries + other.queries, self.failed + other.failed,
-            self.timed_out + other.timed_out, self.empty + other.empty, items,
+            self.queries + other.queries,
+            self.failed + other.failed,
+            self.timed_out + other.timed_out,
+            self.empty + other.empty,
+            items,
             other.requested_k if other.requested_k is not None else self.requested_k,
             other.units if other.units is not None else self.units,
             *((other.stored, other.probe) if other.probe else (self.stored, self.probe)),
-        )  # fmt: skip
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The plain form kept in run.json (unset optional values omitted)."""
         out: dict[str, Any] = {
-            "queries": self.queries, "failed": self.failed, "timed_out": self.timed_out,
-            "empty": self.empty, "items": {str(k): self.items[k] for k in sorted(self.items)},
-        }  # fmt: skip
+            "queries": self.queries,
+            "failed": self.failed,
+            "timed_out": self.timed_out,
+            "empty": self.empty,
+            "items": {str(k): self.items[k] for k in sorted(self.items)},
+        }
         optional = {"requested_k": self.requested_k, "units": self.units, "stored": self.stored}
         out.update({k: v for k, v in optional.items() if v is not None})
         return out | ({"probe": self.probe} if self.probe else {})
@@ -165,9 +171,16 @@ def from_json(data: Any) -> RetrievalHealth | None:
     queries, failed, timed_out, empty = counts
     requested_k, units, stored = optional
     return RetrievalHealth(
-        queries, failed, timed_out, empty, items, requested_k, units, stored,
+        queries,
+        failed,
+        timed_out,
+        empty,
+        items,
+        requested_k,
+        units,
+        stored,
         probe if isinstance(probe, str) else "",
-    )  # fmt: skip
+    )
 
 
 def query_result(items: int, empty: bool) -> RetrievalHealth:
@@ -259,8 +272,9 @@ def causes(table: RetrievalTable) -> list[str]:
     Only the rules actually broken are named, so a run degraded by failed queries (a
     hung search, a cross-namespace reply) never reads as a hidden cap.
     """
-    found = {key for per_unit in table.values() for got in per_unit.values()
-             for key in got.broken()}  # fmt: skip
+    found = {
+        key for per_unit in table.values() for got in per_unit.values() for key in got.broken()
+    }
     share = f"{MAX_FAILED_SHARE:.0%}"
     return [text.format(share=share) for key, text in CAUSES if key in found]
 

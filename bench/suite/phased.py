@@ -95,9 +95,9 @@ def predict_suite(
     return written
 
 
-def stored_arms(run_cfg: RunConfig, out: Path, suite: Suite, conversation: Conversation) -> (
-    dict[str, Arm]
-):  # fmt: skip
+def stored_arms(
+    run_cfg: RunConfig, out: Path, suite: Suite, conversation: Conversation
+) -> dict[str, Arm]:
     """One `StoredArm` per configured arm over this suite's predictions (refuses foreign ones)."""
     folder = suite_dir(out, conversation)
     if not (folder / phases.FOLDER).is_dir():

@@ -111,9 +111,9 @@ def run_suites(cfg: SuiteConfig, suites: list[Suite]) -> list[ArmRun]:
         providers.close()
 
 
-def _open(cfg: SuiteConfig, run_cfg: RunConfig, providers: ProviderSet, tokens: TokenCounter) -> (
-    tuple[list[ArmSpec], dict[str, Arm]]
-):  # fmt: skip
+def _open(
+    cfg: SuiteConfig, run_cfg: RunConfig, providers: ProviderSet, tokens: TokenCounter
+) -> tuple[list[ArmSpec], dict[str, Arm]]:
     from bench.run.arm_setup import open_arms
     from bench.run.settings import arm_specs
     from bench.suite.screen import read_only
@@ -158,8 +158,15 @@ def _predict(
     try:
         for suite in suites:
             conversation = suite_conversation(suite)
-            written = phased.predict_suite(arms, run_cfg, Path(cfg.out), suite, conversation,
-                                           _ingest, keep_text=cfg.suite.answer)  # fmt: skip
+            written = phased.predict_suite(
+                arms,
+                run_cfg,
+                Path(cfg.out),
+                suite,
+                conversation,
+                _ingest,
+                keep_text=cfg.suite.answer,
+            )
             log.info("predict %s: %d quer(ies) stored", suite.name, written)
     finally:
         for arm in arms.values():
@@ -219,8 +226,7 @@ def _retrieve_all(
         service = context.service_answer if context else None
         answers = None
         if answer_step is not None:
-            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs,
-                               service)  # fmt: skip
+            answers = _answers(answer_step, question, ranked, texts, cfg.suite.cutoffs, service)
         path = None if answers is None else "service" if service else "harness"
         write_path = context.write_path if context else None
         rows.append(Retrieved(suite.name, query, ranked, got.ms, answers, write_path, path))
@@ -243,8 +249,9 @@ def _answers(
     out = {}
     for k in cutoffs:
         items = tuple(ContextItem(texts[i], 0.0, (i,)) for i in ranked[:k])
-        context = Context(text="\n".join(it.text for it in items), items=items,
-                          service_answer=service_answer)  # fmt: skip
+        context = Context(
+            text="\n".join(it.text for it in items), items=items, service_answer=service_answer
+        )
         result = step.answer(question, context, 0.0)
         scores = {
             "f1": float(result.scores.get("f1", 0.0)),

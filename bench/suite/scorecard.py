@@ -77,7 +77,7 @@ def comparable(
             "top_k_cutoffs": cutoffs,
             "write_path": run.write_path or meta.get("write_path"),
             "answer_path": run.answer_path,
-        },  # fmt: skip
+        },
         "metrics_by_cutoff": {f"top_{k}": _cutoff_block(run.rows, k) for k in cutoffs},
         "evaluations": [_evaluation(r, cutoffs, many) for r in run.rows],
         "diagnostics": diag,

@@ -83,13 +83,30 @@ def suite_problems(data: object) -> list[str]:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
-    "null": (type(None),), "integer": (int,),
-}  # fmt: skip
-_KEYWORDS = frozenset({
-    "$schema", "$id", "title", "type", "required", "additionalProperties", "properties",
-    "items", "pattern", "minLength", "minimum", "const", "enum",
-})  # fmt: skip
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+}
+_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "title",
+        "type",
+        "required",
+        "additionalProperties",
+        "properties",
+        "items",
+        "pattern",
+        "minLength",
+        "minimum",
+        "const",
+        "enum",
+    }
+)
 
 
 def conforms(value: object, schema: dict[str, Any]) -> bool:
@@ -102,8 +119,9 @@ def conforms(value: object, schema: dict[str, Any]) -> bool:
         return False
     kinds = schema.get("type")
     if kinds is not None:
-        allowed = tuple(t for k in ([kinds] if isinstance(kinds, str) else kinds)
-                        for t in _TYPES.get(k, ()))  # fmt: skip
+        allowed = tuple(
+            t for k in ([kinds] if isinstance(kinds, str) else kinds) for t in _TYPES.get(k, ())
+        )
         if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
             return False
     if "const" in schema and not _same(value, schema["const"]):

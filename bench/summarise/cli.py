@@ -55,9 +55,11 @@ def _parser() -> argparse.ArgumentParser:
         "else each arm with its namesake)",
     )
     parser.add_argument(
-        "--margin", type=float, default=100 * DEFAULT_MARGIN,
+        "--margin",
+        type=float,
+        default=100 * DEFAULT_MARGIN,
         help="equivalence margin δ in accuracy points (default 2)",
-    )  # fmt: skip
+    )
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--labels", choices=sorted(LABEL_SCHEMES), default="official")
     parser.add_argument("--format", choices=("text", "json", "comparable"), default=None)
@@ -72,9 +74,12 @@ def _summary_of(args: argparse.Namespace, run: LoadedRun, base: LoadedRun | None
     if not 0 < args.margin < 100:
         raise SummaryError(f"--margin {args.margin}: must be between 0 and 100 points")
     return summarise_records(
-        run, baseline=base, labels=args.labels, margin=args.margin / 100,
+        run,
+        baseline=base,
+        labels=args.labels,
+        margin=args.margin / 100,
         baseline_arm=args.baseline_arm,
-    )  # fmt: skip
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,9 +79,12 @@ def paired(
 
 
 def clustered_of(
-    clusters: Sequence[int], questions: Questions, a_right: Questions, b_right: Questions,
+    clusters: Sequence[int],
+    questions: Questions,
+    a_right: Questions,
+    b_right: Questions,
     interval: bool,
-) -> ClusteredTest:  # fmt: skip
+) -> ClusteredTest:
     """The clustered test of paired `questions`: per cluster, n and each side's right answers."""
     where = clusters.__getitem__
     n, a, b = (Counter(map(where, q)) for q in (questions, a_right, b_right))

@@ -71,8 +71,11 @@ def _arm_table(s: Summary) -> str:
 def _latency_table(s: Summary) -> str:
     keys = ["p50", "p75", "p90", "p99", "mean"]
     rows = [[a.name] + [_num(a.latency_ms.get(k)) for k in keys] for a in s.arms.values()]
-    rows += [[f"{a.name}: retrieval"] + [_num(a.retrieve_ms.get(k)) for k in keys]
-             for a in s.arms.values() if a.retrieve_ms]  # fmt: skip
+    rows += [
+        [f"{a.name}: retrieval"] + [_num(a.retrieve_ms.get(k)) for k in keys]
+        for a in s.arms.values()
+        if a.retrieve_ms
+    ]
     return _table(["arm (latency ms)", *keys], rows)
 
 

@@ -196,8 +196,17 @@ class _RunFacts:
 class _Question:
     """What every result of one record is counted under, worked out once per record."""
 
-    __slots__ = ("abstention_item", "adversarial", "audit", "costed", "evidence", "group",
-                 "position", "reachable", "scored")  # fmt: skip
+    __slots__ = (
+        "abstention_item",
+        "adversarial",
+        "audit",
+        "costed",
+        "evidence",
+        "group",
+        "position",
+        "reachable",
+        "scored",
+    )
 
     def __init__(self, record: QuestionRecord, position: int, group: str, locomo: bool) -> None:
         self.position = position

@@ -131,9 +131,11 @@ def _type(hint: Any) -> dict[str, Any]:
         return {"type": "array", "items": _type(args[0])}
     if origin is dict:
         value = args[1]
-        return {"type": "object"} if value is Any else {
-            "type": "object", "additionalProperties": _type(value)
-        }  # fmt: skip
+        return (
+            {"type": "object"}
+            if value is Any
+            else {"type": "object", "additionalProperties": _type(value)}
+        )
     raise TypeError(f"no JSON Schema for {hint!r}; extend bench.verify.record_schema._type")
 
 

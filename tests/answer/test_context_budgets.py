@@ -24,10 +24,14 @@ SCHEMA = json.loads((ROOT / "bench/schema/question_record.schema.json").read_tex
 
 def _chunks(n: int) -> tuple[ContextItem, ...]:
     return tuple(
-        ContextItem(f"[Session {i}]\nchunk {i} says " + "word " * 20 + f"end{i}", 1 / (i + 1),
-                    (f"D{i}:1",), "chunk")
+        ContextItem(
+            f"[Session {i}]\nchunk {i} says " + "word " * 20 + f"end{i}",
+            1 / (i + 1),
+            (f"D{i}:1",),
+            "chunk",
+        )
         for i in range(n)
-    )  # fmt: skip
+    )
 
 
 def test_a_context_within_the_budget_is_kept_whole() -> None:
@@ -108,8 +112,9 @@ def test_pending_until_every_budget_is_ok() -> None:
 
 def test_bad_budgets_are_one_error_line(tmp_path: Path) -> None:
     for bad in ("[0]", "[256,256]", "[abc]"):
-        proc = run_cli("dataset=smoke", f"out={tmp_path / 'x'}", "progress=false",
-                       f"context_budgets={bad}")  # fmt: skip
+        proc = run_cli(
+            "dataset=smoke", f"out={tmp_path / 'x'}", "progress=false", f"context_budgets={bad}"
+        )
         assert proc.returncode == 2, proc.stderr[-500:]
         assert "Traceback" not in proc.stderr
         assert proc.stderr.strip().splitlines()[-1].startswith("error: ")
@@ -193,9 +198,15 @@ def test_a_live_arm_is_cut_on_the_text_the_answerer_sees(tmp_path: Path) -> None
     from tests.support.live_server import reference_server
 
     with reference_server(tmp_path / "data") as url:
-        proc = run_cli("dataset=smoke", f"out={tmp_path / 'run'}", "progress=false",
-                       "arms=[http]", f"arm_options.http.base_url={url}",
-                       "arm_options.http.service_answer=true", "context_budgets=[64]")  # fmt: skip
+        proc = run_cli(
+            "dataset=smoke",
+            f"out={tmp_path / 'run'}",
+            "progress=false",
+            "arms=[http]",
+            f"arm_options.http.base_url={url}",
+            "arm_options.http.service_answer=true",
+            "context_budgets=[64]",
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         calls = httpx.get(f"{url}/v1/stats", timeout=120).json()["calls"]
     assert calls["answer"] == 16 + 1  # every question and the probe: none per budget
@@ -214,9 +225,13 @@ def test_answer_budgets_reuses_finished_ones_and_keeps_those_no_longer_asked() -
     from bench.run.budgets import answer_budgets
     from bench.types import Question
 
-    step = AnswerStep(prompt=load_answer_prompt("conf/prompts/answer_v2.txt"),
-                      answerer=OfflineAnswerer(), tokens=TOKENS, f1_threshold=0.5,
-                      budgets=(64,))  # fmt: skip
+    step = AnswerStep(
+        prompt=load_answer_prompt("conf/prompts/answer_v2.txt"),
+        answerer=OfflineAnswerer(),
+        tokens=TOKENS,
+        f1_threshold=0.5,
+        budgets=(64,),
+    )
     question = Question("c:1", "c", "When did Caroline go to the park?", 2, "7 May 2023")
     context = Context("\n".join(["Caroline went to the park on 7 May 2023."] * 40))
     done = BudgetResult(256, "ok", "earlier", True, 250, True)

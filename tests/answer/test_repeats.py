@@ -113,8 +113,10 @@ def test_pending_until_every_repeat_is_ok_and_judged() -> None:
     assert pending(ArmResult("ok", answer="a", repeats=done[:1]), plan, [judge])
     failed = [done[0], RepeatResult(2, "error", error="boom")]
     assert pending(ArmResult("ok", answer="a", repeats=failed), plan, [judge])
-    other = [RepeatResult(r, "ok", "a", True, {"llm": Judgement("llm", "ok", True, "m2", "h")})
-             for r in (1, 2)]  # fmt: skip
+    other = [
+        RepeatResult(r, "ok", "a", True, {"llm": Judgement("llm", "ok", True, "m2", "h")})
+        for r in (1, 2)
+    ]
     assert pending(ArmResult("ok", answer="a", repeats=other), plan, [judge])
     assert not pending(ArmResult("ok", answer="a"), RepeatPlan(3), [judge])  # nothing varies
 
@@ -285,8 +287,9 @@ def test_dry_run_counts_every_draw(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_deterministic_offline_run_says_repeats_skipped(tmp_path: Path) -> None:
     out = tmp_path / "offline"
-    proc = run_cli("dataset=smoke", f"out={out}", "progress=false", "repeats=3",
-                   "limit.questions=2")  # fmt: skip
+    proc = run_cli(
+        "dataset=smoke", f"out={out}", "progress=false", "repeats=3", "limit.questions=2"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert DETERMINISTIC in proc.stderr
     for record in load_records(out).values():

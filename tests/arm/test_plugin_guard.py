@@ -32,9 +32,16 @@ FAULTY = (
         '        if FAULT == "hang":\n            _time.sleep(600)\n',
     )
 )
-QUICK = ("dataset=smoke", "arms=[echo]", "progress=false", "limit.conversations=1",
-         "limit.questions=2", "plugins.import_timeout_s=2", "plugins.retrieve_timeout_s=2",
-         "plugins.breaker_timeouts=1")  # fmt: skip
+QUICK = (
+    "dataset=smoke",
+    "arms=[echo]",
+    "progress=false",
+    "limit.conversations=1",
+    "limit.questions=2",
+    "plugins.import_timeout_s=2",
+    "plugins.retrieve_timeout_s=2",
+    "plugins.breaker_timeouts=1",
+)
 
 
 def _run(tmp_path: Path, fault: str) -> tuple[int, str, Path]:

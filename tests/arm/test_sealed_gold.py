@@ -104,8 +104,14 @@ def test_the_peek_finds_the_key_in_a_full_question_but_not_in_a_sealed_one(
         sys.path.remove(str(site))
         sys.modules.pop("armbench_echo", None)
     full = Question("c:1", "c", "Where?", 4, "GOLD-SEALED-1", ("D1:1",), "TRAP-SEALED-1")
-    assert leaks(full, "q") == ["q.category", "q.gold", "q.gold", "q.evidence",
-                                "q.adversarial_answer", "q.adversarial_answer"]  # fmt: skip
+    assert leaks(full, "q") == [
+        "q.category",
+        "q.gold",
+        "q.gold",
+        "q.evidence",
+        "q.adversarial_answer",
+        "q.adversarial_answer",
+    ]
     assert leaks(full.sealed(), "q") == []
 
 
@@ -115,9 +121,13 @@ def test_no_arm_is_handed_the_answer_key(tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(site)])}
     done = run_cli(
-        "dataset=smoke", f"dataset.path={_marked_dataset(tmp_path)}", "arms=[echo,raw]",
-        "progress=false", f"out={out}", env=env,
-    )  # fmt: skip
+        "dataset=smoke",
+        f"dataset.path={_marked_dataset(tmp_path)}",
+        "arms=[echo,raw]",
+        "progress=false",
+        f"out={out}",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     records = load_records(out)
     assert len(records) == 16
@@ -141,7 +151,9 @@ def _raw_args(tmp_path: Path) -> tuple[object, ...]:
     from bench.tokens import TokenCounter
 
     services = ArmServices(
-        embedder=WordLlamaEmbedder(), tokens=TokenCounter(), store_dir=tmp_path / "s",
+        embedder=WordLlamaEmbedder(),
+        tokens=TokenCounter(),
+        store_dir=tmp_path / "s",
         run_dir=tmp_path,
-    )  # fmt: skip
+    )
     return ("raw", RawConfig(), services)

@@ -116,9 +116,11 @@ def test_rules_link_the_facts_of_one_exchange() -> None:
 
 def test_rules_new_value_of_the_same_attribute_overrides(tmp_path: Path) -> None:
     conv = conversation(
-        [(MAY_8, [("Ann", "I live in Paris."), ("Bob", "Nice city.")]),
-         ("2:00 pm on 1 July, 2023", [("Ann", "I moved to Berlin in June.")])]
-    )  # fmt: skip
+        [
+            (MAY_8, [("Ann", "I live in Paris."), ("Bob", "Nice city.")]),
+            ("2:00 pm on 1 July, 2023", [("Ann", "I moved to Berlin in June.")]),
+        ]
+    )
     mem = engine(tmp_path, RuleExtractor())
     mem.ingest(conv)
     history = mem.history("Ann residence")
@@ -133,10 +135,15 @@ def test_rules_new_value_of_the_same_attribute_overrides(tmp_path: Path) -> None
 
 def test_llm_extractor_sends_one_tool_call_and_parses_every_field() -> None:
     items = [
-        {"entity_name": "Ann / home", "fact_content": "Ann moved to Berlin on 7 May 2023.",
-         "memory_type": "CoreAnchor", "overrides_entity": "Ann / old home",
-         "related_entities": ["Ann / job"], "valid_at": "7 May 2023"},
-    ]  # fmt: skip
+        {
+            "entity_name": "Ann / home",
+            "fact_content": "Ann moved to Berlin on 7 May 2023.",
+            "memory_type": "CoreAnchor",
+            "overrides_entity": "Ann / old home",
+            "related_entities": ["Ann / job"],
+            "valid_at": "7 May 2023",
+        },
+    ]
     chat = FakeChat(tool_result({"items": items}))
     ex = Exchange(1, MAY_8, (Turn("Ann", "I moved to Berlin yesterday", "D1:1", 1),))
     out = LLMExtractor(chat).extract(ex, [])
@@ -144,7 +151,10 @@ def test_llm_extractor_sends_one_tool_call_and_parses_every_field() -> None:
     assert "Session date: 1:56 pm on 8 May, 2023" in chat.calls[0]["messages"][1]["content"]
     (fact,) = out.facts
     assert (fact.entity_name, fact.memory_type, fact.overrides_entity) == (
-        "Ann / home", Tier.CORE, "Ann / old home")  # fmt: skip
+        "Ann / home",
+        Tier.CORE,
+        "Ann / old home",
+    )
     assert fact.related_entities == ("Ann / job",) and fact.valid_date == "7 May 2023"
     assert fact.source_ids == ("D1:1",) and out.errors == ()
     assert out.usage.prompt_tokens == 100
@@ -167,8 +177,12 @@ def test_llm_extractor_records_malformed_calls_with_raw_text(result: ChatResult,
 
 
 def test_llm_extractor_keeps_good_items_and_reports_bad_ones(tmp_path: Path) -> None:
-    good = {"entity_name": "Ann / pet", "fact_content": "Ann has a cat.",
-            "memory_type": "ActiveContext", "related_entities": []}  # fmt: skip
+    good = {
+        "entity_name": "Ann / pet",
+        "fact_content": "Ann has a cat.",
+        "memory_type": "ActiveContext",
+        "related_entities": [],
+    }
     bad = {"entity_name": "Ann / mood", "fact_content": "Ann is happy.", "memory_type": "Mood"}
     chat = FakeChat(tool_result({"items": [good, bad]}), tool_result("{oops"))
     mem = engine(tmp_path, LLMExtractor(chat))
@@ -190,9 +204,14 @@ class SchemaChat(FakeChat):
 
 
 def test_ignored_tools_are_asked_again_with_the_schema_for_the_rest_of_the_run() -> None:
-    item = {"entity_name": "Ann / city", "fact_content": "Ann lives in Berlin.",
-            "memory_type": "CoreAnchor", "overrides_entity": None, "related_entities": [],
-            "valid_at": None}  # fmt: skip
+    item = {
+        "entity_name": "Ann / city",
+        "fact_content": "Ann lives in Berlin.",
+        "memory_type": "CoreAnchor",
+        "overrides_entity": None,
+        "related_entities": [],
+        "valid_at": None,
+    }
     prose = ChatResult(text="Sure! Ann lives in Berlin.", model="fake-llm")
     as_json = ChatResult(text=json.dumps({"items": [item]}), model="fake-llm")
     chat = SchemaChat(prose, as_json, as_json)
@@ -200,7 +219,11 @@ def test_ignored_tools_are_asked_again_with_the_schema_for_the_rest_of_the_run()
     ex = Exchange(1, MAY_8, (Turn("Ann", "I live in Berlin", "D1:1", 1),))
     first, second = extractor.extract(ex, []), extractor.extract(ex, [])
     assert (first.mode, first.tools_ignored, len(first.facts), first.errors) == (
-        "json_schema", True, 1, ())  # fmt: skip
+        "json_schema",
+        True,
+        1,
+        (),
+    )
     assert (second.mode, second.tools_ignored) == ("json_schema", False)
     assert [c["tools"] is not None for c in chat.calls] == [True, False, False]
     schema_call = chat.calls[1]
@@ -227,9 +250,14 @@ def test_the_extraction_schema_is_bounded() -> None:
             assert spec["maxItems"] and spec["items"]["maxLength"], name
         elif "enum" not in spec:
             assert spec["maxLength"], name
-    fact = {"entity_name": "Ilse / bicycle", "fact_content": "Ilse sold her bicycle.",
-            "memory_type": "ActiveContext", "overrides_entity": None,
-            "related_entities": [], "valid_at": None}  # fmt: skip
+    fact = {
+        "entity_name": "Ilse / bicycle",
+        "fact_content": "Ilse sold her bicycle.",
+        "memory_type": "ActiveContext",
+        "overrides_entity": None,
+        "related_entities": [],
+        "valid_at": None,
+    }
     jsonschema.validate({"items": [fact] * MAX_ITEMS}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"items": [fact] * (MAX_ITEMS + 1)}, schema)

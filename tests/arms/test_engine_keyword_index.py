@@ -11,8 +11,23 @@ from arms.neuromorphic.keyword_index import KeywordIndex, KeywordSearch, fts_tok
 from arms.neuromorphic.records import FactRow, Tier
 from tests.arms.test_engine_support import HashEmbedder
 
-WORDS = ("caroline", "melanie", "support", "group", "painting", "paints", "painted",
-         "sunrise", "lake", "camping", "adoption", "agencies", "kids", "beach", "2022")  # fmt: skip
+WORDS = (
+    "caroline",
+    "melanie",
+    "support",
+    "group",
+    "painting",
+    "paints",
+    "painted",
+    "sunrise",
+    "lake",
+    "camping",
+    "adoption",
+    "agencies",
+    "kids",
+    "beach",
+    "2022",
+)
 
 
 def _archive(path: Path, scope: str, facts: int, start: int = 1) -> ColdArchive:
@@ -23,9 +38,18 @@ def _archive(path: Path, scope: str, facts: int, start: int = 1) -> ColdArchive:
         words = [WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(1 + i % 6)]
         text = " ".join(words)
         rows.append(
-            FactRow(start + i, 1, WORDS[i % 3].title(), f"{text} {text[: i % 9]}", Tier.ACTIVE,
-                    (), "8 May 2023", (f"D1:{i}",), embed.embed([text])[0])
-        )  # fmt: skip
+            FactRow(
+                start + i,
+                1,
+                WORDS[i % 3].title(),
+                f"{text} {text[: i % 9]}",
+                Tier.ACTIVE,
+                (),
+                "8 May 2023",
+                (f"D1:{i}",),
+                embed.embed([text])[0],
+            )
+        )
     archive.write([(1, "insert", {"ids": [r.id for r in rows]})], rows)
     archive.commit()
     return archive
@@ -55,8 +79,17 @@ def test_index_is_built_on_the_second_search_at_one_version(tmp_path: Path) -> N
     assert seen.index is None  # the first search at this version asked SQLite
     seen.search(["lake"], 5)
     assert seen.index is not None
-    row = FactRow(999, 2, "Lake", "lake lake lake", Tier.ACTIVE, (), "9 May 2023", ("D2:1",),
-                  HashEmbedder().embed(["lake"])[0])  # fmt: skip
+    row = FactRow(
+        999,
+        2,
+        "Lake",
+        "lake lake lake",
+        Tier.ACTIVE,
+        (),
+        "9 May 2023",
+        ("D2:1",),
+        HashEmbedder().embed(["lake"])[0],
+    )
     archive.write([(2, "insert", {"ids": [999]})], [row])  # a write: a new version
     assert seen.search(["lake"], 1) == [999] == archive.keyword_search(["lake"], 1)
     assert seen.index is None
@@ -73,21 +106,42 @@ def test_index_kept_current_by_reported_writes_ranks_as_sqlite(tmp_path: Path) -
     search.search(["lake"], 5)
     index = search.index
     assert index is not None
-    texts = ["Painted the LAKE at sunrise, twice!", "kids' beach-camping in 2022 (w12)",
-             "adoption agencies: caroline's café visit", "a b cd hoping hopes topic77",
-             "Melanie paints; Caroline supports — über lake"]  # fmt: skip
+    texts = [
+        "Painted the LAKE at sunrise, twice!",
+        "kids' beach-camping in 2022 (w12)",
+        "adoption agencies: caroline's café visit",
+        "a b cd hoping hopes topic77",
+        "Melanie paints; Caroline supports — über lake",
+    ]
     embed, fid = HashEmbedder(), 100
     for step, text in enumerate(texts * 3):
         rows = []
         for j in range(1 + step % 3):
             fid += 1
             name = WORDS[(step + j) % len(WORDS)].title()
-            rows.append(FactRow(fid, 2, name, f"{text} {WORDS[fid % len(WORDS)]}", Tier.ACTIVE,
-                                (), "9 May 2023", ("D2:1",), embed.embed([text])[0]))  # fmt: skip
+            rows.append(
+                FactRow(
+                    fid,
+                    2,
+                    name,
+                    f"{text} {WORDS[fid % len(WORDS)]}",
+                    Tier.ACTIVE,
+                    (),
+                    "9 May 2023",
+                    ("D2:1",),
+                    embed.embed([text])[0],
+                )
+            )
         archive.write([], rows)
         search.written(rows)
-        queries = [["lake"], ["painting", "kids"], ["cafe", "caroline", "2022"],
-                   ["hope", "topic77", "cd"], ["uber", "sunrise"], list(WORDS)]  # fmt: skip
+        queries = [
+            ["lake"],
+            ["painting", "kids"],
+            ["cafe", "caroline", "2022"],
+            ["hope", "topic77", "cd"],
+            ["uber", "sunrise"],
+            list(WORDS),
+        ]
         for terms in queries:
             want = archive.keyword_search(terms, 60)
             assert search.search(terms, 60) == want, (step, terms)

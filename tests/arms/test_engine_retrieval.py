@@ -81,10 +81,12 @@ def test_cold_hits_expand_one_hop() -> None:
 
 def test_recall_fuses_hot_cold_and_graph(tmp_path: Path) -> None:
     script = {
-        1: [draft("Ann trip", "Ann visited Kyoto temples", related_entities=("Ann camera",)),
-            draft("Ann camera", "Ann bought a film camera")],
+        1: [
+            draft("Ann trip", "Ann visited Kyoto temples", related_entities=("Ann camera",)),
+            draft("Ann camera", "Ann bought a film camera"),
+        ],
         2: [draft("Ann mood", "Ann feels sleepy", Tier.EPHEMERAL)],
-    }  # fmt: skip
+    }
     cfg = NeuromorphicConfig(retrieve_during_ingest=False, top_k=1)
     mem = engine(tmp_path, ScriptedExtractor(script), cfg)
     for t in range(1, 12):
@@ -109,8 +111,12 @@ def test_recall_reads_without_changing_state(tmp_path: Path) -> None:
 
 
 def test_switches_turn_mechanisms_off(tmp_path: Path) -> None:
-    script = {1: [draft("Ann trip", "Ann visited Kyoto", related_entities=("Ann cam",)),
-                  draft("Ann cam", "Ann owns a camera")]}  # fmt: skip
+    script = {
+        1: [
+            draft("Ann trip", "Ann visited Kyoto", related_entities=("Ann cam",)),
+            draft("Ann cam", "Ann owns a camera"),
+        ]
+    }
     cfg = NeuromorphicConfig(retrieve_during_ingest=False, cold_search=False, spreading=False)
     mem = engine(tmp_path, ScriptedExtractor(script), cfg)
     mem.process_exchange(tick(1))
@@ -126,9 +132,11 @@ def test_render_shows_validity_as_session_dates_and_hydrates(tmp_path: Path) -> 
     kyoto = draft(
         "Ann trip", "Ann went to Kyoto on 7 May 2023", source_ids=("D1:1",), valid_date="7 May 2023"
     )  # the resolved date belongs to the text only
-    script = {1: [kyoto, draft("Ann rain", "It rained in Kyoto", source_ids=("D1:1",))],
-              2: [draft("Ann home", "Ann lives in Osaka")],
-              3: [draft("Ann home", "Ann lives in Nara", valid_date="1 June 2023")]}  # fmt: skip
+    script = {
+        1: [kyoto, draft("Ann rain", "It rained in Kyoto", source_ids=("D1:1",))],
+        2: [draft("Ann home", "Ann lives in Osaka")],
+        3: [draft("Ann home", "Ann lives in Nara", valid_date="1 June 2023")],
+    }
     cfg = NeuromorphicConfig(retrieve_during_ingest=False, hydrate_full_k=1)
     mem = engine(tmp_path, ScriptedExtractor(script), cfg)
     mem.process_exchange(Exchange(1, "1:56 pm on 8 May, 2023", turns))

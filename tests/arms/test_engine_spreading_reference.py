@@ -83,10 +83,22 @@ def test_spread_matches_the_per_offer_loop_bitwise() -> None:
             for r in rng.choice(n, size=min(n, 10), replace=False)
         ]
         cold = [
-            (FactRow(10_000 + j, 1, f"E{rng.integers(40)}", "y", Tier.ACTIVE,
-                     (f"e{rng.integers(40)}",), "d", (), np.zeros(4)), float(rng.random()))
+            (
+                FactRow(
+                    10_000 + j,
+                    1,
+                    f"E{rng.integers(40)}",
+                    "y",
+                    Tier.ACTIVE,
+                    (f"e{rng.integers(40)}",),
+                    "d",
+                    (),
+                    np.zeros(4),
+                ),
+                float(rng.random()),
+            )
             for j in range(int(rng.integers(0, 20)))
-        ]  # fmt: skip
+        ]
         if trial % 3 == 2:
             weights = weights * 2.5
         cases = ((2, 10, 0.5), (1, 3, 0.5), (3, 50, 0.5), (2, 3, 0.5), (2, 3, 2.0))

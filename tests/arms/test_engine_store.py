@@ -177,7 +177,10 @@ def test_reading_a_store_never_writes_to_it(tmp_path: Path) -> None:
     reader.close()
     check = engine(tmp_path, ScriptedExtractor())
     assert (check.archive.last_seq(), check.hot.versions(), check.archive.meta()) == (
-        seq, versions, meta)  # fmt: skip
+        seq,
+        versions,
+        meta,
+    )
     check.close()
 
 
@@ -233,8 +236,16 @@ def test_stores_sharing_one_hot_table_keep_their_own_records(tmp_path: Path) -> 
         mem.close()
 
 
-STATE_COUNTERS = ("exchanges", "facts", "superseded", "pruned_deleted", "pruned_archived",
-                  "reinforced", "elevated", "links_dropped")  # fmt: skip
+STATE_COUNTERS = (
+    "exchanges",
+    "facts",
+    "superseded",
+    "pruned_deleted",
+    "pruned_archived",
+    "reinforced",
+    "elevated",
+    "links_dropped",
+)
 
 
 def _busy_script() -> dict[int, list[Any]]:

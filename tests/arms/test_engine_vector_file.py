@@ -46,11 +46,13 @@ def test_archived_facts_are_read_back_from_the_archive(tmp_path: Path) -> None:
     want = mem.archive.facts()
     assert sorted(index.facts) == sorted(want) and len(index.facts) == 8
     got = index.rows(sorted(want))
-    assert [(f.id, f.entity_name, f.fact_content, f.tier, f.related, f.valid_date, f.source_ids)
-            for f in got] == [
+    assert [
+        (f.id, f.entity_name, f.fact_content, f.tier, f.related, f.valid_date, f.source_ids)
+        for f in got
+    ] == [
         (f.id, f.entity_name, f.fact_content, f.tier, f.related, f.valid_date, f.source_ids)
         for f in want.values()
-    ]  # fmt: skip
+    ]
     pairs = zip(got, want.values(), strict=True)
     assert all(a.embedding.tobytes() == b.embedding.tobytes() for a, b in pairs)
     history = mem.history("item 1")

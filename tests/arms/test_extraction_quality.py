@@ -54,8 +54,12 @@ def test_ungrounded_facts_have_words_the_exchange_never_said() -> None:
 
 def test_engine_counts_suspect_facts_into_the_health(tmp_path: Path) -> None:
     """Four identical invented facts for one exchange: 3 duplicates, 4 ungrounded, degraded."""
-    item = {"entity_name": "Ann / pets", "fact_content": "Ann adopted three kittens in Porto.",
-            "memory_type": "ActiveContext", "related_entities": []}  # fmt: skip
+    item = {
+        "entity_name": "Ann / pets",
+        "fact_content": "Ann adopted three kittens in Porto.",
+        "memory_type": "ActiveContext",
+        "related_entities": [],
+    }
     mem = engine(tmp_path, LLMExtractor(FakeChat(tool_result({"items": [item] * 4}))))
     mem.process_turn("Ann", "I sold my old bicycle yesterday.", date_time=MAY_8)
     health = from_stats(mem.stats())

@@ -79,8 +79,12 @@ def run_without_extra(kind: str, target: str, tmp_path: Path) -> str:
             f'[project.entry-points."armbench.arms"]\n{kind} = "{target}"\n'
         )
         install_plugin(project, site)
-    done = run_cli("dataset=smoke", f"arms=[rag,{kind}]", f"out={tmp_path / 'run'}",
-                   env={"PYTHONPATH": f"{ROOT}:{site}"})  # fmt: skip
+    done = run_cli(
+        "dataset=smoke",
+        f"arms=[rag,{kind}]",
+        f"out={tmp_path / 'run'}",
+        env={"PYTHONPATH": f"{ROOT}:{site}"},
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     return last_line(done.stderr)
@@ -116,14 +120,20 @@ def test_graphiti_refuses_a_run_without_an_llm_extractor(
 ) -> None:
     """Graphiti has no verbatim mode: with the offline models it would fail every turn."""
     monkeypatch.setattr("arms.library.graphiti.load_graphiti", lambda: None)
-    services = ArmServices(embedder=None, tokens=None, store_dir=tmp_path, run_dir=tmp_path,  # type: ignore[arg-type]
-                           llm_proxy=lambda arm, phase: "http://127.0.0.1:1/v1")  # fmt: skip
+    services = ArmServices(
+        embedder=None,
+        tokens=None,
+        store_dir=tmp_path,
+        run_dir=tmp_path,  # type: ignore[arg-type]
+        llm_proxy=lambda arm, phase: "http://127.0.0.1:1/v1",
+    )
     with pytest.raises(ConfigError, match="set provider.extractor to an LLM"):
         GraphitiArm("graphiti", GraphitiConfig(), services)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("graphiti_core") is not None,
-                    reason="graphiti-core is installed")  # fmt: skip
+@pytest.mark.skipif(
+    importlib.util.find_spec("graphiti_core") is not None, reason="graphiti-core is installed"
+)
 def test_graphiti_run_without_the_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
     line = run_without_extra("graphiti", "arms.library.graphiti:GraphitiArm", tmp_path)
     assert line.startswith("error: arm graphiti: cannot import Graphiti with Kuzu (")
@@ -162,8 +172,9 @@ def test_graphiti_reference_times_keep_turn_order_and_fall_back_to_the_epoch() -
 
 
 def test_graphiti_facts_map_to_their_turns_by_episode() -> None:
-    edge = SimpleNamespace(fact="A said: hi", valid_at=datetime(2023, 5, 8, tzinfo=UTC),
-                           episodes=["u2", "gone", "u1"])  # fmt: skip
+    edge = SimpleNamespace(
+        fact="A said: hi", valid_at=datetime(2023, 5, 8, tzinfo=UTC), episodes=["u2", "gone", "u1"]
+    )
     item = fact_item(edge, 1, {"u1": "D1:1", "u2": "D1:2"})
     assert item.text == "[2023-05-08] A said: hi"
     assert item.source_ids == ("D1:1", "D1:2")  # sorted; an unknown episode is dropped

@@ -22,20 +22,28 @@ from tests.support.fault_server import Fault, FaultServer
 from tests.support.graphiti_replies import SCHEMA_MARK, graphiti_chat_fn, smallest
 
 if importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec("kuzu") is None:
-    pytest.skip("graphiti-core not installed: pip install -e '.[graphiti]'",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "graphiti-core not installed: pip install -e '.[graphiti]'", allow_module_level=True
+    )
 if "graphiti" not in {ep.name for ep in metadata.entry_points(group="armbench.arms")}:
-    pytest.skip("armbench installed without its graphiti entry point: pip install -e "
-                "'.[graphiti]'", allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "armbench installed without its graphiti entry point: pip install -e '.[graphiti]'",
+        allow_module_level=True,
+    )
 
 pytestmark = [pytest.mark.graphiti, pytest.mark.slow]  # e2e runs of 15-30 s each
 
 
 def stub_provider(url: str) -> list[str]:
     """Overrides sending the extractor (so Graphiti's LLM) and the embedder to the stub."""
-    return ["provider.extractor.kind=openai", "provider.extractor.model=stub-chat",
-            f"+provider.extractor.base_url={url}", "provider.embedder.kind=openai",
-            "provider.embedder.model=stub-embed", f"+provider.embedder.base_url={url}"]  # fmt: skip
+    return [
+        "provider.extractor.kind=openai",
+        "provider.extractor.model=stub-chat",
+        f"+provider.extractor.base_url={url}",
+        "provider.embedder.kind=openai",
+        "provider.embedder.model=stub-embed",
+        f"+provider.embedder.base_url={url}",
+    ]
 
 
 def extracts_nothing(messages: list[dict[str, Any]]) -> str:
@@ -48,8 +56,13 @@ def extracts_nothing(messages: list[dict[str, Any]]) -> str:
 def test_smoke_paired_with_rag_counts_graphitis_own_tokens(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer(chat_fn=graphiti_chat_fn) as stub:
-        done = run_cli("dataset=smoke", "arms=[rag,graphiti]", f"out={out}", "progress=false",
-                       *stub_provider(stub.base_url))  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,graphiti]",
+            f"out={out}",
+            "progress=false",
+            *stub_provider(stub.base_url),
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     records = load_records(out)
     assert len(records) == 16
@@ -72,8 +85,13 @@ def test_a_model_that_extracts_nothing_is_caught_by_the_probe(tmp_path: Path) ->
     """Graphiti stores the episodes and raises nothing when no fact is extracted."""
     out = tmp_path / "run"
     with FaultServer(chat_fn=extracts_nothing) as stub:
-        done = run_cli("dataset=smoke", "arms=[rag,graphiti]", f"out={out}", "progress=false",
-                       *stub_provider(stub.base_url))  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,graphiti]",
+            f"out={out}",
+            "progress=false",
+            *stub_provider(stub.base_url),
+        )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "post-ingestion probe (count) found nothing stored" in done.stderr
     summary = run_cli(str(out), module="bench.summarise").stdout

@@ -23,8 +23,10 @@ from tests.support.fault_server import Fault, FaultServer
 if importlib.util.find_spec("mem0") is None:
     pytest.skip("mem0ai not installed: pip install -e '.[mem0]'", allow_module_level=True)
 if "mem0" not in {ep.name for ep in metadata.entry_points(group="armbench.arms")}:
-    pytest.skip("armbench installed without its mem0 entry point: pip install -e '.[mem0]'",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "armbench installed without its mem0 entry point: pip install -e '.[mem0]'",
+        allow_module_level=True,
+    )
 
 pytestmark = [pytest.mark.mem0, pytest.mark.slow]  # e2e runs of 15-40 s each
 
@@ -43,16 +45,26 @@ def mem0_chat_fn(messages: list[dict[str, Any]]) -> str:
 
 def stub_provider(url: str) -> list[str]:
     """Overrides sending the extractor (so Mem0's LLM) and the embedder to the stub."""
-    return ["provider.extractor.kind=openai", "provider.extractor.model=stub-chat",
-            f"+provider.extractor.base_url={url}", "provider.embedder.kind=openai",
-            "provider.embedder.model=stub-embed", f"+provider.embedder.base_url={url}"]  # fmt: skip
+    return [
+        "provider.extractor.kind=openai",
+        "provider.extractor.model=stub-chat",
+        f"+provider.extractor.base_url={url}",
+        "provider.embedder.kind=openai",
+        "provider.embedder.model=stub-embed",
+        f"+provider.embedder.base_url={url}",
+    ]
 
 
 def test_smoke_paired_with_rag_counts_mem0s_own_tokens(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer(chat_fn=mem0_chat_fn) as stub:
-        done = run_cli("dataset=smoke", "arms=[rag,mem0]", f"out={out}", "progress=false",
-                       *stub_provider(stub.base_url))  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,mem0]",
+            f"out={out}",
+            "progress=false",
+            *stub_provider(stub.base_url),
+        )
         chats = [r for r in stub.requests if r.path.endswith("/chat/completions")]
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(chats) == 30  # one extraction per turn: 26 + 4 turns in the smoke set
@@ -77,8 +89,13 @@ def test_a_model_that_extracts_nothing_is_caught_by_the_probe(tmp_path: Path) ->
     """Mem0 raises nothing when its LLM's reply holds no memory: the run must say so."""
     out = tmp_path / "run"
     with FaultServer(chat_fn=lambda _messages: "no JSON here") as stub:
-        done = run_cli("dataset=smoke", "arms=[rag,mem0]", f"out={out}", "progress=false",
-                       *stub_provider(stub.base_url))  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,mem0]",
+            f"out={out}",
+            "progress=false",
+            *stub_provider(stub.base_url),
+        )
     assert done.returncode == 1, done.stderr[-3000:]
     assert "post-ingestion probe (count) found nothing stored" in done.stderr
     summary = run_cli(str(out), module="bench.summarise").stdout

@@ -47,10 +47,15 @@ def test_service_answers_are_recorded_as_such_and_evaluate_calls_nothing(tmp_pat
         assert _calls(url) == before
 
         suite = run_cli(
-            "suite.path=datasets/fixtures/suites/smoke.json", "arms=[http]", ON,
-            "suite.answer=true", f"arm_options.http.base_url={url}",
-            f"out={tmp_path / 'suite'}", "progress=false", module="bench.suite",
-        )  # fmt: skip
+            "suite.path=datasets/fixtures/suites/smoke.json",
+            "arms=[http]",
+            ON,
+            "suite.answer=true",
+            f"arm_options.http.base_url={url}",
+            f"out={tmp_path / 'suite'}",
+            "progress=false",
+            module="bench.suite",
+        )
         assert suite.returncode == 0, suite.stderr[-2000:]
 
     plain, served = load_records(tmp_path / "harness"), load_records(tmp_path / "all")

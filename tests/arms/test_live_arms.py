@@ -28,9 +28,13 @@ STDIO = "arm_options.mcp.command=[python,-m,arms.server,--mcp-stdio]"
 def live_args(url: str, out: Path) -> list[str]:
     """Overrides pointing the http and mcp arms at the server at `url`."""
     return [
-        "dataset=smoke", f"out={out}", "progress=false", "save_context=true",
-        f"arm_options.http.base_url={url}", f"arm_options.mcp.url={url}/mcp",
-    ]  # fmt: skip
+        "dataset=smoke",
+        f"out={out}",
+        "progress=false",
+        "save_context=true",
+        f"arm_options.http.base_url={url}",
+        f"arm_options.mcp.url={url}/mcp",
+    ]
 
 
 def ledger(out: Path) -> list[dict[str, str]]:
@@ -79,9 +83,12 @@ def test_live_arms_in_worker_processes_equal_one_process(tmp_path: Path) -> None
 def _kill_after_first_namespace(args: list[str]) -> None:
     """Start a run; SIGKILL it as soon as state.json lists a conversation namespace."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.run", *args], cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "bench.run", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     out = Path(next(a for a in args if a.startswith("out="))[4:])
     deadline = time.monotonic() + 300
     try:
@@ -124,17 +131,22 @@ def test_mcp_arm_over_stdio_and_the_remember_path(tmp_path: Path) -> None:
     with reference_server(tmp_path / "data") as url:
         out = tmp_path / "run"
         done = run_cli(
-            "arms=[http,mcp]", *live_args(url, out), STDIO, "arm_options.mcp.url=null",
-            "arm_options.http.write_path=remember", "arm_options.http.marker=text",
-        )  # fmt: skip
+            "arms=[http,mcp]",
+            *live_args(url, out),
+            STDIO,
+            "arm_options.mcp.url=null",
+            "arm_options.http.write_path=remember",
+            "arm_options.http.marker=text",
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         for record in load_records(out).values():
             raw = record["arms"]["http"]
             assert raw["retrieved_ids"] and "[bench:" not in raw["context"]
             assert raw["write_path"] == "remember"
             assert record["arms"]["mcp"]["write_path"] == "capture"
-            assert set(raw["retrieved_ids"]) <= {f"D{s}:{t}" for s in range(1, 13)
-                                                 for t in range(1, 4)}  # fmt: skip
+            assert set(raw["retrieved_ids"]) <= {
+                f"D{s}:{t}" for s in range(1, 13) for t in range(1, 4)
+            }
             assert record["arms"]["mcp"]["status"] == "ok"
         assert project_ids(url) == []
 
@@ -168,8 +180,11 @@ def test_bad_endpoints_end_in_one_line_and_exit_2(
 ) -> None:
     env = {"ARMBENCH_TEST_TOKEN": "right-token", "ARMBENCH_WRONG_TOKEN": "wrong-token"}
     with reference_server(tmp_path / "data", env, "--token-env", "ARMBENCH_TEST_TOKEN") as url:
-        args = [a for a in live_args(url, tmp_path / "run") if "base_url" not in a or
-                "base_url" not in " ".join(overrides)]  # fmt: skip
+        args = [
+            a
+            for a in live_args(url, tmp_path / "run")
+            if "base_url" not in a or "base_url" not in " ".join(overrides)
+        ]
         if "token_env" not in " ".join(overrides) and "http" in overrides[0]:
             args.append("arm_options.http.token_env=ARMBENCH_TEST_TOKEN")
         done = run_cli(*args, *overrides, env=env)
@@ -226,10 +241,13 @@ def test_http_arm_in_a_recall_suite_ranks_like_the_engine(tmp_path: Path) -> Non
     out = tmp_path / "suite"
     with reference_server(tmp_path / "data") as url:
         done = run_cli(
-            "suite.path=datasets/fixtures/suites/smoke.json", "arms=[neuromorphic,http]",
-            f"arm_options.http.base_url={url}", f"out={out}", f"stores={tmp_path / 'st'}",
+            "suite.path=datasets/fixtures/suites/smoke.json",
+            "arms=[neuromorphic,http]",
+            f"arm_options.http.base_url={url}",
+            f"out={out}",
+            f"stores={tmp_path / 'st'}",
             module="bench.suite",
-        )  # fmt: skip
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         assert project_ids(url) == []
         # Run-wide state stays in <out> (ArmServices.run_dir) when stores live elsewhere.

@@ -33,11 +33,13 @@ EARLIER = "f" * 32
 def copy_of_smoke(tagged: bool) -> list[dict[str, Any]]:
     """Every smoke turn as another project's item: an earlier run's markers, or bare ids."""
     return [
-        {"text": f"{t.speaker}: {t.text}",
-         "bench": unit_marker(c.conversation_id, t.dia_id, EARLIER) if tagged else t.dia_id}
+        {
+            "text": f"{t.speaker}: {t.text}",
+            "bench": unit_marker(c.conversation_id, t.dia_id, EARLIER) if tagged else t.dia_id,
+        }
         for c in load_locomo(SMOKE, "smoke").conversations
         for t in c.turns()
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("tagged", [True, False])
@@ -63,9 +65,14 @@ def test_a_service_answering_from_another_project_scores_nothing(tmp_path: Path)
     with HostileService() as service:
         service.add_project("earlier", copy_of_smoke(tagged=False))
         service.mode.foreign = "earlier"
-        done = run_cli("dataset=smoke", f"out={out}", "progress=false", "arms=[http]",
-                       f"arm_options.http.base_url={service.url}",
-                       "arm_options.http.probe=false")  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "arms=[http]",
+            f"arm_options.http.base_url={service.url}",
+            "arm_options.http.probe=false",
+        )
     assert done.returncode == 1, done.stderr[-2000:]
     results = [r["arms"]["http"] for r in load_records(out).values()]
     assert len(results) == 16 and {r["status"] for r in results} == {"error"}

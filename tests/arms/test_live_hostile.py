@@ -96,8 +96,10 @@ def test_a_reused_namespace_id_is_an_error_naming_the_reply(tmp_path: Path) -> N
         arm = http_arm(service, tmp_path)
         same = arm.ingest(conversation("c1"))["namespace"]
         service.mode.create_ids = deque([same])
-        with pytest.raises(ForeignNamespace, match=f"'{same}' is not the one just created .*"
-                           "lists it as 'armbench http c1 "):  # fmt: skip
+        with pytest.raises(
+            ForeignNamespace,
+            match=f"'{same}' is not the one just created .*lists it as 'armbench http c1 ",
+        ):
             arm.ingest(conversation("c2"))
         writes = [e for e in service.log if e[1] == same and e[2] == "capture"]
         assert len(writes) == 1  # c1's single exchange only: c2 wrote nothing into it
@@ -149,8 +151,10 @@ def test_cleanup_counts_a_namespace_already_gone_as_deleted(tmp_path: Path) -> N
 def test_cleanup_after_a_killed_mcp_stdio_run_is_never_stuck(tmp_path: Path) -> None:
     """The stdio server kept its stores in a temporary folder: the namespace is gone."""
     write_state(tmp_path, "mcp", [("0123456789abcdef", "c1", "run")])
-    stdio = ["arm_options.mcp.command=[python,-m,arms.server,--mcp-stdio]",
-             "arm_options.mcp.url=null"]  # fmt: skip
+    stdio = [
+        "arm_options.mcp.command=[python,-m,arms.server,--mcp-stdio]",
+        "arm_options.mcp.url=null",
+    ]
     done = run_cli(str(tmp_path), *stdio, module="bench.cleanup", timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "mcp: deleted 1 namespace(s)" in done.stdout
@@ -190,11 +194,16 @@ def test_an_echoed_token_reaches_no_record_log_or_file(tmp_path: Path) -> None:
     with HostileService() as service:
         service.mode.echo_token = ("search",)
         done = run_cli(
-            "dataset=smoke", f"out={out}", "progress=false", "arms=[http]",
-            f"arm_options.http.base_url={service.url}", "arm_options.http.probe=false",
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "arms=[http]",
+            f"arm_options.http.base_url={service.url}",
+            "arm_options.http.probe=false",
             "arm_options.http.token_env=ARMBENCH_HOSTILE_TOKEN",
-            env={"ARMBENCH_HOSTILE_TOKEN": TOKEN}, timeout=300,
-        )  # fmt: skip
+            env={"ARMBENCH_HOSTILE_TOKEN": TOKEN},
+            timeout=300,
+        )
     assert done.returncode == 1, done.stderr[-2000:]  # finished, every answer in error
     seen = done.stdout + done.stderr
     for path in out.rglob("*"):
@@ -298,11 +307,17 @@ def test_a_hanging_or_dying_mcp_stdio_server_gives_error_results_and_is_stopped(
     pidfile, out = tmp_path / "server.pid", tmp_path / "run"
     started = time.monotonic()
     done = run_cli(
-        "dataset=smoke", f"out={out}", "progress=false", "arms=[mcp]", "arm_options.mcp.url=null",
+        "dataset=smoke",
+        f"out={out}",
+        "progress=false",
+        "arms=[mcp]",
+        "arm_options.mcp.url=null",
         f"arm_options.mcp.command=[python,tests/support/hostile_mcp.py,{pidfile},{how}]",
-        "arm_options.mcp.probe=false", "arm_options.mcp.timeout_s=4",
-        "arm_options.mcp.breaker_timeouts=1", timeout=120,
-    )  # fmt: skip
+        "arm_options.mcp.probe=false",
+        "arm_options.mcp.timeout_s=4",
+        "arm_options.mcp.breaker_timeouts=1",
+        timeout=120,
+    )
     elapsed = time.monotonic() - started
     assert done.returncode == 1, done.stderr[-2000:]  # finished, with results in error
     assert "Traceback" not in done.stderr and elapsed < 60
@@ -393,8 +408,9 @@ def test_a_killed_mcp_stdio_run_resumes_without_manual_edits(tmp_path: Path) -> 
     elsewhere = "another-host:1"  # never judged gone from here
     write_state(tmp_path, "mcp", [("0123456789abcdef", "c1", "run")], owner=dead)
     ledger = NamespaceLedger(tmp_path)
-    ledger.add(Namespace("mcp", "fedcba9876543210", "c2", elsewhere,
-                         namespace_name("mcp", "c2", NONCE)))  # fmt: skip
+    ledger.add(
+        Namespace("mcp", "fedcba9876543210", "c2", elsewhere, namespace_name("mcp", "c2", NONCE))
+    )
     cfg = McpConfig(command=["python", "-m", "arms.server", "--mcp-stdio"], url=None, probe=False)
     services = ArmServices(cast(Any, None), TokenCounter(), tmp_path, tmp_path)
     arm = McpArm("mcp", cfg, services)

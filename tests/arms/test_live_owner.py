@@ -86,8 +86,9 @@ def victim_project(url: str) -> str:
 def victim_intact(url: str, pid: str) -> bool:
     """The victim's project still exists and still holds its one memory."""
     listed = httpx.get(f"{url}/v1/projects", timeout=60).json()["projects"]
-    found = httpx.post(f"{url}/v1/projects/{pid}/search", json={"query": "PIN", "k": 5},
-                       timeout=60).json()["results"]  # fmt: skip
+    found = httpx.post(
+        f"{url}/v1/projects/{pid}/search", json={"query": "PIN", "k": 5}, timeout=60
+    ).json()["results"]
     return {"id": pid, "name": "alice"} in listed and len(found) == 1
 
 
@@ -96,13 +97,19 @@ def test_a_proxy_answering_creates_with_an_existing_id_touches_nothing(tmp_path:
     with reference_server(tmp_path / "data") as upstream:
         pid = victim_project(upstream)
         with CreateProxy(upstream, pid) as proxy:
-            base = ["dataset=smoke", "progress=false", "arms=[http]",
-                    f"arm_options.http.base_url={proxy.url}"]  # fmt: skip
+            base = [
+                "dataset=smoke",
+                "progress=false",
+                "arms=[http]",
+                f"arm_options.http.base_url={proxy.url}",
+            ]
             probed = run_cli(*base, f"out={tmp_path / 'a'}")
             assert probed.returncode == 2, probed.stderr[-2000:]
             line = last_line(probed.stderr)
-            assert line.startswith(f"error: {proxy.url} create reply for unit 'probe': namespace "
-                                   f"'{pid}' is not the one just created")  # fmt: skip
+            assert line.startswith(
+                f"error: {proxy.url} create reply for unit 'probe': namespace "
+                f"'{pid}' is not the one just created"
+            )
             unprobed = run_cli(*base, f"out={tmp_path / 'b'}", "arm_options.http.probe=false")
             assert unprobed.returncode == 1, unprobed.stderr[-2000:]
             errors = [r["arms"]["http"]["error"] for r in load_records(tmp_path / "b").values()]

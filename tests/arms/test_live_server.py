@@ -70,8 +70,7 @@ def test_mcp_tools_over_streamable_http(tmp_path: Path) -> None:
                 "search", {"project_id": pid, "query": "Where does Alice live?", "k": 5}
             )
             await client.call_tool("delete_project", {"project_id": pid})
-            return tools, [s for r in found.structured_content["results"]
-                           for s in r["source_ids"]]  # fmt: skip
+            return tools, [s for r in found.structured_content["results"] for s in r["source_ids"]]
 
     with reference_server(tmp_path) as url:
         tools, sources = anyio.run(session, url)

@@ -125,8 +125,12 @@ def test_complete_store_is_reopened_not_rebuilt(tmp_path: Path) -> None:
     assert _snapshot(second, "conv-x") == built
     assert _answers(second, conv) == expected
     second.close()
-    with MemoryEngine(tmp_path / "conv-x", HashEmbedder(), NeuromorphicConfig(flush_every=4),
-                      conversation_id="conv-x") as writer:  # fmt: skip
+    with MemoryEngine(
+        tmp_path / "conv-x",
+        HashEmbedder(),
+        NeuromorphicConfig(flush_every=4),
+        conversation_id="conv-x",
+    ) as writer:
         assert writer.loaded_from == "lancedb"  # reading left the hot table in sync
         assert writer.state.ws.snapshot() == built["ws"]
 

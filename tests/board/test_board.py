@@ -94,14 +94,30 @@ def stub_judged_run(out: Path) -> Path:
     """LoCoMo's first conversation, offline answers judged by `mem0_locomo` on a stub."""
     with JudgeStub(_stub_judge) as server:
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.run", "dataset=locomo", f"out={out}",
-             "progress=false", "judge=mem0_locomo", "arms=[raw,rag]",
-             "limit.conversations=1", f"judges.0.endpoint.base_url={server.base_url}",
-             "judges.0.endpoint.api_key_env=null"],
-            cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(PROJECT_ROOT),
-                 "BENCH_DATA_DIR": str(DATA), "HOME": str(out.parent)},
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "bench.run",
+                "dataset=locomo",
+                f"out={out}",
+                "progress=false",
+                "judge=mem0_locomo",
+                "arms=[raw,rag]",
+                "limit.conversations=1",
+                f"judges.0.endpoint.base_url={server.base_url}",
+                "judges.0.endpoint.api_key_env=null",
+            ],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(PROJECT_ROOT),
+                "BENCH_DATA_DIR": str(DATA),
+                "HOME": str(out.parent),
+            },
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return out
 
@@ -112,8 +128,17 @@ def board_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("board")
     imported = root / "fc-cot"
     cot = DATA / "locomo-audit" / "fc-gpt-4o-mini-cot.json"
-    proc = published_cli(str(cot), "--format", "evermemos", "--out", str(imported), "--arm",
-                         "fc-cot", "--dataset", str(DATA / "locomo10.json"))  # fmt: skip
+    proc = published_cli(
+        str(cot),
+        "--format",
+        "evermemos",
+        "--out",
+        str(imported),
+        "--arm",
+        "fc-cot",
+        "--dataset",
+        str(DATA / "locomo10.json"),
+    )
     assert proc.returncode == 0, proc.stderr
     merged = root / "merged"
     proc = published_cli("merge", str(OFFLINE), str(imported), "--out", str(merged))
@@ -129,8 +154,11 @@ def test_the_board_of_offline_imported_and_judged_runs(board_runs: dict[str, Pat
     runs = [OFFLINE, board_runs["imported"], board_runs["judged"]]
     proc = subprocess.run(
         [sys.executable, "-m", "bench.board", *map(str, runs), "--out", str(out)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("7 entries, 3 groups")
     md = (out / "board.md").read_text()

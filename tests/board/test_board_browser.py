@@ -20,9 +20,13 @@ from tests.summarise.test_claims import build
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH")
 OFFLINE_FLAGS = [
-    "--headless", "--disable-gpu", "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--proxy-server=127.0.0.1:9", "--virtual-time-budget=5000",
-]  # fmt: skip
+    "--headless",
+    "--disable-gpu",
+    "--no-sandbox",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=127.0.0.1:9",
+    "--virtual-time-budget=5000",
+]
 
 
 def chromium(page: Path, profile: Path, *args: str) -> str:
@@ -30,8 +34,11 @@ def chromium(page: Path, profile: Path, *args: str) -> str:
     assert CHROMIUM is not None
     proc = subprocess.run(
         [CHROMIUM, *OFFLINE_FLAGS, f"--user-data-dir={profile}", *args, page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 

@@ -242,13 +242,24 @@ def test_ctrl_c_stops_a_calibration_at_once(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.always(Fault.slow(90.0))  # no reply before the communicate timeout below
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.calibrate", "dataset=smoke", "judge=llm",
-             "judges.0.endpoint.kind=openai", f"judges.0.endpoint.base_url={server.base_url}",
-             "judges.0.endpoint.model=slow-judge", f"calibrate.out={tmp_path / 'cal'}",
-             "calibrate.sets=gold"],
-            cwd=ROOT, env={**os.environ, "HYDRA_FULL_ERROR": "0"},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "bench.calibrate",
+                "dataset=smoke",
+                "judge=llm",
+                "judges.0.endpoint.kind=openai",
+                f"judges.0.endpoint.base_url={server.base_url}",
+                "judges.0.endpoint.model=slow-judge",
+                f"calibrate.out={tmp_path / 'cal'}",
+                "calibrate.sets=gold",
+            ],
+            cwd=ROOT,
+            env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             while not server.requests:  # a judge call is in flight
                 assert proc.poll() is None, proc.communicate()[1][-2000:]
@@ -283,8 +294,12 @@ def test_the_explorer_shows_the_lenient_flag_and_the_verdict(tmp_path: Path) -> 
     assert "OFFLINE — extractive answerer; outcome judge:llm" in page
     notes = summarise_run(run).notes
     assert not any("not LLM-judged" in n for n in notes)
-    assert any(n.startswith("OFFLINE run: answers from the extractive offline answerer, scored "
-                            "with judge:llm (m).") for n in notes)  # fmt: skip
+    assert any(
+        n.startswith(
+            "OFFLINE run: answers from the extractive offline answerer, scored with judge:llm (m)."
+        )
+        for n in notes
+    )
 
 
 def test_a_small_judge_that_cannot_tell_gold_from_wrong_is_uninformative(tmp_path: Path) -> None:

@@ -29,8 +29,7 @@ def victim_and_own(service: HostileService) -> None:
 
 def cleanup(run_dir: Path, *overrides: str) -> tuple[int, str, str]:
     """`python -m bench.cleanup run_dir overrides...` with KEY in OPENAI_API_KEY."""
-    done = run_cli(str(run_dir), *overrides, module="bench.cleanup",
-                   env={"OPENAI_API_KEY": KEY})  # fmt: skip
+    done = run_cli(str(run_dir), *overrides, module="bench.cleanup", env={"OPENAI_API_KEY": KEY})
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, done.stdout, done.stderr
 
@@ -39,8 +38,11 @@ def test_recorded_url_token_and_templates_are_ignored(tmp_path: Path) -> None:
     """Defects 1 and 2: a hostile state.json names a URL, a token variable, a template."""
     with HostileService() as bait, HostileService() as service:
         victim_and_own(service)
-        legacy = {"base_url": bait.url, "token_env": "OPENAI_API_KEY",
-                  "delete": {"method": "DELETE", "path": f"/v1/projects/{VICTIM}"}}  # fmt: skip
+        legacy = {
+            "base_url": bait.url,
+            "token_env": "OPENAI_API_KEY",
+            "delete": {"method": "DELETE", "path": f"/v1/projects/{VICTIM}"},
+        }
         write_state(tmp_path, "http", [("p1", "c1", "run")], {"kind": "http", "options": legacy})
         rc, out, err = cleanup(tmp_path, f"arm_options.http.base_url={service.url}")
         assert rc == 0, err
@@ -63,8 +65,11 @@ def test_a_foreign_id_in_state_json_deletes_nothing(tmp_path: Path) -> None:
             assert rc == 2
             line = last_line(err)
             assert line.startswith("error: state.json: namespace 'victim42' of arm http")
-            assert ("recorded name '' is not one this run created" in line if not name else
-                    "the service lists it as \"victim42's notes\"" in line)  # fmt: skip
+            assert (
+                "recorded name '' is not one this run created" in line
+                if not name
+                else 'the service lists it as "victim42\'s notes"' in line
+            )
             assert [e for e in service.log if e[0] == "DELETE"] == []  # p1 neither
             assert VICTIM in service.projects and "p1" in service.projects
             assert len(NamespaceLedger(tmp_path).namespaces()) == 2
@@ -74,8 +79,9 @@ def test_without_a_listing_a_namespace_holding_foreign_items_is_refused(tmp_path
     with HostileService() as service:
         victim_and_own(service)
         write_state(tmp_path, "http", [(VICTIM, "c2", "run")])
-        rc, _, err = cleanup(tmp_path, f"arm_options.http.base_url={service.url}",
-                             "arm_options.http.list_path=null")  # fmt: skip
+        rc, _, err = cleanup(
+            tmp_path, f"arm_options.http.base_url={service.url}", "arm_options.http.list_path=null"
+        )
         assert rc == 2 and "holds an item marked 'x', not this run's" in last_line(err)
         assert VICTIM in service.projects and not [e for e in service.log if e[0] == "DELETE"]
 

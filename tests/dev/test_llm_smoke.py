@@ -191,9 +191,17 @@ def test_the_smoke_as_designed_exits_0_and_a_real_failure_still_fails():
     stats = run_stats(ROOT / "results" / "smoke-offline-v0.1.0", max_tokens=256)
     degraded = "error: extraction degraded for 2 arm/conversation pair(s) (over 50% ...)"
     report = SmokeReport(
-        first_rc=1, degraded_warning=True, wall_s=1.0, tokens_per_s=1.0, first_run=stats,
-        rerun_rc=1, rerun_requests=0, rerun_server_decodes=0.0, flags=[], findings=[degraded],
-    )  # fmt: skip
+        first_rc=1,
+        degraded_warning=True,
+        wall_s=1.0,
+        tokens_per_s=1.0,
+        first_run=stats,
+        rerun_rc=1,
+        rerun_requests=0,
+        rerun_server_decodes=0.0,
+        flags=[],
+        findings=[degraded],
+    )
     status, line = exit_status(report)
     assert status == 0 and "ran as designed" in line and "extraction degraded" in line
     failed = "error: 3 arm results in `error` (first: ...); re-run the same command"

@@ -30,8 +30,9 @@ def stub_verdict(body: dict[str, Any]) -> str:
 
 def export(run: Path, out: Path, *extra: str) -> list[Path]:
     """Run the export CLI; return the paths it printed."""
-    proc = run_cli(str(run), "--format", "inspect", "--out", str(out), *extra,
-                   module="bench.export")  # fmt: skip
+    proc = run_cli(
+        str(run), "--format", "inspect", "--out", str(out), *extra, module="bench.export"
+    )
     assert proc.returncode == 0, proc.stderr
     return [Path(line) for line in proc.stdout.split()]
 
@@ -71,9 +72,16 @@ def check_log(path: Path, run: Path, arm: str) -> Any:
 @pytest.mark.skipif(not (SHARED / "locomo10.json").is_file(), reason="no locomo10.json offline")
 def test_offline_locomo_run_exports_one_log_per_arm(tmp_path: Path) -> None:
     run, out = tmp_path / "run", tmp_path / "logs"
-    proc = run_cli("dataset=locomo", "dataset.errata=null", "limit.conversations=1",
-                   "limit.questions=4", "arms=[raw,rag]", f"out={run}", "progress=false",
-                   env={"BENCH_DATA_DIR": str(SHARED)})  # fmt: skip
+    proc = run_cli(
+        "dataset=locomo",
+        "dataset.errata=null",
+        "limit.conversations=1",
+        "limit.questions=4",
+        "arms=[raw,rag]",
+        f"out={run}",
+        "progress=false",
+        env={"BENCH_DATA_DIR": str(SHARED)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     paths = export(run, out)
     assert [p.name for p in paths] == ["run-raw.eval", "run-rag.eval"]
@@ -89,11 +97,17 @@ def test_offline_locomo_run_exports_one_log_per_arm(tmp_path: Path) -> None:
 def test_stub_judged_smoke_run_exports_every_verdict(tmp_path: Path) -> None:
     run, out = tmp_path / "run", tmp_path / "logs"
     with JudgeStub(stub_verdict) as server:
-        proc = run_cli("dataset=smoke", "arms=[raw]", f"out={run}", "progress=false",
-                       "judge=llm", "judges.0.endpoint.kind=openai",
-                       "judges.0.endpoint.model=stub-judge",
-                       f"judges.0.endpoint.base_url={server.base_url}",
-                       "judges.0.endpoint.api_key_env=null")  # fmt: skip
+        proc = run_cli(
+            "dataset=smoke",
+            "arms=[raw]",
+            f"out={run}",
+            "progress=false",
+            "judge=llm",
+            "judges.0.endpoint.kind=openai",
+            "judges.0.endpoint.model=stub-judge",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.api_key_env=null",
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (path,) = export(run, out, "--arm", "raw")
     log = check_log(path, run, "raw")
@@ -107,8 +121,9 @@ def test_stub_judged_smoke_run_exports_every_verdict(tmp_path: Path) -> None:
 
 
 def test_bad_export_arguments_are_one_line(tmp_path: Path) -> None:
-    proc = run_cli(str(tmp_path), "--format", "inspect", "--out", str(tmp_path / "o"),
-                   module="bench.export")  # fmt: skip
+    proc = run_cli(
+        str(tmp_path), "--format", "inspect", "--out", str(tmp_path / "o"), module="bench.export"
+    )
     assert proc.returncode == 2
     assert last_line(proc.stderr) == proc.stderr.strip()
     assert proc.stderr.startswith(f"error: {tmp_path}: no questions/ folder")

@@ -343,10 +343,14 @@ def beam_run(out: Path, score: str, *args: str) -> Path:
 
     with JudgeStub(reply) as server:
         proc = run_cli(
-            *args, f"out={out}", "progress=false", "judge=beam_official",
-            f"judges.0.endpoint.base_url={server.base_url}", "judges.0.endpoint.api_key_env=null",
+            *args,
+            f"out={out}",
+            "progress=false",
+            "judge=beam_official",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.api_key_env=null",
             env={"BENCH_DATA_DIR": str(SHARED)},
-        )  # fmt: skip
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return out
 

@@ -78,8 +78,9 @@ def test_the_128k_tier_from_the_hub_equals_the_tier_folder(offline_hub: Path) ->
     folder = load_beam(FIXTURE, "beam", "128k")
     assert hub.conversations == folder.conversations  # every session, turn and question
     assert len(hub.questions()) == 7 and [c.conversation_id for c in hub.conversations] == [
-        "beam-128k-1", "beam-128k-2",
-    ]  # fmt: skip
+        "beam-128k-1",
+        "beam-128k-2",
+    ]
     sha = hashlib.sha256(offline_hub.read_bytes()).hexdigest()
     assert (hub.path, hub.sha256) == (str(offline_hub), sha)
     assert hub.hub == HubSource(REPO, REVISION, FILE, sha256_verified=False)
@@ -158,18 +159,24 @@ def test_beam_from_the_hub_cache_offline_records_the_pin(tmp_path: Path) -> None
     served = hub_cache(tmp_path / "hf")
     (tmp_path / "empty").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "BENCH_"))} | {
-        "HF_HUB_CACHE": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
-        "BENCH_DATA_DIR": str(tmp_path / "empty"), "BENCH_CACHE_DIR": str(tmp_path / "cache"),
-    }  # fmt: skip
+        "HF_HUB_CACHE": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "BENCH_DATA_DIR": str(tmp_path / "empty"),
+        "BENCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
     out = tmp_path / "run"
-    proc = run_cli("dataset=beam", "dataset.tier=128k", "arms=[raw]", f"out={out}",
-                   "progress=false", env=env)  # fmt: skip
+    proc = run_cli(
+        "dataset=beam", "dataset.tier=128k", "arms=[raw]", f"out={out}", "progress=false", env=env
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     sha = hashlib.sha256(served.read_bytes()).hexdigest()
     notes = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "not verified" in ln]
     assert len(notes) == 1 and notes[0].endswith(f"dataset.sha256={sha}"), notes
     dataset = json.loads((out / "run.json").read_text())["dataset"]
     assert dataset == dataset | {
-        "hf_repo": REPO, "hf_revision": REVISION, "hf_file": FILE, "sha256": sha,
+        "hf_repo": REPO,
+        "hf_revision": REVISION,
+        "hf_file": FILE,
+        "sha256": sha,
         "hf_sha256_verified": False,
-    }  # fmt: skip
+    }

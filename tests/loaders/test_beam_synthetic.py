@@ -66,8 +66,9 @@ def test_evidence_names_the_source_message_in_every_copy(tmp_path: Path) -> None
             q for c in source.values() for q in c.questions if q.question == question.question
         ]
         assert originals, question.question
-        wanted = {t.text for c in source.values() for t in c.turns()
-                  if t.dia_id in originals[0].evidence}  # fmt: skip
+        wanted = {
+            t.text for c in source.values() for t in c.turns() if t.dia_id in originals[0].evidence
+        }
         for dia_id in question.evidence:
             assert texts[dia_id] in wanted
             checked += 1

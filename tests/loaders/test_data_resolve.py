@@ -194,10 +194,22 @@ def test_hub_without_network_fails_once_quietly(tmp_path: Path, offline: str) ->
     if offline == "HF_HUB_OFFLINE":
         env["HF_HUB_OFFLINE"] = "1"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "dataset=longmemeval", f"out={tmp_path / 'run'}",
-         f"dataset.hf_revision={'0' * 40}", f"dataset.sha256={'0' * 64}"],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bench.run",
+            "dataset=longmemeval",
+            f"out={tmp_path / 'run'}",
+            f"dataset.hf_revision={'0' * 40}",
+            f"dataset.sha256={'0' * 64}",
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Retry" not in done.stderr and "huggingface_hub" not in done.stderr
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]

@@ -195,9 +195,18 @@ def _record(qid: str, cat: int, errata: str | None, correct: bool, fixed: bool |
         status=OK, answer="a", correct=correct, correct_corrected=fixed, scores={"f1": 0.0}
     )
     return QuestionRecord(
-        qid, "locomo", "c", cat, "q", "g", [], {"raw": res}, errata_type=errata,
-        corrected_gold="g2" if errata else None, corrected_evidence=[] if errata else None,
-    )  # fmt: skip
+        qid,
+        "locomo",
+        "c",
+        cat,
+        "q",
+        "g",
+        [],
+        {"raw": res},
+        errata_type=errata,
+        corrected_gold="g2" if errata else None,
+        corrected_evidence=[] if errata else None,
+    )
 
 
 def test_errata_view_counts_and_ceiling() -> None:
@@ -273,7 +282,7 @@ def test_both_keys_join_unlisted_and_listed_questions() -> None:
         rec(1, None, ["D3"], None, False, None, 0.1, None),
         rec(2, "WRONG_CITATION", ["D3"], ["D2"], True, None, 0.9, None),
         rec(3, "HALLUCINATION", ["D1", "D4"], ["D4"], False, True, 0.2, 0.7),
-    ]  # fmt: skip
+    ]
     summary = summarise_records(LoadedRun(Path("r"), None, records))
     assert summary.errata is not None and summary.errata == errata_view(records, ["raw"])
     arm = summary.errata.arms["raw"]

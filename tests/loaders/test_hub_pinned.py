@@ -40,9 +40,11 @@ def offline_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "BENCH_"))}
     (tmp_path / "empty").mkdir(exist_ok=True)
     return env | {
-        "HF_HUB_CACHE": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
-        "BENCH_DATA_DIR": str(tmp_path / "empty"), "BENCH_CACHE_DIR": str(tmp_path / "cache"),
-    }  # fmt: skip
+        "HF_HUB_CACHE": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "BENCH_DATA_DIR": str(tmp_path / "empty"),
+        "BENCH_CACHE_DIR": str(tmp_path / "cache"),
+    }
 
 
 def test_the_shipped_pin_and_the_variant_files() -> None:
@@ -60,8 +62,9 @@ def test_the_shipped_pin_and_the_variant_files() -> None:
     }
     beam = compose_run("dataset=beam").dataset
     assert (beam.hf_repo, beam.hf_revision) == (
-        "Mohammadta/BEAM", "3205395e897e7318c7b094ef4e6047b9b82dbb03",
-    )  # fmt: skip
+        "Mohammadta/BEAM",
+        "3205395e897e7318c7b094ef4e6047b9b82dbb03",
+    )
 
 
 @pytest.mark.slow
@@ -82,16 +85,26 @@ def test_unpinned_checksum_is_recorded_with_one_note(
     name = "longmemeval_s_cleaned.json" if repo == REPO else "longmemeval_s"
     served = hub_cache(tmp_path / "hf", name, repo, revision)
     out = tmp_path / "run"
-    proc = run_cli("dataset=longmemeval", *overrides, "arms=[raw]", f"out={out}",
-                   "progress=false", env=offline_env(tmp_path))  # fmt: skip
+    proc = run_cli(
+        "dataset=longmemeval",
+        *overrides,
+        "arms=[raw]",
+        f"out={out}",
+        "progress=false",
+        env=offline_env(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     notes = [line for line in (proc.stdout + proc.stderr).splitlines() if NOTE in line]
     assert len(notes) == 1 and notes[0].endswith(f"pin it with dataset.sha256={SHA}"), notes
     dataset = json.loads((out / "run.json").read_text())["dataset"]
     assert dataset == dataset | {
-        "hf_repo": repo, "hf_revision": revision, "hf_file": name, "sha256": SHA,
-        "hf_sha256_verified": False, "path": str(served),
-    }  # fmt: skip
+        "hf_repo": repo,
+        "hf_revision": revision,
+        "hf_file": name,
+        "sha256": SHA,
+        "hf_sha256_verified": False,
+        "path": str(served),
+    }
     assert not (tmp_path / "cache").exists()  # read from the Hub cache, not copied
 
 
@@ -99,8 +112,14 @@ def test_unpinned_checksum_is_recorded_with_one_note(
 def test_a_pinned_checksum_is_verified_and_recorded(tmp_path: Path) -> None:
     hub_cache(tmp_path / "hf", "longmemeval_s_cleaned.json")
     out = tmp_path / "run"
-    proc = run_cli("dataset=longmemeval", f"dataset.sha256={SHA}", "arms=[raw]", f"out={out}",
-                   "progress=false", env=offline_env(tmp_path))  # fmt: skip
+    proc = run_cli(
+        "dataset=longmemeval",
+        f"dataset.sha256={SHA}",
+        "arms=[raw]",
+        f"out={out}",
+        "progress=false",
+        env=offline_env(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert NOTE not in proc.stdout + proc.stderr
     dataset = json.loads((out / "run.json").read_text())["dataset"]
@@ -110,8 +129,13 @@ def test_a_pinned_checksum_is_verified_and_recorded(tmp_path: Path) -> None:
 def test_a_changed_file_in_the_hub_cache_is_refused(tmp_path: Path) -> None:
     served = hub_cache(tmp_path / "hf", "longmemeval_s_cleaned.json")
     served.write_bytes(served.read_bytes() + b"\n")  # still valid JSON, other bytes
-    proc = run_cli("dataset=longmemeval", f"dataset.sha256={SHA}", "arms=[raw]",
-                   f"out={tmp_path / 'run'}", env=offline_env(tmp_path))  # fmt: skip
+    proc = run_cli(
+        "dataset=longmemeval",
+        f"dataset.sha256={SHA}",
+        "arms=[raw]",
+        f"out={tmp_path / 'run'}",
+        env=offline_env(tmp_path),
+    )
     assert proc.returncode == 2
     line = last_line(proc.stderr)
     assert line.startswith(f"error: {served}: SHA-256 mismatch (Hub {REPO}@{REVISION[:12]})")
@@ -131,8 +155,13 @@ def test_unpinned_uncached_or_unknown_is_one_line(
     tmp_path: Path, overrides: list[str], expected: str
 ) -> None:
     hub_cache(tmp_path / "hf", "longmemeval_s_cleaned.json")  # holds the s variant only
-    proc = run_cli("dataset=longmemeval", *overrides, "arms=[raw]", f"out={tmp_path / 'run'}",
-                   env=offline_env(tmp_path))  # fmt: skip
+    proc = run_cli(
+        "dataset=longmemeval",
+        *overrides,
+        "arms=[raw]",
+        f"out={tmp_path / 'run'}",
+        env=offline_env(tmp_path),
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and expected in errors[0], proc.stderr[-2000:]

@@ -131,10 +131,13 @@ def test_seed_is_required() -> None:
 def test_shared_copy_stitched_with_seed_0(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared items and LoCoMo: 401 questions by relation type, a pinned identity."""
     data = next(
-        (Path(p) for p in (os.environ.get("BENCH_DATA_DIR"), "/work/shared/data")
-         if p and (Path(p) / "locomo-plus" / "locomo_plus.json").is_file()),
+        (
+            Path(p)
+            for p in (os.environ.get("BENCH_DATA_DIR"), "/work/shared/data")
+            if p and (Path(p) / "locomo-plus" / "locomo_plus.json").is_file()
+        ),
         None,
-    )  # fmt: skip
+    )
     if data is None:
         pytest.skip("no shared LoCoMo-Plus copy on this machine")
     monkeypatch.setenv("BENCH_DATA_DIR", str(data))
@@ -147,8 +150,11 @@ def test_shared_copy_stitched_with_seed_0(monkeypatch: pytest.MonkeyPatch) -> No
     )
     ds = load_dataset(cfg)
     assert Counter(q.question_type for q in ds.questions()) == {
-        "causal": 101, "state": 100, "goal": 100, "value": 100,
-    }  # fmt: skip
+        "causal": 101,
+        "state": 100,
+        "goal": 100,
+        "value": 100,
+    }
     assert ds.conversations[0].conversation_id == "plus-000@conv-47"
     assert ds.sha256 == "8c01f5791896eade2359bb6dbf0edc3e0dfd4e98b44b7e1191332acdde7a4072"
 

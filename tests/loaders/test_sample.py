@@ -106,8 +106,13 @@ def test_locomo_sample_is_identical_across_processes_and_hash_seeds() -> None:
         env = {**os.environ, "PYTHONHASHSEED": hash_seed, "BENCH_DATA_DIR": str(SHARED)}
         proc = subprocess.run(
             [sys.executable, "-c", IDS_SCRIPT, *args],
-            cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=120,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
         draws.append(json.loads(proc.stdout))
     assert draws[0] == draws[1]
     assert len(draws[0]) == len(set(draws[0])) == 100
@@ -118,8 +123,14 @@ def test_locomo_sample_is_identical_across_processes_and_hash_seeds() -> None:
 
 def test_sampled_run_records_the_sample_and_the_summary_says_so(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    proc = run_cli("dataset=smoke", "arms=[raw]", "limit.per_category=1", "limit.seed=7",
-                   f"out={out}", "progress=false")  # fmt: skip
+    proc = run_cli(
+        "dataset=smoke",
+        "arms=[raw]",
+        "limit.per_category=1",
+        "limit.seed=7",
+        f"out={out}",
+        "progress=false",
+    )
     assert proc.returncode == 0, proc.stderr
     sample = json.loads((out / "run.json").read_text())["sample"]
     assert sample["seed"] == 7 and sample["questions"] == 5 and sample["of"] == 16

@@ -14,8 +14,19 @@ from tests.support.e2e_support import ROOT, last_line, load_records, run_cli
 
 SMOKE = ROOT / "datasets/fixtures/smoke_locomo.json"
 HOSTILE = [
-    "../x", ".", "..", "a/b", "a\\b", "a:b", "a_b", "x" * 300, "日本語/../..", ".hidden", "-", "~",
-]  # fmt: skip
+    "../x",
+    ".",
+    "..",
+    "a/b",
+    "a\\b",
+    "a:b",
+    "a_b",
+    "x" * 300,
+    "日本語/../..",
+    ".hidden",
+    "-",
+    "~",
+]
 
 
 @pytest.mark.parametrize("external_id", [*HOSTILE, "", "/etc/passwd", "\ud800"])

@@ -14,10 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_round_trip_is_exact(tmp_path: Path) -> None:
     meta = RunMeta(
-        run_name="r", arms=["raw", "rag"], dataset=DatasetMeta("locomo", "/x", "ab"),
-        judges=[JudgeMeta("llm", "m", "h")], offline=False, outcome="judge:llm",
+        run_name="r",
+        arms=["raw", "rag"],
+        dataset=DatasetMeta("locomo", "/x", "ab"),
+        judges=[JudgeMeta("llm", "m", "h")],
+        offline=False,
+        outcome="judge:llm",
         config={"arm_options": {"rag": {"top_k": 7}}, "scoring": {"f1_threshold": 0.5}},
-    )  # fmt: skip
+    )
     path = tmp_path / "run.json"
     path.write_text(json.dumps(meta.to_json()))
     back, notes = read_run_meta(path)

@@ -123,8 +123,12 @@ def test_symlinks_fifos_and_huge_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "link.json").symlink_to(target)
     os.mkfifo(tmp_path / "fifo.json")
     plant(tmp_path / "huge.json", "huge")
-    refusals = [("link.json", "symbolic link"), ("fifo.json", "not a regular file"),
-                ("huge.json", "larger than"), ("absent.json", "file not found")]  # fmt: skip
+    refusals = [
+        ("link.json", "symbolic link"),
+        ("fifo.json", "not a regular file"),
+        ("huge.json", "larger than"),
+        ("absent.json", "file not found"),
+    ]
     for name, what in refusals:
         with pytest.raises(UntrustedJSONError, match=what):
             read_json(tmp_path / name)
@@ -345,9 +349,18 @@ def _cmd_loaders(tmp: Path, case: str) -> tuple[list[str], Path]:
 
 def _cmd_published(tmp: Path, case: str) -> tuple[list[str], Path]:
     plant(tmp / "in" / "data.json", case)
-    argv = ["bench.published", str(tmp / "in" / "data.json"), "--format", "evermemos",
-            "--out", str(tmp / "in" / "out"), "--arm", "x",
-            "--dataset", str(SMOKE_LOCOMO)]  # fmt: skip
+    argv = [
+        "bench.published",
+        str(tmp / "in" / "data.json"),
+        "--format",
+        "evermemos",
+        "--out",
+        str(tmp / "in" / "out"),
+        "--arm",
+        "x",
+        "--dataset",
+        str(SMOKE_LOCOMO),
+    ]
     return argv, tmp / "in"
 
 
@@ -385,7 +398,7 @@ def _main(module: str) -> Callable[[list[str]], int]:
         "bench.published": "bench.published.cli:main",
         "bench.cleanup": "bench.cleanup.__main__:main",
         "bench.summarise.sweep": "bench.summarise.sweep:main",
-    }[module]  # fmt: skip
+    }[module]
     main: Callable[[list[str]], int] = load_symbol(entry)
     return main
 
@@ -424,8 +437,9 @@ def test_the_proxy_answers_a_hostile_request_with_one_400(tmp_path: Path, case: 
     with FaultServer(chat_fn=echo_chat_fn) as stub:
         endpoint = EndpointConfig(kind="openai", model="m", base_url=stub.base_url)
         embedder = EmbedderConfig(kind="openai", model="e", base_url=stub.base_url, dim=256)
-        cfg = ProviderConfig(answerer=endpoint, extractor=endpoint, embedder=embedder,
-                             cache=CacheConfig("off"))  # fmt: skip
+        cfg = ProviderConfig(
+            answerer=endpoint, extractor=endpoint, embedder=embedder, cache=CacheConfig("off")
+        )
         providers = build_providers(cfg, tmp_path)
         try:
             url = providers.proxy_url("mem0", "ingest") + "/chat/completions"
@@ -482,9 +496,13 @@ TYPE_EDITS = [
 @pytest.mark.parametrize(("where", "value", "said"), TYPE_EDITS)
 @pytest.mark.parametrize("command", ["bench.summarise", "bench.report"])
 def test_a_record_field_of_the_wrong_type_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, where: str, value: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    where: str,
+    value: Any,
     said: str,
-) -> None:  # fmt: skip
+) -> None:
     run = _cli_run(tmp_path)
     path = sorted((run / "questions").glob("*.json"))[3]
     data = json.loads(path.read_text())

@@ -30,8 +30,14 @@ def _one_error_line(proc: object) -> str:
 def test_a_hostile_dataset_file_is_one_line_to_bench_run(tmp_path: Path, case: str) -> None:
     data = plant(tmp_path / "data.json", case)
     out = tmp_path / "out"
-    proc = run_cli("dataset=smoke", f"dataset.path={data}", "dataset.sha256=null",
-                   "arms=[raw]", "progress=false", f"out={out}")  # fmt: skip
+    proc = run_cli(
+        "dataset=smoke",
+        f"dataset.path={data}",
+        "dataset.sha256=null",
+        "arms=[raw]",
+        "progress=false",
+        f"out={out}",
+    )
     assert str(data) in _one_error_line(proc)
     assert not (out / "questions").exists() or not any((out / "questions").iterdir())
 
@@ -50,8 +56,9 @@ def test_a_hostile_suite_file_is_one_line_to_bench_suite(tmp_path: Path, case: s
 def test_an_empty_suite_is_refused(tmp_path: Path) -> None:
     suite = tmp_path / "empty.json"
     suite.write_text('{"name": "e", "kind": "k", "version": 1, "memories": [], "queries": []}')
-    proc = run_cli(f"suite.path={suite}", "progress=false", f"out={tmp_path / 'out'}",
-                   module="bench.suite")  # fmt: skip
+    proc = run_cli(
+        f"suite.path={suite}", "progress=false", f"out={tmp_path / 'out'}", module="bench.suite"
+    )
     assert "$.queries is empty" in _one_error_line(proc)
 
 

@@ -159,8 +159,13 @@ def test_a_dataset_without_questions_is_refused(tmp_path: Path) -> None:
 def test_a_suite_without_queries_is_refused() -> None:
     from bench.suite.validate import parse_suite
 
-    suite = {"name": "s", "kind": "k", "version": 1,
-             "memories": [{"id": "m1", "text": "a memory"}], "queries": []}  # fmt: skip
+    suite = {
+        "name": "s",
+        "kind": "k",
+        "version": 1,
+        "memories": [{"id": "m1", "text": "a memory"}],
+        "queries": [],
+    }
     with pytest.raises(DatasetError) as refused:
         parse_suite(suite, where="s.json")
     message = str(refused.value)
@@ -270,8 +275,9 @@ def _damage_symlink(path: Path) -> None:
     os.symlink("/dev/zero", path)
 
 
-@pytest.mark.parametrize("damage", [_damage_truncate, _damage_foreign, _damage_nan,
-                                    _damage_symlink])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage", [_damage_truncate, _damage_foreign, _damage_nan, _damage_symlink]
+)
 def test_a_damaged_rag_store_is_rebuilt(tmp_path: Path, damage: Any) -> None:
     conv, embedder = conversation(), HashEmbedder()
     question = Question("c1:1", "c1", "topic2x1?", 1, "x")

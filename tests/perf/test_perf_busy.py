@@ -37,8 +37,12 @@ def test_phases_are_the_stretches_of_extraction_and_of_answering() -> None:
     stats = {"requests": rows, "slots": 2, "latency_s": 1.0, "distinct": {"extract": 3}}
     got = phase_figures(stats)
     assert got["ingest"] == {
-        "requests": 3, "window_s": 3.0, "ideal_s": 1.5, "busy": 0.5, "distinct": 3,
-    }  # fmt: skip
+        "requests": 3,
+        "window_s": 3.0,
+        "ideal_s": 1.5,
+        "busy": 0.5,
+        "distinct": 3,
+    }
     assert got["answer+judge"]["window_s"] == 3.0  # 2-4 and 5-6
     assert got["answer+judge"]["busy"] == pytest.approx(round(4 / 6, 3))
     assert got["overall"]["busy"] == pytest.approx(round(7 / 12, 3))

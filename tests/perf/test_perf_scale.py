@@ -40,8 +40,11 @@ def test_power_law_gives_its_exponent() -> None:
     fit = growth_exponent(n, [3 * x**1.5 for x in n])
     assert fit == {"exponent": 1.5, "r2": 1.0, "points": 4, "growth": "super-linear"}
     assert growth_exponent(n, [7.0] * 4) == {
-        "exponent": 0.0, "r2": 1.0, "points": 4, "growth": "flat"
-    }  # fmt: skip
+        "exponent": 0.0,
+        "r2": 1.0,
+        "points": 4,
+        "growth": "flat",
+    }
     noisy = [2.0, 9.0, 110.0, 950.0]
     assert growth_exponent(n, noisy)["exponent"] == round(_slope(n, noisy), 3)  # type: ignore[index]
 
@@ -49,8 +52,11 @@ def test_power_law_gives_its_exponent() -> None:
 def test_unplaceable_points_are_left_out_and_one_length_is_no_fit() -> None:
     assert growth_exponent([10, 10], [1, 2]) is None
     assert growth_exponent([10, 100, 1000], [0, 5, 50]) == {
-        "exponent": 1.0, "r2": 1.0, "points": 2, "growth": "linear"
-    }  # fmt: skip
+        "exponent": 1.0,
+        "r2": 1.0,
+        "points": 2,
+        "growth": "linear",
+    }
 
 
 @pytest.mark.parametrize(
@@ -108,10 +114,17 @@ def test_prefixes_cut_at_token_fractions_and_keep_inside_queries() -> None:
 
 def _rows(tokens: list[int], cpu: list[float], hot: list[int]) -> list[dict[str, Any]]:
     return [
-        {"series": "niah", "workload": f"w{t}", "tokens": t, "ingest_cpu_s": c,
-         "store_bytes": t * 10, "stats": {"hot_valid": h}, "isolated": True}
+        {
+            "series": "niah",
+            "workload": f"w{t}",
+            "tokens": t,
+            "ingest_cpu_s": c,
+            "store_bytes": t * 10,
+            "stats": {"hot_valid": h},
+            "isolated": True,
+        }
         for t, c, h in zip(tokens, cpu, hot, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def test_bad_growth_is_flagged_and_bounded_growth_is_not() -> None:
@@ -130,8 +143,12 @@ def test_quick_in_process_run_measures_every_point() -> None:
     out = figures(["scale.quick=true", "scale.arms=neuromorphic", "scale.isolate=false"])
     rows = out["points"]["neuromorphic"]
     assert [r["workload"] for r in rows] == [
-        "beam-128k-1-p0500", "beam-128k-1-p1000", "niah-2000-s0", "niah-4000-s0", "niah-8000-s0",
-    ]  # fmt: skip
+        "beam-128k-1-p0500",
+        "beam-128k-1-p1000",
+        "niah-2000-s0",
+        "niah-4000-s0",
+        "niah-8000-s0",
+    ]
     assert all("error" not in r and r["store_bytes"] > 0 and r["ingest_cpu_s"] > 0 for r in rows)
     niah = [r for r in rows if r["series"] == "niah"]
     assert all(r["tokens"] >= size for r, size in zip(niah, (2000, 4000, 8000), strict=True))
@@ -146,8 +163,11 @@ def test_quick_in_process_run_measures_every_point() -> None:
 def test_cli_bad_override_is_one_line() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "bench.perf", "scale", "--", "scale.niah=x"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("error: scale.niah=x") and proc.stderr.count("\n") == 1
 
@@ -155,8 +175,11 @@ def test_cli_bad_override_is_one_line() -> None:
 def test_help_names_the_scale_group() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "bench.perf", "--help"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0 and "`scale`" in proc.stdout and "scale.quick=true" in proc.stdout
 
 

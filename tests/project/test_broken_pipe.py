@@ -23,9 +23,11 @@ RUN = ROOT / "results" / "smoke-offline-v0.3.0"
 def test_a_closed_pipe_is_not_a_traceback(command: list[str]) -> None:
     """The reader is gone before the command writes: its write fails with EPIPE."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", *command], cwd=ROOT, stdout=subprocess.PIPE,
+        [sys.executable, "-m", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # long before the interpreter has started and printed anything
     stderr = proc.stderr.read().decode()

@@ -61,8 +61,12 @@ def _run_as_user(*overrides: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "HYDRA_FULL_ERROR": "0"}
     return subprocess.run(
         [*prefix, sys.executable, "-m", "bench.run", *SMOKE_RUN, *overrides],
-        cwd=ROOT, capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def _assert_one_line(proc: subprocess.CompletedProcess[str], *named: str) -> None:
@@ -233,9 +237,12 @@ def test_report_into_a_read_only_folder_is_one_line(base_run: Path, sandbox: Pat
     )
     proc = subprocess.run(
         [*prefix, sys.executable, "-m", "bench.report", str(run)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
-    )  # fmt: skip
+    )
     _assert_one_line(proc, "report.html")
 
 
@@ -267,8 +274,9 @@ def test_a_users_own_config_folder_is_searched(tmp_path: Path, how: str) -> None
         if how == "searchpath"
         else ["--config-dir", str(tmp_path / "mine")]
     )
-    proc = run_cli(*where, "dataset=smoke", "provider=mine", "dry_run=true",
-                   f"out={tmp_path / 'run'}")  # fmt: skip
+    proc = run_cli(
+        *where, "dataset=smoke", "provider=mine", "dry_run=true", f"out={tmp_path / 'run'}"
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 

@@ -23,8 +23,17 @@ def cli_modules() -> list[str]:
     return sorted(found)
 
 
-DOCUMENTED = {"bench.run", "bench.summarise", "bench.report", "bench.verify", "bench.screen",
-              "bench.suite", "bench.perf", "bench.cleanup", "bench.dev.llm_smoke"}  # fmt: skip
+DOCUMENTED = {
+    "bench.run",
+    "bench.summarise",
+    "bench.report",
+    "bench.verify",
+    "bench.screen",
+    "bench.suite",
+    "bench.perf",
+    "bench.cleanup",
+    "bench.dev.llm_smoke",
+}
 
 
 def test_every_documented_command_is_found() -> None:

@@ -26,10 +26,16 @@ def _closed_port() -> int:
 
 def _openai_at(url: str, out: Path, timeout_s: float = 0.5) -> list[str]:
     return [
-        "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "arms=[raw]",
-        f"provider.answerer.base_url={url}", f"provider.answerer.timeout_s={timeout_s}",
-        f"provider.embedder.base_url={url}", "provider.embedder.model=fault-wordllama",
-    ]  # fmt: skip
+        "dataset=smoke",
+        f"out={out}",
+        "progress=false",
+        "provider=openai",
+        "arms=[raw]",
+        f"provider.answerer.base_url={url}",
+        f"provider.answerer.timeout_s={timeout_s}",
+        f"provider.embedder.base_url={url}",
+        "provider.embedder.model=fault-wordllama",
+    ]
 
 
 def test_a_closed_port_stops_the_run_in_seconds_naming_the_url(tmp_path: Path) -> None:
@@ -87,9 +93,10 @@ def test_a_model_the_server_does_not_have_stops_the_run_at_the_first_call(
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         proc = run_cli(
-            *_openai_at(server.base_url, tmp_path / "run", timeout_s=60), workers,
+            *_openai_at(server.base_url, tmp_path / "run", timeout_s=60),
+            workers,
             env={"OPENAI_API_KEY": "sk-x"},
-        )  # fmt: skip
+        )
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
     line = last_line(proc.stderr)
     assert proc.returncode == 2 and line.startswith("error: "), proc.stderr[-2000:]
@@ -115,9 +122,12 @@ def test_evaluate_without_predictions_stops_in_one_line(tmp_path: Path) -> None:
 def _run_cfg(url: str) -> RunConfig:
     answerer = EndpointConfig(kind="openai", model="m", base_url=url)
     return RunConfig(
-        dataset=DatasetConfig(), provider=ProviderConfig(answerer=answerer), arms=[],
-        arm_options={}, out="unused",
-    )  # fmt: skip
+        dataset=DatasetConfig(),
+        provider=ProviderConfig(answerer=answerer),
+        arms=[],
+        arm_options={},
+        out="unused",
+    )
 
 
 def test_each_url_is_probed_once_until_the_probes_are_reset() -> None:

@@ -25,13 +25,22 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 def _providers(base_url: str, tmp_path: Path, timeout_s: float, total_s: float) -> Any:
     endpoint = EndpointConfig(
-        kind="openai", model="m", base_url=base_url, api_key_env=None,
-        timeout_s=timeout_s, max_retry_time_s=total_s,
-    )  # fmt: skip
+        kind="openai",
+        model="m",
+        base_url=base_url,
+        api_key_env=None,
+        timeout_s=timeout_s,
+        max_retry_time_s=total_s,
+    )
     embedder = EmbedderConfig(
-        kind="openai", model="e", dim=256, base_url=base_url, api_key_env=None,
-        timeout_s=timeout_s, max_retry_time_s=total_s,
-    )  # fmt: skip
+        kind="openai",
+        model="e",
+        dim=256,
+        base_url=base_url,
+        api_key_env=None,
+        timeout_s=timeout_s,
+        max_retry_time_s=total_s,
+    )
     cfg = ProviderConfig(answerer=endpoint, embedder=embedder, cache=CacheConfig(mode="off"))
     return build_providers(cfg, tmp_path)
 

@@ -154,9 +154,12 @@ def test_azure_api_version_is_sent_as_a_query_parameter():
 def test_accounting_totals_tokens_and_cost_per_phase(tmp_path: Path):
     with FaultServer(chat_fn=echo_chat_fn) as server:
         endpoint = EndpointConfig(
-            kind="openai", model="m", base_url=server.base_url,
-            price_prompt_per_1k=1.0, price_completion_per_1k=2.0,
-        )  # fmt: skip
+            kind="openai",
+            model="m",
+            base_url=server.base_url,
+            price_prompt_per_1k=1.0,
+            price_completion_per_1k=2.0,
+        )
         providers = build_providers(ProviderConfig(answerer=endpoint), tmp_path)
         result = providers.answerer.complete([{"role": "user", "content": "x" * 400}])
         providers.answerer.complete([{"role": "user", "content": "x" * 400}])  # a hit: free
@@ -186,9 +189,13 @@ def test_judge_on_the_answerers_model_uses_its_own_client_but_the_shared_quota(
             kind="openai", model="m", base_url=server.base_url, requests_per_minute=2
         )
         judge_ep = EndpointConfig(
-            kind="openai", model="m", base_url=server.base_url + "/",  # the same deployment
-            api_key_env="ARMBENCH_TEST_JUDGE_KEY", api_version="2024-10-21", timeout_s=7.0,
-        )  # fmt: skip
+            kind="openai",
+            model="m",
+            base_url=server.base_url + "/",  # the same deployment
+            api_key_env="ARMBENCH_TEST_JUDGE_KEY",
+            api_version="2024-10-21",
+            timeout_s=7.0,
+        )
         providers = ProviderSet(
             ProviderConfig(answerer=answerer, cache=CacheConfig("off")), tmp_path, window_s=window_s
         )

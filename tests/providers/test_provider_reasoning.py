@@ -69,9 +69,13 @@ def test_a_reasoning_endpoint_sends_max_completion_tokens_and_no_sampling_parame
     server: FaultServer, tmp_path: Path
 ) -> None:
     providers = providers_for(
-        server, tmp_path, reasoning="true", reasoning_effort="low",
-        max_completion_tokens=512, json_schema=True,
-    )  # fmt: skip
+        server,
+        tmp_path,
+        reasoning="true",
+        reasoning_effort="low",
+        max_completion_tokens=512,
+        json_schema=True,
+    )
     options = CallOptions(max_tokens=64, stop=("\n\n",), json_schema=SCHEMA)
     reply = providers.answerer.complete(MESSAGES, options=options)
     providers.close()
@@ -237,8 +241,9 @@ def test_an_ordinary_endpoint_sends_and_keys_exactly_what_it_did_before(tmp_path
     for mode in ("false", "auto"):
         chat = quick_chat(base, reasoning=mode)
         schema_chat = quick_chat(base, reasoning=mode, json_schema=True)
-        options = CallOptions(max_tokens=64, stop=("\n\n",), json_schema=JsonSchema(
-            "verdict", {"type": "object"}))  # fmt: skip
+        options = CallOptions(
+            max_tokens=64, stop=("\n\n",), json_schema=JsonSchema("verdict", {"type": "object"})
+        )
         tools = [{"type": "function", "function": {"name": "update_memory"}}]
         assert chat.request_key(MESSAGES, None, "v1") == (
             "7564d635b0b21cf8498c7fafdc39a7f90c38e7fea0c70f0c16c92d77b08e295d"
@@ -252,8 +257,13 @@ def test_an_ordinary_endpoint_sends_and_keys_exactly_what_it_did_before(tmp_path
     with FaultServer(chat_fn=echo_chat_fn) as ordinary:
         for mode in ("false", "auto"):
             cache = CacheConfig(mode="readwrite", path=str(tmp_path / f"{mode}.sqlite"))
-            cfg = EndpointConfig(kind="openai", model="m", base_url=ordinary.base_url,
-                                 reasoning=mode, json_schema=True)  # fmt: skip
+            cfg = EndpointConfig(
+                kind="openai",
+                model="m",
+                base_url=ordinary.base_url,
+                reasoning=mode,
+                json_schema=True,
+            )
             providers = build_providers(ProviderConfig(answerer=cfg, cache=cache), tmp_path)
             reply = providers.answerer.complete(MESSAGES, options=ANSWER)
             providers.answerer.complete(MESSAGES, options=CallOptions(json_schema=SCHEMA))
@@ -323,15 +333,30 @@ def test_the_rejections_of_a_reasoning_model_are_recognised(
 
 
 def test_other_400s_are_not_taken_for_a_reasoning_model() -> None:
-    overflow = {"error": {"message": "This model's maximum context length is 4096 tokens.",
-                          "type": "invalid_request_error", "param": "messages",
-                          "code": "context_length_exceeded"}}  # fmt: skip
-    effort = {"error": {"message": "Unsupported value: 'reasoning_effort' does not support "
-                        "'minimal' with this model.", "type": "invalid_request_error",
-                        "param": "reasoning_effort", "code": "unsupported_value"}}  # fmt: skip
-    relayed = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported "
-                         "with this model. Use 'max_completion_tokens' instead.",
-                         "code": "invalid_request_body"}}  # fmt: skip
+    overflow = {
+        "error": {
+            "message": "This model's maximum context length is 4096 tokens.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
+    effort = {
+        "error": {
+            "message": "Unsupported value: 'reasoning_effort' does not support "
+            "'minimal' with this model.",
+            "type": "invalid_request_error",
+            "param": "reasoning_effort",
+            "code": "unsupported_value",
+        }
+    }
+    relayed = {
+        "error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported "
+            "with this model. Use 'max_completion_tokens' instead.",
+            "code": "invalid_request_body",
+        }
+    }
     assert rejected_parameter(_bad_request(overflow)) is None
     assert rejected_parameter(_bad_request(effort)) is None  # reasoning mode sends it
     assert rejected_parameter(_bad_request(relayed)) == "max_tokens"  # read from the text

@@ -76,9 +76,12 @@ def test_llamacpp_recipe_fits_and_the_default_budget_is_refused_as_documented() 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         recipe = compose(
             config_name="config",
-            overrides=["provider=llamacpp", "answer.max_context_tokens=29000",
-                       "provider.context_tokens=32768"],
-        )  # fmt: skip
+            overrides=[
+                "provider=llamacpp",
+                "answer.max_context_tokens=29000",
+                "provider.context_tokens=32768",
+            ],
+        )
         default = compose(
             config_name="config", overrides=["provider=llamacpp", "provider.context_tokens=32768"]
         )

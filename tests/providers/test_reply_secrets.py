@@ -48,12 +48,20 @@ def test_a_key_echoed_in_200_replies_reaches_no_record_cache_or_log(tmp_path: Pa
     out = tmp_path / "run"
     with JudgeStub(_echo, echo_auth=True) as server:
         proc = run_cli(
-            "dataset=smoke", f"out={out}", "progress=false", "arms=[raw]", "limit.questions=2",
-            "judge=llm", "provider.answerer.kind=openai", "provider.answerer.model=echo",
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "arms=[raw]",
+            "limit.questions=2",
+            "judge=llm",
+            "provider.answerer.kind=openai",
+            "provider.answerer.model=echo",
             f"provider.answerer.base_url={server.base_url}",
-            f"provider.answerer.api_key_env={ENV}", "provider.answerer.json_schema=false",
-            "provider.cache.mode=readwrite", env={ENV: KEY},
-        )  # fmt: skip
+            f"provider.answerer.api_key_env={ENV}",
+            "provider.answerer.json_schema=false",
+            "provider.cache.mode=readwrite",
+            env={ENV: KEY},
+        )
         assert server.bodies, "the stub was never called"
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = [r for rec in load_records(out).values() for r in rec["arms"].values()]

@@ -59,11 +59,17 @@ def test_a_cap_not_above_the_timeout_is_refused_in_one_line() -> None:
         pytest.raises(ConfigError, match=r"^provider.answerer: max_retry_time_s=300 "),
     ):
         load_run_config(
-            compose(config_name="config", overrides=["provider=vllm",
-                                                      "provider.answerer.max_retry_time_s=300"])
-        )  # fmt: skip
-    proc = run_cli("provider=vllm", "provider.answerer.timeout_s=120",
-                   "provider.answerer.max_retry_time_s=100", "dataset=smoke")  # fmt: skip
+            compose(
+                config_name="config",
+                overrides=["provider=vllm", "provider.answerer.max_retry_time_s=300"],
+            )
+        )
+    proc = run_cli(
+        "provider=vllm",
+        "provider.answerer.timeout_s=120",
+        "provider.answerer.max_retry_time_s=100",
+        "dataset=smoke",
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         "error: provider.answerer: max_retry_time_s=100 leaves no time to retry a request "

@@ -281,8 +281,9 @@ def test_the_ignored_tools_warning_is_logged_once_per_run(caplog: pytest.LogCapt
     with FaultServer() as server:
         server.ignore_tools()
         for _ in range(3):  # three arms' (or lanes') extractors on one model
-            chat = quick_chat(server.base_url, role="extractor", model="once-model",
-                              json_schema=True)  # fmt: skip
+            chat = quick_chat(
+                server.base_url, role="extractor", model="once-model", json_schema=True
+            )
             assert LLMExtractor(chat).extract(exchange, []).tools_ignored
     warned = [r for r in caplog.records if "ignored tools" in r.getMessage()]
     assert len(warned) == 1 and "once-model" in warned[0].getMessage()

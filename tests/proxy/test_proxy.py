@@ -30,11 +30,14 @@ def _session(cfg: ProviderConfig, run_dir: Path) -> tuple[list[Any], dict[str, A
     providers = build_providers(cfg, run_dir)
     try:
         replies: list[Any] = []
-        for arm, phase, text in (("mem0", "ingest", "remember Lisbon"),
-                                 ("mem0", "retrieve", "where?"),
-                                 ("cognee", "ingest", "remember Porto")):  # fmt: skip
-            client = openai.OpenAI(base_url=providers.proxy_url(arm, phase), api_key="x",
-                                   max_retries=0)  # fmt: skip
+        for arm, phase, text in (
+            ("mem0", "ingest", "remember Lisbon"),
+            ("mem0", "retrieve", "where?"),
+            ("cognee", "ingest", "remember Porto"),
+        ):
+            client = openai.OpenAI(
+                base_url=providers.proxy_url(arm, phase), api_key="x", max_retries=0
+            )
             chat = client.chat.completions.create(
                 model="ignored", messages=[{"role": "user", "content": text}]
             )
@@ -60,9 +63,11 @@ def test_sdk_calls_are_answered_accounted_per_arm_and_phase_and_cached(tmp_path:
         served = len(stub.requests)
         again, second = _session(cfg, tmp_path)
         assert len(stub.requests) == served  # the rerun never reached the provider
-    assert replies == again == [
-        "echo: remember Lisbon", [256, 256], "echo: where?", "echo: remember Porto", [256, 256]
-    ]  # fmt: skip
+    assert (
+        replies
+        == again
+        == ["echo: remember Lisbon", [256, 256], "echo: where?", "echo: remember Porto", [256, 256]]
+    )
     roles = first["roles"]
     assert sorted(roles) == ["proxy:cognee:ingest", "proxy:mem0:ingest", "proxy:mem0:retrieve"]
     for role in roles.values():
@@ -103,8 +108,10 @@ def test_bad_paths_and_bodies_get_openai_style_errors(tmp_path: Path) -> None:
 def test_the_cli_serves_until_stopped_and_writes_its_accounting(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.proxy", "--port", "0", "--out", str(tmp_path)],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()
@@ -204,10 +211,19 @@ def test_a_run_starts_the_proxy_for_an_arm_and_reports_its_tokens(tmp_path: Path
     env = {"PYTHONPATH": f"{ROOT}:{tmp_path / 'site'}"}
     out = tmp_path / "run"
     with FaultServer(chat_fn=echo_chat_fn) as stub:
-        extractor = ["provider.extractor.kind=openai", "provider.extractor.model=stub",
-                     f"+provider.extractor.base_url={stub.base_url}"]  # fmt: skip
-        done = run_cli("dataset=smoke", "arms=[rag,libarm]", f"out={out}", "progress=false",
-                       *extractor, env=env)  # fmt: skip
+        extractor = [
+            "provider.extractor.kind=openai",
+            "provider.extractor.model=stub",
+            f"+provider.extractor.base_url={stub.base_url}",
+        ]
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,libarm]",
+            f"out={out}",
+            "progress=false",
+            *extractor,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         assert len(stub.requests) == 8  # the first 4 turns of each smoke conversation
     roles = json.loads((out / "run.json").read_text())["accounting"]["roles"]

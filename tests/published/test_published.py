@@ -99,8 +99,12 @@ def test_summary_prints_the_published_figures(imported: Path) -> None:
     row = next(ln for ln in proc.stdout.splitlines() if "| fc-cot | published:" in ln)
     assert "| 79.89% ± 0.12 | 79.94% |" in row
     cats = {ln.split("|")[3].strip(): ln for ln in proc.stdout.splitlines() if "#1..#3" in ln}
-    for label, mean in (("1 multi-hop", "82.62%"), ("2 temporal", "57.32%"),
-                        ("3 open-domain", "66.67%"), ("4 single-hop", "89.10%")):  # fmt: skip
+    for label, mean in (
+        ("1 multi-hop", "82.62%"),
+        ("2 temporal", "57.32%"),
+        ("3 open-domain", "66.67%"),
+        ("4 single-hop", "89.10%"),
+    ):
         assert f"| {mean} ±" in cats[label]
 
 
@@ -218,8 +222,9 @@ def test_imported_results_are_never_answered_or_judged_again() -> None:
     step = SimpleNamespace(judges=judges)  # a judge that would be asked, were it allowed
     assert AnswerStep.judge(step, None, result, rejudge=True) is result  # type: ignore[arg-type]
     own = ArmResult(status=OK, answer="a", correct=True)
-    assert arms_to_run(QuestionRecord("q:0", "l", "q", 1, "?", "g", [], {"x": own}), ["x"],
-                       judges, rejudge=True) == ([], ["x"])  # fmt: skip
+    assert arms_to_run(
+        QuestionRecord("q:0", "l", "q", 1, "?", "g", [], {"x": own}), ["x"], judges, rejudge=True
+    ) == ([], ["x"])
 
 
 def test_committed_records_read_and_write_back_byte_identical() -> None:
@@ -283,8 +288,9 @@ def test_baseline_arm_flag_and_its_error(
 @needs_data
 def test_export_reimports_to_the_same_records(imported: Path, tmp_path: Path) -> None:
     out = tmp_path / "export.json"
-    proc = run_cli("export", str(imported), "--format", "evermemos", "--arm", "fc-cot",
-                   "--out", str(out))  # fmt: skip
+    proc = run_cli(
+        "export", str(imported), "--format", "evermemos", "--arm", "fc-cot", "--out", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     again = tmp_path / "again"
     proc = run_cli(str(out), "--format", "evermemos", "--out", str(again), "--arm", "fc-cot")
@@ -292,10 +298,14 @@ def test_export_reimports_to_the_same_records(imported: Path, tmp_path: Path) ->
 
     def key(run: Path) -> list[tuple[Any, ...]]:
         return [
-            (r.question_id, r.arms["fc-cot"].answer, r.arms["fc-cot"].correct,
-             {k: j.verdict for k, j in r.arms["fc-cot"].judgements.items()})
+            (
+                r.question_id,
+                r.arms["fc-cot"].answer,
+                r.arms["fc-cot"].correct,
+                {k: j.verdict for k, j in r.arms["fc-cot"].judgements.items()},
+            )
             for r in iter_records(run)
-        ]  # fmt: skip
+        ]
 
     assert key(again) == key(imported)
 
@@ -353,8 +363,12 @@ def test_longmemeval_import_majority_and_export_round_trip(tmp_path: Path) -> No
         ] == labels
         assert result.correct is (sum(labels) >= 2)
     exported = tmp_path / "out.jsonl"
-    assert run_cli("export", str(out), "--format", "longmemeval", "--arm", "sys",
-                   "--out", str(exported)).returncode == 0  # fmt: skip
+    assert (
+        run_cli(
+            "export", str(out), "--format", "longmemeval", "--arm", "sys", "--out", str(exported)
+        ).returncode
+        == 0
+    )
     again = tmp_path / "again"
     assert run_cli(str(exported), *args[:2], "--out", str(again), *args[4:]).returncode == 0
     before = {r.question_id: r.arms["sys"].answer for r in iter_records(out)}
@@ -367,8 +381,19 @@ def test_longmemeval_log_of_other_hypotheses_is_refused(tmp_path: Path) -> None:
     text = logs[0].read_text(encoding="utf-8").replace("guess 3", "guess three")
     logs[0].write_text(text, encoding="utf-8")
     out = tmp_path / "lme"
-    proc = run_cli(str(hyp), "--format", "longmemeval", "--out", str(out), "--arm", "s",
-                   "--dataset", str(LME), "--judgements", str(logs[0]))  # fmt: skip
+    proc = run_cli(
+        str(hyp),
+        "--format",
+        "longmemeval",
+        "--out",
+        str(out),
+        "--arm",
+        "s",
+        "--dataset",
+        str(LME),
+        "--judgements",
+        str(logs[0]),
+    )
     assert proc.returncode == 2 and "judged another hypothesis" in proc.stderr
     assert proc.stderr.count("\n") == 1 and not out.exists()
 
@@ -378,13 +403,32 @@ def test_longmemeval_log_of_other_hypotheses_is_refused(tmp_path: Path) -> None:
 def test_an_f1_scored_arm_exported_and_reimported_keeps_its_outcomes(tmp_path: Path) -> None:
     """The offline raw arm (f1>=0.5) through export and import: every outcome and F1 kept."""
     out = tmp_path / "raw.json"
-    proc = run_cli("export", str(OFFLINE), "--format", "evermemos", "--arm", "raw",
-                   "--out", str(out), "--dataset", str(DATA / "locomo10.json"))  # fmt: skip
+    proc = run_cli(
+        "export",
+        str(OFFLINE),
+        "--format",
+        "evermemos",
+        "--arm",
+        "raw",
+        "--out",
+        str(out),
+        "--dataset",
+        str(DATA / "locomo10.json"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["metadata"]["outcome"] == "f1>=0.5"
     again = tmp_path / "again"
-    proc = run_cli(str(out), "--format", "evermemos", "--out", str(again), "--arm", "raw",
-                   "--dataset", str(DATA / "locomo10.json"))  # fmt: skip
+    proc = run_cli(
+        str(out),
+        "--format",
+        "evermemos",
+        "--out",
+        str(again),
+        "--arm",
+        "raw",
+        "--dataset",
+        str(DATA / "locomo10.json"),
+    )
     assert proc.returncode == 0, proc.stderr
     before = {r.question_id: r.arms["raw"] for r in iter_records(OFFLINE)}
     after = iter_records(again)
@@ -392,8 +436,10 @@ def test_an_f1_scored_arm_exported_and_reimported_keeps_its_outcomes(tmp_path: P
     for record in after:
         res, old = record.arms["raw"], before[record.question_id]
         assert (res.correct, res.outcome, res.scores["f1"]) == (
-            old.correct, "f1>=0.5", old.scores["f1"],
-        ), record.question_id  # fmt: skip
+            old.correct,
+            "f1>=0.5",
+            old.scores["f1"],
+        ), record.question_id
 
 
 @needs_data
@@ -414,9 +460,21 @@ def test_a_longmemeval_log_passed_twice_is_refused(tmp_path: Path, link: bool) -
     if link:
         twice.symlink_to(logs[0])
     out = tmp_path / "lme"
-    proc = run_cli(str(hyp), "--format", "longmemeval", "--out", str(out), "--arm", "s",
-                   "--dataset", str(LME), "--judgements", str(logs[0]),
-                   "--judgements", str(twice))  # fmt: skip
+    proc = run_cli(
+        str(hyp),
+        "--format",
+        "longmemeval",
+        "--out",
+        str(out),
+        "--arm",
+        "s",
+        "--dataset",
+        str(LME),
+        "--judgements",
+        str(logs[0]),
+        "--judgements",
+        str(twice),
+    )
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr == (
         f"error: --judgements {twice}: the same file as {logs[0]}: one judge run counts once; "
@@ -433,8 +491,18 @@ def test_a_sigkilled_import_leaves_a_folder_the_next_import_removes(tmp_path: Pa
     import time
 
     out = tmp_path / "fc-cot"
-    argv = [sys.executable, "-m", "bench.published", str(COT), "--format", "evermemos",
-            "--out", str(out), "--arm", "fc-cot"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "bench.published",
+        str(COT),
+        "--format",
+        "evermemos",
+        "--out",
+        str(out),
+        "--arm",
+        "fc-cot",
+    ]
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "BENCH_DATA_DIR": str(DATA)}
     proc = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stderr=subprocess.DEVNULL)
     while proc.poll() is None and not list(tmp_path.glob(".fc-cot.*.importing")):

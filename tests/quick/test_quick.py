@@ -23,10 +23,25 @@ def printed(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_flags_become_the_printed_bench_run_command(capsys: pytest.CaptureFixture[str]) -> None:
-    line = printed(capsys, "run", "locomo", "--answer-model", "qwen2.5-7b",
-                   "--answer-base-url", "http://127.0.0.1:8080/v1", "--judge", "mem0_locomo",
-                   "--judge-model", "gpt-4o-mini", "--arms", "raw,rag", "--per-category", "20",
-                   "--", "answer.max_context_tokens=29000")  # fmt: skip
+    line = printed(
+        capsys,
+        "run",
+        "locomo",
+        "--answer-model",
+        "qwen2.5-7b",
+        "--answer-base-url",
+        "http://127.0.0.1:8080/v1",
+        "--judge",
+        "mem0_locomo",
+        "--judge-model",
+        "gpt-4o-mini",
+        "--arms",
+        "raw,rag",
+        "--per-category",
+        "20",
+        "--",
+        "answer.max_context_tokens=29000",
+    )
     assert line == (
         "python -m bench.run dataset=locomo provider=llamacpp provider.answerer.model=qwen2.5-7b"
         " provider.answerer.base_url=http://127.0.0.1:8080/v1 judge=mem0_locomo"
@@ -102,10 +117,25 @@ def stub_reply(body: dict[str, Any]) -> str:
 def test_smoke_against_a_local_stub_with_flags_only(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with JudgeStub(stub_reply) as server:
-        proc = run_cli("run", "smoke", "--answer-model", "stub-answer",
-                       "--answer-base-url", server.base_url, "--judge-model", "stub-judge",
-                       "--arms", "raw,rag", "--limit-questions", "2", "--out", str(out),
-                       "--", "progress=false", module="bench.quick")  # fmt: skip
+        proc = run_cli(
+            "run",
+            "smoke",
+            "--answer-model",
+            "stub-answer",
+            "--answer-base-url",
+            server.base_url,
+            "--judge-model",
+            "stub-judge",
+            "--arms",
+            "raw,rag",
+            "--limit-questions",
+            "2",
+            "--out",
+            str(out),
+            "--",
+            "progress=false",
+            module="bench.quick",
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         command = proc.stderr.splitlines()[0]
         assert command.startswith("python -m bench.run dataset=smoke provider=llamacpp ")

@@ -53,17 +53,22 @@ def endpoint() -> Iterator[str]:
 
 def _client(url: str) -> Any:
     return boto3.client(
-        "s3", endpoint_url=url, region_name="us-east-1",
-        aws_access_key_id="testing", aws_secret_access_key=SECRET,
-    )  # fmt: skip
+        "s3",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key=SECRET,
+    )
 
 
 def _env(url: str, cache: Path) -> dict[str, str]:
     return {
-        "AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": url,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
         "ARMBENCH_S3_CACHE": str(cache),
-    }  # fmt: skip
+    }
 
 
 def _objects(url: str, prefix: str) -> dict[str, bytes]:
@@ -96,16 +101,18 @@ def test_a_run_on_s3_equals_a_local_run_and_resumes_from_s3_alone(
 
     objects = _objects(endpoint, "runs/smoke")
     records = {
-        k: json.loads(v) for k, v in objects.items()
+        k: json.loads(v)
+        for k, v in objects.items()
         if k.startswith("questions/") and k.endswith(".json")
-    }  # fmt: skip
+    }
     local = load_records(local_run)
     assert sorted(r["question_id"] for r in records.values()) == sorted(local)
     for record in records.values():
         assert strip_timings(record) == strip_timings(local[record["question_id"]])
     assert {"run.json", "MANIFEST.json"} <= set(objects)
-    assert any(k.startswith("stores/neuromorphic/") and k.endswith("checkpoint.json")
-               for k in objects)  # fmt: skip
+    assert any(
+        k.startswith("stores/neuromorphic/") and k.endswith("checkpoint.json") for k in objects
+    )
     assert not any(SECRET.encode() in body for body in objects.values())
 
     # A second machine (empty staging folder) resumes from S3 alone: nothing left to do.

@@ -265,8 +265,12 @@ def test_png_export_without_a_browser_is_one_note(tmp_path: Path) -> None:
     env = {**os.environ, "BROWSER_PATH": str(tmp_path / "no-such-browser")}
     done = subprocess.run(
         [sys.executable, "-m", "bench.report", str(run_dir)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     notes = [ln for ln in done.stderr.splitlines() if "PNG export" in ln]
     assert len(notes) == 1 and notes[0].startswith("note: PNG export of the charts skipped: ")

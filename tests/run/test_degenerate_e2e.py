@@ -36,12 +36,20 @@ def test_tiny_self_judge_is_flagged_first(tmp_path: Path) -> None:
     with FaultServer(chat_fn=tiny_model) as server:
         server.ignore_tools()
         proc = run_cli(
-            "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "judge=llm",
-            "arms=[raw,neuromorphic]", f"provider.answerer.base_url={server.base_url}",
-            "provider.answerer.json_schema=false", "provider.answerer.max_attempts=2",
-            "provider.embedder.kind=wordllama", "provider.embedder.model=wordllama/l2_supercat_256",
-            "provider.embedder.dim=256", env=ENV,
-        )  # fmt: skip
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "provider=openai",
+            "judge=llm",
+            "arms=[raw,neuromorphic]",
+            f"provider.answerer.base_url={server.base_url}",
+            "provider.answerer.json_schema=false",
+            "provider.answerer.max_attempts=2",
+            "provider.embedder.kind=wordllama",
+            "provider.embedder.model=wordllama/l2_supercat_256",
+            "provider.embedder.dim=256",
+            env=ENV,
+        )
     assert proc.returncode == 1, proc.stderr[-2000:]  # degraded extraction
     record = json.loads(next((out / "questions").glob("*.json")).read_text())
     answer = record["arms"]["raw"]["answer"]

@@ -137,11 +137,24 @@ def test_dry_run_needs_no_key_loads_no_model_and_names_unknown_prices(tmp_path: 
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "dataset=smoke", "provider=openai", "judge=llm",
-         "dry_run=true", f"out={out}", "progress=false", "limit.conversations=1"],
-        cwd=ROOT, env={**env, "HYDRA_FULL_ERROR": "0"}, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "bench.run",
+            "dataset=smoke",
+            "provider=openai",
+            "judge=llm",
+            "dry_run=true",
+            f"out={out}",
+            "progress=false",
+            "limit.conversations=1",
+        ],
+        cwd=ROOT,
+        env={**env, "HYDRA_FULL_ERROR": "0"},
+        capture_output=True,
+        text=True,
         timeout=600,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     written = json.loads((out / "dry_run.json").read_text())
     assert written["roles"]["embedder"]["model"] == "text-embedding-3-small"
@@ -164,8 +177,10 @@ def test_offline_vectors_fit_any_dimension() -> None:
     assert narrow.tolist() == [[1.0], [0.0]]  # cut, renormalised; a zero row stays zero
 
 
-PRICED = ("provider.embedder.price_prompt_per_1k=0.00002",
-          "judges.0.endpoint.price_prompt_per_1k=0.00015")  # fmt: skip
+PRICED = (
+    "provider.embedder.price_prompt_per_1k=0.00002",
+    "judges.0.endpoint.price_prompt_per_1k=0.00015",
+)
 
 
 @pytest.mark.slow
@@ -174,8 +189,15 @@ def test_a_run_over_budget_max_usd_is_refused_before_any_call(tmp_path: Path, dr
     """The cap is checked on the estimate: over it (or with an unpriced role) is one line,
     exit 2, and the real run sends nothing and writes no record."""
     out = tmp_path / "run"
-    base = ["dataset=smoke", "provider=openai", "judge=llm", f"out={out}", "progress=false",
-            "limit.conversations=1", *(["dry_run=true"] if dry else [])]  # fmt: skip
+    base = [
+        "dataset=smoke",
+        "provider=openai",
+        "judge=llm",
+        f"out={out}",
+        "progress=false",
+        "limit.conversations=1",
+        *(["dry_run=true"] if dry else []),
+    ]
     over = run_cli(*base, *PRICED, "budget.max_usd=0.001", env=ENV)
     assert over.returncode == 2, over.stderr[-2000:]
     line = over.stderr.strip().splitlines()[-1]
@@ -188,8 +210,14 @@ def test_a_run_over_budget_max_usd_is_refused_before_any_call(tmp_path: Path, dr
 
 def test_an_offline_run_is_within_any_budget(tmp_path: Path):
     out = tmp_path / "run"
-    proc = run_cli("dataset=smoke", "arms=[raw]", f"out={out}", "progress=false",
-                   "limit.conversations=1", "budget.max_usd=0")  # fmt: skip
+    proc = run_cli(
+        "dataset=smoke",
+        "arms=[raw]",
+        f"out={out}",
+        "progress=false",
+        "limit.conversations=1",
+        "budget.max_usd=0",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert any((out / "questions").glob("*.json"))
 
@@ -203,12 +231,17 @@ def test_dry_run_reaches_no_live_service(tmp_path: Path):
     out, pidfile = tmp_path / "run", tmp_path / "mcp.pid"
     with HostileService() as service:
         proc = run_cli(
-            "dataset=smoke", f"out={out}", "progress=false", "dry_run=true",
-            "arms=[raw,http,mcp]", f"arm_options.http.base_url={service.url}",
-            "arm_options.http.token_env=ARMBENCH_DRY_TOKEN", "arm_options.mcp.url=null",
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "dry_run=true",
+            "arms=[raw,http,mcp]",
+            f"arm_options.http.base_url={service.url}",
+            "arm_options.http.token_env=ARMBENCH_DRY_TOKEN",
+            "arm_options.mcp.url=null",
             f"arm_options.mcp.command=[python,tests/support/hostile_mcp.py,{pidfile},hang]",
             env={"ARMBENCH_DRY_TOKEN": "dry-run-token-8c1f"},
-        )  # fmt: skip
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert service.log == [] and service.headers == []  # not one request reached it
     assert not pidfile.exists()  # the MCP stdio server was never started
@@ -241,14 +274,20 @@ DATA = shared_data_dir()
 RANGE_CASES = {
     "smoke": ("dataset=smoke", "judge=llm"),
     "locomo-1-conversation": (
-        "dataset=locomo", f"dataset.path={DATA and DATA / 'locomo10.json'}",
-        "limit.conversations=1", "limit.per_conversation=12", "judge=llm",
+        "dataset=locomo",
+        f"dataset.path={DATA and DATA / 'locomo10.json'}",
+        "limit.conversations=1",
+        "limit.per_conversation=12",
+        "judge=llm",
     ),
     "longmemeval-4-questions-3-judge-runs": (
-        "dataset=longmemeval", f"dataset.path={DATA and DATA / 'longmemeval-s-subset16.json'}",
-        "limit.questions=4", "judge=longmemeval_official", "judges.0.runs=3",
+        "dataset=longmemeval",
+        f"dataset.path={DATA and DATA / 'longmemeval-s-subset16.json'}",
+        "limit.questions=4",
+        "judge=longmemeval_official",
+        "judges.0.runs=3",
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.slow
@@ -261,12 +300,18 @@ def test_the_dry_run_range_holds_what_a_run_with_differing_answers_sends(
         pytest.skip("shared data (locomo10.json, longmemeval-s-subset16.json) not present")
     with FaultServer(chat_fn=_distinct_answers) as stub:
         args = [
-            *RANGE_CASES[case], "arms=[raw,rag]", "progress=false", "provider=openai",
-            f"provider.answerer.base_url={stub.base_url}", "provider.answerer.model=ans-model",
-            f"provider.embedder.base_url={stub.base_url}", "provider.embedder.model=fault-wl",
-            "provider.embedder.dim=256", f"judges.0.endpoint.base_url={stub.base_url}",
+            *RANGE_CASES[case],
+            "arms=[raw,rag]",
+            "progress=false",
+            "provider=openai",
+            f"provider.answerer.base_url={stub.base_url}",
+            "provider.answerer.model=ans-model",
+            f"provider.embedder.base_url={stub.base_url}",
+            "provider.embedder.model=fault-wl",
+            "provider.embedder.dim=256",
+            f"judges.0.endpoint.base_url={stub.base_url}",
             "judges.0.endpoint.model=judge-model",
-        ]  # fmt: skip
+        ]
         dry = run_cli(*args, f"out={tmp_path / 'run'}", "dry_run=true", env=ENV)
         assert dry.returncode == 0, dry.stderr[-3000:]
         real = run_cli(*args, f"out={tmp_path / 'run'}", env=ENV)

@@ -28,10 +28,16 @@ BOUND_S = 10.0  # GRACE_S (5 s) plus interpreter exit, with room for a loaded ma
 
 def _overrides(base_url: str, out: Path) -> list[str]:
     return [
-        "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "arms=[raw]",
-        f"provider.answerer.base_url={base_url}", "provider.embedder.kind=wordllama",
-        "provider.embedder.model=wordllama/l2_supercat_256", "provider.embedder.dim=256",
-    ]  # fmt: skip
+        "dataset=smoke",
+        f"out={out}",
+        "progress=false",
+        "provider=openai",
+        "arms=[raw]",
+        f"provider.answerer.base_url={base_url}",
+        "provider.embedder.kind=wordllama",
+        "provider.embedder.model=wordllama/l2_supercat_256",
+        "provider.embedder.dim=256",
+    ]
 
 
 @pytest.mark.slow

@@ -46,9 +46,12 @@ def _kill_at(moment: str, out: Path) -> bool:
     """Start a run and SIGKILL it at `moment`; True when the kill happened before exit."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.run", *ARGS, f"out={out}"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         env={**os.environ, "HYDRA_FULL_ERROR": "0"},
-    )  # fmt: skip
+    )
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")))
     reader.start()

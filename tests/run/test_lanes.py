@@ -117,9 +117,13 @@ def test_a_call_after_the_providers_closed_stops_its_thread_and_is_never_retried
 
     client = _Client()
     deployment = Deployment(
-        "http://127.0.0.1:9/v1", "m", client, SlidingWindowLimiter(None, None), 2,
+        "http://127.0.0.1:9/v1",
+        "m",
+        client,
+        SlidingWindowLimiter(None, None),
+        2,
         RetryPolicy(max_attempts=5, backoff_base_s=0.01),
-    )  # fmt: skip
+    )
 
     def request(c: _Client) -> int:
         c.requests += 1

@@ -40,11 +40,18 @@ def judged_run(out: Path, server: JudgeStub, *extra: str, key_env: str = "null")
     from bench.run.pipeline import run_benchmark
 
     cfg = compose_run(
-        "dataset=smoke", "arms=[raw,rag]", f"out={out}", "progress=false", "judge=llm",
-        "judges.0.endpoint.kind=openai", "judges.0.endpoint.model=stub-judge",
+        "dataset=smoke",
+        "arms=[raw,rag]",
+        f"out={out}",
+        "progress=false",
+        "judge=llm",
+        "judges.0.endpoint.kind=openai",
+        "judges.0.endpoint.model=stub-judge",
         f"judges.0.endpoint.base_url={server.base_url}",
-        f"judges.0.endpoint.api_key_env={key_env}", "otel.enabled=true", *extra,
-    )  # fmt: skip
+        f"judges.0.endpoint.api_key_env={key_env}",
+        "otel.enabled=true",
+        *extra,
+    )
     assert run_benchmark(cfg).errors == 0
 
 
@@ -69,8 +76,11 @@ def test_one_event_per_verdict_no_content(
     with JudgeStub(stub_verdict) as server:
         judged_run(tmp_path / "run", server, key_env="OTEL_TEST_KEY")
     records = load_records(tmp_path / "run")
-    verdicts = {(qid, arm): res["judgements"]["llm"]["verdict"]
-                for qid, r in records.items() for arm, res in r["arms"].items()}  # fmt: skip
+    verdicts = {
+        (qid, arm): res["judgements"]["llm"]["verdict"]
+        for qid, r in records.items()
+        for arm, res in r["arms"].items()
+    }
     got = events(captured)
     assert len(got) == len(verdicts) == 2 * len(records)
     seen = {}
@@ -142,8 +152,14 @@ class Collector:
 @pytest.mark.slow
 def test_cli_exports_otlp_to_the_endpoint(tmp_path: Path) -> None:
     with Collector() as collector:
-        proc = run_cli("dataset=smoke", "arms=[raw]", f"out={tmp_path / 'run'}",
-                       "progress=false", "otel=true", f"otel.endpoint={collector.url}")  # fmt: skip
+        proc = run_cli(
+            "dataset=smoke",
+            "arms=[raw]",
+            f"out={tmp_path / 'run'}",
+            "progress=false",
+            "otel=true",
+            f"otel.endpoint={collector.url}",
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"/v1/traces", "/v1/logs"} <= set(collector.paths)
 

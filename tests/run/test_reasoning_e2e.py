@@ -24,12 +24,17 @@ def test_a_run_with_a_reasoning_judge_has_a_verdict_for_every_answer(tmp_path: P
     with FaultServer() as server:
         server.reasoning_model(THOUGHT)
         proc = run_cli(
-            "dataset=smoke", f"out={out}", "progress=false", "judge=llm",
-            "judges.0.endpoint.kind=openai", f"judges.0.endpoint.base_url={server.base_url}",
-            "judges.0.endpoint.model=gpt-5-stub", "judges.0.endpoint.reasoning=auto",
+            "dataset=smoke",
+            f"out={out}",
+            "progress=false",
+            "judge=llm",
+            "judges.0.endpoint.kind=openai",
+            f"judges.0.endpoint.base_url={server.base_url}",
+            "judges.0.endpoint.model=gpt-5-stub",
+            "judges.0.endpoint.reasoning=auto",
             "judges.0.endpoint.reasoning_effort=low",
             "judges.0.endpoint.max_completion_tokens=400",
-        )  # fmt: skip
+        )
         requests = server.requests
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sum("it is a reasoning model" in line for line in proc.stdout.splitlines()) == 1
@@ -55,16 +60,22 @@ def test_the_dry_run_bounds_a_reasoning_judge_by_max_completion_tokens(tmp_path:
     from tests.run.test_dry_run import estimate
 
     judge = [
-        "judge=llm", "judges.0.endpoint.kind=openai", "judges.0.endpoint.model=gpt-5-stub",
+        "judge=llm",
+        "judges.0.endpoint.kind=openai",
+        "judges.0.endpoint.model=gpt-5-stub",
         "judges.0.endpoint.base_url=http://127.0.0.1:9/v1",  # never called
-    ]  # fmt: skip
+    ]
     rows = {}
     for mode in ("false", "true"):
         proc = run_cli(
-            "dataset=smoke", f"out={tmp_path / mode}", "progress=false", "dry_run=true",
-            *judge, f"judges.0.endpoint.reasoning={mode}",
+            "dataset=smoke",
+            f"out={tmp_path / mode}",
+            "progress=false",
+            "dry_run=true",
+            *judge,
+            f"judges.0.endpoint.reasoning={mode}",
             "judges.0.endpoint.max_completion_tokens=1000",
-        )  # fmt: skip
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         rows[mode] = estimate(proc.stdout)["judge:llm"]
     n = rows["false"]["requests"]  # distinct judge prompts (placeholder answers repeat)

@@ -183,9 +183,16 @@ def test_units_side_by_side_report_their_ingestion(tmp_path: Path, monkeypatch) 
 
     monkeypatch.setattr(Tracker, "ingesting", spy)
     with FaultServer() as server:
-        overrides = ["dataset=smoke", f"out={tmp_path}", "progress=false", "provider=llamacpp",
-                     "arms=[neuromorphic]", f"provider.answerer.base_url={server.base_url}",
-                     "provider.extractor.concurrency=2", "provider.cache.mode=off"]  # fmt: skip
+        overrides = [
+            "dataset=smoke",
+            f"out={tmp_path}",
+            "progress=false",
+            "provider=llamacpp",
+            "arms=[neuromorphic]",
+            f"provider.answerer.base_url={server.base_url}",
+            "provider.extractor.concurrency=2",
+            "provider.cache.mode=off",
+        ]
         cfg = compose_cfg(overrides)
         assert run_benchmark(cfg).errors == 0
     finished = {(arm, unit) for arm, unit, done, total, _ in heard if done == total}
@@ -216,10 +223,13 @@ def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> 
     from tests.run.test_scale import load_dataset_cfg
 
     cfg = RunConfig(
-        dataset=load_dataset_cfg(), provider=ProviderConfig(), arms=["neuromorphic"],
-        arm_options={"neuromorphic": {"kind": "neuromorphic"}}, out=str(tmp_path),
+        dataset=load_dataset_cfg(),
+        provider=ProviderConfig(),
+        arms=["neuromorphic"],
+        arm_options={"neuromorphic": {"kind": "neuromorphic"}},
+        out=str(tmp_path),
         progress=False,
-    )  # fmt: skip
+    )
     units = units_of(load_dataset(cfg.dataset).conversations)
     prompt = load_answer_prompt(cfg.answer.prompt)
     tasks = [UnitTask(cfg, prompt, unit, str(tmp_path), {}) for unit in units]

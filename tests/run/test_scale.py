@@ -69,9 +69,12 @@ def test_auto_workers_use_cores_offline_and_one_for_live_providers() -> None:
 def test_each_of_n_processes_gets_a_share_of_the_rate_budget() -> None:
     live = EndpointConfig(kind="openai", requests_per_minute=100, tokens_per_minute=None)
     cfg = RunConfig(
-        dataset=load_dataset_cfg(), provider=ProviderConfig(answerer=live), arms=["raw"],
-        arm_options={"raw": {}}, out="x",
-    )  # fmt: skip
+        dataset=load_dataset_cfg(),
+        provider=ProviderConfig(answerer=live),
+        arms=["raw"],
+        arm_options={"raw": {}},
+        out="x",
+    )
     shared = split_quota(cfg, 3)
     assert shared.provider.answerer.requests_per_minute == 33
     assert shared.provider.answerer.tokens_per_minute is None
@@ -123,8 +126,10 @@ def test_workers_n_equal_workers_1(serial_run: Path, tmp_path: Path, workers: in
     assert done.returncode == 0, done.stderr[-2000:]
     assert "16 records written" in done.stderr
     _same_records(serial_run, tmp_path / "wn")
-    health = [json.loads((d / "run.json").read_text())["extraction_health"]
-              for d in (serial_run, tmp_path / "wn")]  # fmt: skip
+    health = [
+        json.loads((d / "run.json").read_text())["extraction_health"]
+        for d in (serial_run, tmp_path / "wn")
+    ]
     assert health[0] and health[1] == health[0]  # the workers' health reaches run.json
 
 
@@ -138,7 +143,7 @@ def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Pa
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for i in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
@@ -151,9 +156,13 @@ def test_two_shards_in_parallel_equal_one_process(serial_run: Path, tmp_path: Pa
 def test_a_failing_unit_becomes_error_results_and_others_finish(tmp_path: Path) -> None:
     dataset = load_dataset(load_dataset_cfg())
     good = RunConfig(
-        dataset=load_dataset_cfg(), provider=ProviderConfig(), arms=["raw"],
-        arm_options={"raw": {"kind": "raw"}}, out=str(tmp_path), progress=False,
-    )  # fmt: skip
+        dataset=load_dataset_cfg(),
+        provider=ProviderConfig(),
+        arms=["raw"],
+        arm_options={"raw": {"kind": "raw"}},
+        out=str(tmp_path),
+        progress=False,
+    )
     bad = replace(good, arm_options={"raw": {"kind": "no-such-kind"}})
     prompt = load_answer_prompt(good.answer.prompt)
     first, second = units_of(dataset.conversations)
@@ -186,9 +195,13 @@ def test_a_multirun_over_shards_fills_one_run_directory(serial_run: Path, tmp_pa
 
 def _smoke_cfg(out: Path, provider: ProviderConfig | None = None) -> RunConfig:
     return RunConfig(
-        dataset=load_dataset_cfg(), provider=provider or ProviderConfig(), arms=["raw"],
-        arm_options={"raw": {"kind": "raw"}}, out=str(out), progress=False,
-    )  # fmt: skip
+        dataset=load_dataset_cfg(),
+        provider=provider or ProviderConfig(),
+        arms=["raw"],
+        arm_options={"raw": {"kind": "raw"}},
+        out=str(out),
+        progress=False,
+    )
 
 
 @pytest.mark.slow
@@ -200,17 +213,23 @@ def test_a_permanent_failure_stops_the_units_after_it(
     It used to run every other unit to its end before the error reached the command line.
     """
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")  # read by the spawned worker
-    units = sorted(units_of(load_dataset(load_dataset_cfg()).conversations),
-                   key=lambda u: u.longest_first())  # fmt: skip
+    units = sorted(
+        units_of(load_dataset(load_dataset_cfg()).conversations), key=lambda u: u.longest_first()
+    )
     prompt = load_answer_prompt(_smoke_cfg(tmp_path).answer.prompt)
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         missing = EndpointConfig(kind="openai", model="gpt-9", base_url=server.base_url)
         tasks = [
-            UnitTask(_smoke_cfg(tmp_path, ProviderConfig(answerer=missing)), prompt, units[0],
-                     str(tmp_path), {}),
+            UnitTask(
+                _smoke_cfg(tmp_path, ProviderConfig(answerer=missing)),
+                prompt,
+                units[0],
+                str(tmp_path),
+                {},
+            ),
             UnitTask(_smoke_cfg(tmp_path), prompt, units[1], str(tmp_path), {}),
-        ]  # fmt: skip
+        ]
         tracker = Tracker(sum(u.questions for u in units), show=False, heartbeat_s=0, workers=1)
         with pytest.raises(PermanentError, match="HTTP 404"):
             run_in_processes(tasks, 1, tracker)
@@ -229,9 +248,13 @@ def test_a_worker_reports_each_units_own_peak(tmp_path: Path) -> None:
         "print(before, got.peak_rss_mb, got.peak_is_unit)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
     before, peak, own = done.stdout.split()
     assert float(before) >= 400 and own == "True"
     assert float(peak) < float(before) - 300
@@ -245,6 +268,9 @@ def test_a_unit_over_the_bound_is_a_warning(caplog: pytest.LogCaptureFixture) ->
     lines = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert lines == [
         (logging.INFO, "unit a: peak resident memory 900 MiB (its own), 3 s"),
-        (logging.WARNING, f"unit b: peak resident memory {BOUND_MB + 1} MiB (its own), "
-                          f"over the {BOUND_MB} MiB bound, 3 s"),
-    ]  # fmt: skip
+        (
+            logging.WARNING,
+            f"unit b: peak resident memory {BOUND_MB + 1} MiB (its own), "
+            f"over the {BOUND_MB} MiB bound, 3 s",
+        ),
+    ]

@@ -56,9 +56,14 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     local_run: Path, tmp_path: Path
 ) -> None:
     remote = run_cli(
-        *QUIET, *SLICE, f"out={tmp_path / 'ray'}", "executor=ray",
-        "ray.address=local", "ray.num_cpus=2", env={"RAY_AUTH_MODE": "disabled"},
-    )  # fmt: skip
+        *QUIET,
+        *SLICE,
+        f"out={tmp_path / 'ray'}",
+        "executor=ray",
+        "ray.address=local",
+        "ray.num_cpus=2",
+        env={"RAY_AUTH_MODE": "disabled"},
+    )
     assert remote.returncode == 0, remote.stderr[-2000:]
     assert f"{len(load_records(local_run))} records written" in remote.stderr
     _same_records(local_run, tmp_path / "ray")
@@ -75,13 +80,19 @@ def test_a_permanent_failure_stops_a_ray_run_without_retries(tmp_path: Path) -> 
     with FaultServer() as server:
         server.always(Fault.http(404, message="The model `gpt-9` does not exist"))
         proc = run_cli(
-            *QUIET, *SLICE, f"out={tmp_path / 'ray'}", "arms=[raw]", "provider=openai",
-            f"provider.answerer.base_url={server.base_url}", "executor=ray",
+            *QUIET,
+            *SLICE,
+            f"out={tmp_path / 'ray'}",
+            "arms=[raw]",
+            "provider=openai",
+            f"provider.answerer.base_url={server.base_url}",
+            "executor=ray",
             f"provider.embedder.base_url={server.base_url}",
             "provider.embedder.model=fault-wordllama",
-            "ray.address=local", "ray.num_cpus=2",
+            "ray.address=local",
+            "ray.num_cpus=2",
             env={**NO_AUTH, "OPENAI_API_KEY": "sk-x"},
-        )  # fmt: skip
+        )
     line = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 2 and line.startswith("error: ") and "HTTP 404" in line, line
     assert not list((tmp_path / "ray").glob("questions/*.json"))
@@ -138,11 +149,20 @@ def _ray_node(*args: str, log: Path) -> subprocess.Popen[bytes]:
     ray = Path(sys.executable).with_name("ray")
     with log.open("wb") as sink:
         return subprocess.Popen(
-            [str(ray), "start", "--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-             "--disable-usage-stats", *args],
-            stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                str(ray),
+                "start",
+                "--block",
+                "--node-ip-address=127.0.0.1",
+                "--num-cpus=1",
+                "--disable-usage-stats",
+                *args,
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
             env={**os.environ, **NO_AUTH},
-        )  # fmt: skip
+        )
 
 
 def _stop(node: subprocess.Popen[bytes]) -> None:
@@ -168,9 +188,12 @@ def _alive_nodes(address: str) -> int:
         "print(sum(n['Alive'] for n in ray.nodes()))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, **NO_AUTH},
-    )  # fmt: skip
+    )
     return int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else 0
 
 
@@ -179,8 +202,15 @@ def head_and_worker(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[byte
     """A head node and one worker node on 127.0.0.1 (1 CPU each); stopped afterwards."""
     port = _free_port()
     temp = Path("/tmp") / f"rk{os.getpid()}-{port}"  # socket paths must stay short
-    nodes = [_ray_node("--head", f"--port={port}", "--include-dashboard=false",
-                       f"--temp-dir={temp}", log=tmp_path / "head.log")]  # fmt: skip
+    nodes = [
+        _ray_node(
+            "--head",
+            f"--port={port}",
+            "--include-dashboard=false",
+            f"--temp-dir={temp}",
+            log=tmp_path / "head.log",
+        )
+    ]
     address = f"127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -203,9 +233,15 @@ def test_killing_the_worker_node_mid_run_loses_and_duplicates_nothing(
     address, worker = head_and_worker
     out = tmp_path / "ray"
     command = [
-        sys.executable, "-m", "bench.run", *QUIET, *SLICE, f"out={out}",
-        "executor=ray", f"ray.address={address}",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "bench.run",
+        *QUIET,
+        *SLICE,
+        f"out={out}",
+        "executor=ray",
+        f"ray.address={address}",
+    ]
     env = {**os.environ, **NO_AUTH, "HYDRA_FULL_ERROR": "0"}
     run = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     questions = out / "questions"

@@ -52,8 +52,7 @@ def test_interleaved_sessions_sum_their_costs_and_health(tmp_path: Path) -> None
 
     def session(name: str) -> RunJson:
         outcome = RunOutcome(run_dir=tmp_path)
-        return RunJson(cfg, RunDirectory(tmp_path), ident, RunMeta(), outcome,
-                       lambda: spent[name])  # fmt: skip
+        return RunJson(cfg, RunDirectory(tmp_path), ident, RunMeta(), outcome, lambda: spent[name])
 
     first, second = session("a"), session("b")  # both start before either saves
     spent["a"] = _cost(4, 0.5)
@@ -74,15 +73,29 @@ def test_interleaved_sessions_sum_their_costs_and_health(tmp_path: Path) -> None
 
 def _overrides(base_url: str, out: Path) -> list[str]:
     return [
-        "dataset=smoke", f"out={out}", "progress=false", "provider=openai", "judge=llm",
-        "arms=[rag,neuromorphic]", f"provider.answerer.base_url={base_url}",
-        f"provider.embedder.base_url={base_url}", "provider.embedder.model=fault-wordllama",
+        "dataset=smoke",
+        f"out={out}",
+        "progress=false",
+        "provider=openai",
+        "judge=llm",
+        "arms=[rag,neuromorphic]",
+        f"provider.answerer.base_url={base_url}",
+        f"provider.embedder.base_url={base_url}",
+        "provider.embedder.model=fault-wordllama",
         "provider.embedder.dim=256",
-    ]  # fmt: skip
+    ]
 
 
-SPLIT = ("http_requests", "cache_hits", "coalesced", "prompt_tokens", "completion_tokens",
-         "reasoning_tokens", "cost", "latency_ms")  # fmt: skip
+SPLIT = (
+    "http_requests",
+    "cache_hits",
+    "coalesced",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "cost",
+    "latency_ms",
+)
 """How a role's calls split into sent, cached and coalesced (and so their tokens and cost)
 depends on which identical requests overlapped in time (arms ingest side by side): not
 compared; every call is counted once somewhere (checked by `_every_call_counted`)."""
@@ -123,8 +136,12 @@ def test_two_shards_sum_to_one_process(tmp_path: Path) -> None:
             "bench.run",
             *_overrides(server.base_url, tmp_path / "par"),
         ]
-        both = [subprocess.Popen([*command, shard], cwd=ROOT, env=env, stderr=subprocess.PIPE,
-                                 text=True) for shard in ("shard=0/2", "shard=1/2")]  # fmt: skip
+        both = [
+            subprocess.Popen(
+                [*command, shard], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True
+            )
+            for shard in ("shard=0/2", "shard=1/2")
+        ]
         for child in both:
             _, err = child.communicate(timeout=300)
             assert child.returncode == 0, err[-2000:]

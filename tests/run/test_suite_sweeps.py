@@ -70,8 +70,15 @@ def test_sweep_job_folders_need_no_shell_quoting(tmp_path: Path) -> None:
         "arms=_raw,rag_,dataset.path=_a_b_c.json"
     )
     out = tmp_path / "sweep"
-    proc = run_cli("-m", "dataset=smoke", "arms=[raw],[raw,rag]", "limit.conversations=1",
-                   "limit.questions=1", f"out={out}", "progress=false")  # fmt: skip
+    proc = run_cli(
+        "-m",
+        "dataset=smoke",
+        "arms=[raw],[raw,rag]",
+        "limit.conversations=1",
+        "limit.questions=1",
+        f"out={out}",
+        "progress=false",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     jobs = sorted(p.name for p in out.iterdir() if p.name.startswith("arms="))
     assert len(jobs) == 2 and all(shlex.quote(job) == job for job in jobs)

@@ -74,15 +74,28 @@ def test_timeouts_are_told_from_other_failures() -> None:
 
 def test_sessions_add_up_and_the_table_round_trips_through_json() -> None:
     table: rh.RetrievalTable = {}
-    rh.add_to(table, "http", "c1", rh.RetrievalHealth(requested_k=20, units=26, stored=3,
-                                                      probe="recall"))  # fmt: skip
+    rh.add_to(
+        table, "http", "c1", rh.RetrievalHealth(requested_k=20, units=26, stored=3, probe="recall")
+    )
     for _ in range(2):
         rh.add_to(table, "http", "c1", rh.query_result(3, empty=False))
     rh.add_to(table, "http", "c1", rh.query_failure("TimeoutError: timed out"))
     plain = json.loads(json.dumps(rh.table_to_json(table)))
-    assert plain == {"http": {"c1": {
-        "queries": 3, "failed": 1, "timed_out": 1, "empty": 0, "items": {"3": 2},
-        "requested_k": 20, "units": 26, "stored": 3, "probe": "recall"}}}  # fmt: skip
+    assert plain == {
+        "http": {
+            "c1": {
+                "queries": 3,
+                "failed": 1,
+                "timed_out": 1,
+                "empty": 0,
+                "items": {"3": 2},
+                "requested_k": 20,
+                "units": 26,
+                "stored": 3,
+                "probe": "recall",
+            }
+        }
+    }
     again = rh.table_from_json(plain)
     rh.merge(again, rh.table_from_json(plain))  # a second session's counts add on
     assert again["http"]["c1"].queries == 6
@@ -168,11 +181,20 @@ def test_queries_that_time_out_are_counted_and_degrade_the_arm(tmp_path: Path) -
 def test_a_run_against_a_broken_service_warns_and_exits_1(tmp_path: Path, mode: str) -> None:
     out = tmp_path / "run"
     with broken_server(mode) as url:
-        done = run_cli("dataset=smoke", "arms=[rag,http]", f"out={out}", "progress=false",
-                       f"arm_options.http.base_url={url}", "report=false")  # fmt: skip
+        done = run_cli(
+            "dataset=smoke",
+            "arms=[rag,http]",
+            f"out={out}",
+            "progress=false",
+            f"arm_options.http.base_url={url}",
+            "report=false",
+        )
     assert done.returncode == 1, done.stderr[-2000:]
-    expected = "probable hidden cap: all 13 queries returned exactly 3 items" if mode == "cap3" \
-        else "post-ingestion probe (recall) found nothing stored"  # fmt: skip
+    expected = (
+        "probable hidden cap: all 13 queries returned exactly 3 items"
+        if mode == "cap3"
+        else "post-ingestion probe (recall) found nothing stored"
+    )
     assert "WARNING: arm http unit smoke-1: retrieval degraded — " in done.stderr
     assert expected in done.stderr
     assert "Traceback" not in done.stderr

@@ -21,8 +21,12 @@ SMOKE = "suite.path=datasets/fixtures/suites/smoke.json"
 
 
 def _dead_pid() -> int:
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                           capture_output=True, text=True, check=True)  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(child.stdout)
 
 

@@ -54,8 +54,9 @@ def test_predict_then_evaluate_equals_all_offline(tmp_path: Path) -> None:
     assert predicted.returncode == 0, predicted.stderr[-2000:]
     assert not (split / "report.json").exists()
     stored = sorted((split / "suites").glob("*/predictions/*.json"))
-    assert len(stored) == len(json.loads(Path("datasets/fixtures/suites/smoke.json").read_text())
-                              ["queries"])  # fmt: skip
+    assert len(stored) == len(
+        json.loads(Path("datasets/fixtures/suites/smoke.json").read_text())["queries"]
+    )
     before = {p: p.stat().st_mtime_ns for p in stored}
     again = suite(*arms, f"out={split}", "phase=predict")  # resumes: nothing left to do
     assert again.returncode == 0, again.stderr[-2000:]

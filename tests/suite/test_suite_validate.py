@@ -87,18 +87,32 @@ def test_conforms_agrees_with_jsonschema_on_single_faults() -> None:
     good = _smoke()
     assert conforms(good, suite_schema()) and not list(validator.iter_errors(good))
     faults: list[tuple[str, Any]] = [
-        ("version", 2), ("version", True), ("name", ""), ("kind", 3), ("extra", 1),
-        ("memories", {}), ("queries", None),
-    ]  # fmt: skip
+        ("version", 2),
+        ("version", True),
+        ("name", ""),
+        ("kind", 3),
+        ("extra", 1),
+        ("memories", {}),
+        ("queries", None),
+    ]
     memory_faults: list[tuple[str, Any]] = [
-        ("id", "has space"), ("id", 7), ("text", None), ("date", 5), ("metadata", {"k": 1}),
-        ("metadata", []), ("other", "x"),
-    ]  # fmt: skip
+        ("id", "has space"),
+        ("id", 7),
+        ("text", None),
+        ("date", 5),
+        ("metadata", {"k": 1}),
+        ("metadata", []),
+        ("other", "x"),
+    ]
     query_faults: list[tuple[str, Any]] = [
-        ("relevanceGrades", {"m1": -1}), ("relevanceGrades", {"m1": True}),
-        ("relevanceGrades", {"m1": 1.5}), ("relevantMemoryIds", "m1"),
-        ("abstention", 1), ("forbiddenMemoryIds", [1]), ("queryId", ""),
-    ]  # fmt: skip
+        ("relevanceGrades", {"m1": -1}),
+        ("relevanceGrades", {"m1": True}),
+        ("relevanceGrades", {"m1": 1.5}),
+        ("relevantMemoryIds", "m1"),
+        ("abstention", 1),
+        ("forbiddenMemoryIds", [1]),
+        ("queryId", ""),
+    ]
     cases = []
     for key, value in faults:
         cases.append({**copy.deepcopy(good), key: value})
@@ -130,16 +144,20 @@ def test_novamem_fixture_loads_as_published() -> None:
     suite = load_suite(NOVAMEM)
     assert suite.version == 1 and suite.kind == "novamem-specific"
     assert [q.question_type for q in suite.queries] == [
-        "long-term-chat-memory", "beir-rag-retrieval", "needle-retrieval", "agent-adoption",
-    ]  # fmt: skip
+        "long-term-chat-memory",
+        "beir-rag-retrieval",
+        "needle-retrieval",
+        "agent-adoption",
+    ]
     old = {m.id: m for m in suite.memories}["pref-reefmat-old"]
     assert old.superseded_by == "pref-reefmat-current"
     assert suite.queries[0].forbidden == ("pref-reefmat-old",)
     assert parse_suite(suite_to_json(suite), where="round trip") == suite
 
 
-@pytest.mark.parametrize(("version", "ok"), [(1, True), ("1", True), (2, False), ("2", False),
-                                             (True, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("version", "ok"), [(1, True), ("1", True), (2, False), ("2", False), (True, False)]
+)
 def test_version_is_one_as_integer_or_string(version: Any, ok: bool) -> None:
     data = {**_smoke(), "version": version}
     problems = suite_problems(data)
@@ -157,9 +175,12 @@ def test_superseded_by_an_unknown_memory_is_named() -> None:
 def test_novamem_fixture_runs_through_bench_suite(tmp_path: Path) -> None:
     out = tmp_path / "nm"
     proc = run_cli(
-        f"suite.path={NOVAMEM}", "arms=[rag]", f"out={out}", "progress=false",
+        f"suite.path={NOVAMEM}",
+        "arms=[rag]",
+        f"out={out}",
+        "progress=false",
         module="bench.suite",
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((out / "report.json").read_text())
     assert report["arms"]["rag"]["scored_queries"] == 4

@@ -60,11 +60,17 @@ def _records(spec: dict[str, Any]) -> list[QuestionRecord]:
         arms = {a: _result(i, a, spec) for a in ("mem", "rag")}
         out.append(
             QuestionRecord(
-                question_id=f"conv-{i // 40}:{i % 40}", dataset="locomo",
-                conversation_id=f"conv-{i // 40}", category=1 + i % 4, question=f"Q{i}?",
-                gold="gold", evidence=[], arms=arms, provenance=prov,
+                question_id=f"conv-{i // 40}:{i % 40}",
+                dataset="locomo",
+                conversation_id=f"conv-{i // 40}",
+                category=1 + i % 4,
+                question=f"Q{i}?",
+                gold="gold",
+                evidence=[],
+                arms=arms,
+                provenance=prov,
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -88,7 +94,7 @@ def _meta(n: int) -> dict[str, Any]:
                 "official_model": "gpt-4o-mini",
                 "model_differs": False,
             }
-        ],  # fmt: skip
+        ],
         "config": {
             "dataset": {"loader": "locomo"},
             "provider": {"answerer": {"model": "gpt-4.1", "base_url": "https://a.example/v1"}},
@@ -103,8 +109,17 @@ def _meta(n: int) -> dict[str, Any]:
 def _calibration(gold: tuple[int, int], wrong: tuple[int, int]) -> dict[str, Any]:
     def cell(name: str, truth: str, counts: tuple[int, int]) -> dict[str, Any]:
         k, n = counts
-        return {"judge": JUDGE, "set": name, "truth": truth, "group": "all", "n": n,
-                "accepted": k, "no_verdict": 0, "rate": k / n, "ci": [k / n, k / n]}  # fmt: skip
+        return {
+            "judge": JUDGE,
+            "set": name,
+            "truth": truth,
+            "group": "all",
+            "n": n,
+            "accepted": k,
+            "no_verdict": 0,
+            "rate": k / n,
+            "ci": [k / n, k / n],
+        }
 
     return {
         "format": "armbench-calibration/1",
@@ -173,8 +188,14 @@ def _degraded(meta: dict[str, Any]) -> None:
 
 
 def _wrong_then(status: str) -> list[dict[str, Any]]:
-    first = {"question_id": "conv-0:0", "arm": "rag", "action": "answer", "status": status,
-             "outcome": False if status == "ok" else None, "record": "a"}  # fmt: skip
+    first = {
+        "question_id": "conv-0:0",
+        "arm": "rag",
+        "action": "answer",
+        "status": status,
+        "outcome": False if status == "ok" else None,
+        "record": "a",
+    }
     return [first, {**first, "status": "ok", "outcome": True, "record": "b"}]
 
 
@@ -269,10 +290,25 @@ def test_a_rubric_judge_giving_full_marks_to_answers_sharing_no_word_is_degenera
     def rubric(kept: float, f1: float) -> QuestionRecord:
         scores = {"rubric": kept, "rubric_kept": kept, "rubric_items": 2}
         verdict = Judgement("beam_official", "ok", None, model="m", scores=scores)
-        res = ArmResult(status="ok", answer="x", correct=False, scores={"f1": f1},
-                        outcome="f1>=0.5", judgements={"beam_official": verdict})  # fmt: skip
-        return QuestionRecord("b:1", "beam", "b", 0, "Q?", "gold", [], {"raw": res},
-                              question_type="information_extraction")  # fmt: skip
+        res = ArmResult(
+            status="ok",
+            answer="x",
+            correct=False,
+            scores={"f1": f1},
+            outcome="f1>=0.5",
+            judgements={"beam_official": verdict},
+        )
+        return QuestionRecord(
+            "b:1",
+            "beam",
+            "b",
+            0,
+            "Q?",
+            "gold",
+            [],
+            {"raw": res},
+            question_type="information_extraction",
+        )
 
     always = agreements([rubric(1.0, 0.0)] * 20 + [rubric(1.0, 0.5)] * 5)
     assert degenerate_reason(always["beam_official"]) == (
@@ -293,9 +329,10 @@ def test_a_wrong_answer_deleted_and_answered_again_is_counted(
     args = (*SMOKE_RAW, f"out={out}")
     assert "rerun-by-outcome" not in codes(out)
     wrong = next(
-        p for p in sorted((out / "questions").glob("*.json"))
+        p
+        for p in sorted((out / "questions").glob("*.json"))
         if json.loads(p.read_text())["arms"]["raw"]["correct"] is False
-    )  # fmt: skip
+    )
     wrong.unlink()
     assert run_cli(*args).returncode == 0
     assert codes(out)["rerun-by-outcome"] == ()  # raw, the run's only arm: the whole run
@@ -343,18 +380,37 @@ def test_a_clean_stub_judged_run_with_a_calibration_is_publishable(tmp_path: Pat
     out, env = tmp_path / "run", {"BENCH_DATA_DIR": str(data), "OPENAI_API_KEY": "sk-fake-38"}
     with JudgeStub(_stub_model(gold)) as stub:
         url = stub.base_url
-        judge = ["dataset=locomo", "judge=mem0_locomo", f"judges.0.endpoint.base_url={url}",
-                 "judges.0.endpoint.api_key_env=null"]  # fmt: skip
+        judge = [
+            "dataset=locomo",
+            "judge=mem0_locomo",
+            f"judges.0.endpoint.base_url={url}",
+            "judges.0.endpoint.api_key_env=null",
+        ]
         run = run_cli(
-            *judge, f"out={out}", "progress=false", "provider=openai", "arms=[rag]", "workers=2",
-            f"provider.answerer.base_url={stub.base_url}", "provider.answerer.model=stub",
-            "provider.answerer.json_schema=false", "provider.embedder.kind=wordllama",
-            "provider.embedder.model=wordllama/l2_supercat_256", "provider.embedder.dim=256",
-            env=env, timeout=900,
-        )  # fmt: skip
+            *judge,
+            f"out={out}",
+            "progress=false",
+            "provider=openai",
+            "arms=[rag]",
+            "workers=2",
+            f"provider.answerer.base_url={stub.base_url}",
+            "provider.answerer.model=stub",
+            "provider.answerer.json_schema=false",
+            "provider.embedder.kind=wordllama",
+            "provider.embedder.model=wordllama/l2_supercat_256",
+            "provider.embedder.dim=256",
+            env=env,
+            timeout=900,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
-        calibrate = run_cli(*judge, f"calibrate.out={out}", "calibrate.max_items=40",
-                            module="bench.calibrate", env=env, timeout=300)  # fmt: skip
+        calibrate = run_cli(
+            *judge,
+            f"calibrate.out={out}",
+            "calibrate.max_items=40",
+            module="bench.calibrate",
+            env=env,
+            timeout=300,
+        )
         assert calibrate.returncode == 0, calibrate.stderr[-2000:]
     summary = summarise_run(out)
     assert {r.code for r in summary.verdict.reasons} <= {"dirty-tree"}, summary.verdict.lines()

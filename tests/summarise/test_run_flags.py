@@ -37,8 +37,14 @@ MODEL, URL = "gemma-3-270m-it", "http://127.0.0.1:8080/v1"
 def judged(correct: bool, f1: float, answer: str = "When did Ann go?") -> ArmResult:
     """An ok answer graded by judge `llm`, the outcome being its verdict."""
     verdict = Judgement(judge_id="llm", status="ok", verdict=correct, model=MODEL)
-    return ArmResult(status="ok", answer=answer, correct=correct, scores={"f1": f1},
-                     outcome="judge:llm", judgements={"llm": verdict})  # fmt: skip
+    return ArmResult(
+        status="ok",
+        answer=answer,
+        correct=correct,
+        scores={"f1": f1},
+        outcome="judge:llm",
+        judgements={"llm": verdict},
+    )
 
 
 def meta(judge_url: str = URL + "/", facts: int = 0) -> dict[str, Any]:
@@ -68,7 +74,7 @@ def tiny_run(run_dir: Path, *, accept: bool = True, **kw: Any) -> Path:
             gold="17 March 2031",
             evidence=[],
             arms={"raw": judged(accept, 0.0), "neuromorphic": judged(accept, 0.0)},
-        )  # fmt: skip
+        )
         for i in range(32)
     ]
     return write_run(run_dir, records, meta(**kw))
@@ -157,9 +163,12 @@ def test_missing_verdicts_open_the_summary_with_their_count(tmp_path: Path) -> N
     for path in records[:3]:
         data = json.loads(path.read_text())
         data["arms"]["raw"]["judgements"]["llm"] = {
-            "judge_id": "llm", "status": "error", "verdict": None, "model": MODEL,
+            "judge_id": "llm",
+            "status": "error",
+            "verdict": None,
+            "model": MODEL,
             "error": "judge call failed: ProviderError: HTTP 500",
-        }  # fmt: skip
+        }
         data["arms"]["raw"]["correct"] = None
         path.write_text(json.dumps(data))
     lines = render_text(summarise_run(run)).splitlines()

@@ -19,9 +19,18 @@ def _record(
     }
     arm = ArmResult(status="ok", answer="a", scores=offline, judgements=judgements)
     return QuestionRecord(
-        f"{conv}:{ability}:{i}", "beam", conv, 1, "q?", "g", [], {"rag": arm},
-        question_type=ability, rubric=["an item"], difficulty="easy",
-    )  # fmt: skip
+        f"{conv}:{ability}:{i}",
+        "beam",
+        conv,
+        1,
+        "q?",
+        "g",
+        [],
+        {"rag": arm},
+        question_type=ability,
+        rubric=["an item"],
+        difficulty="easy",
+    )
 
 
 def _records() -> list[QuestionRecord]:
@@ -35,20 +44,40 @@ def _records() -> list[QuestionRecord]:
         _record("c2", ku, 0, {reach: 1.0}, beam={"rubric": 0.0, "rubric_kept": 0.0}),
         # event ordering: two runs on one question (mean of runs), an undefined tau on another
         _record(
-            "c1", eo, 0, {"rubric_reach_offline": 0.5, "event_order_tau_b_offline": 0.0},
+            "c1",
+            eo,
+            0,
+            {"rubric_reach_offline": 0.5, "event_order_tau_b_offline": 0.0},
             **{
-                "beam#1": {"rubric": 0.5, "rubric_kept": 0.5, "event_order_tau_b": 1.0,
-                           "event_order_score": 1.0},
-                "beam#2": {"rubric": 1.0, "rubric_kept": 1.0, "event_order_tau_b": 0.0,
-                           "event_order_score": 0.5},
+                "beam#1": {
+                    "rubric": 0.5,
+                    "rubric_kept": 0.5,
+                    "event_order_tau_b": 1.0,
+                    "event_order_score": 1.0,
+                },
+                "beam#2": {
+                    "rubric": 1.0,
+                    "rubric_kept": 1.0,
+                    "event_order_tau_b": 0.0,
+                    "event_order_score": 0.5,
+                },
             },
         ),
         _record(
-            "c2", eo, 0, {"rubric_reach_offline": 1.0, "event_order_tau_b_offline": None},
-            **{"beam#1": {"rubric": 0.0, "rubric_kept": 0.0, "event_order_tau_b": None,
-                          "event_order_score": None}},
+            "c2",
+            eo,
+            0,
+            {"rubric_reach_offline": 1.0, "event_order_tau_b_offline": None},
+            **{
+                "beam#1": {
+                    "rubric": 0.0,
+                    "rubric_kept": 0.0,
+                    "event_order_tau_b": None,
+                    "event_order_score": None,
+                }
+            },
         ),
-    ]  # fmt: skip
+    ]
 
 
 def test_figures_are_averaged_per_conversation_then_over_conversations() -> None:

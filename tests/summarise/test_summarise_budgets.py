@@ -22,10 +22,13 @@ ARMS = ("raw", "rag", "mem")
 
 
 def _result(rng: random.Random, tokens: int) -> ArmResult:
-    at = [BudgetResult(b, "ok", "x", rng.random() < 0.3 + b / 4096, min(b, tokens), b < tokens)
-          for b in BUDGETS]  # fmt: skip
-    return ArmResult("ok", "x", rng.random() < 0.5, {"f1": 0.0}, tokens, budgets=at,
-                     outcome="f1>=0.5")  # fmt: skip
+    at = [
+        BudgetResult(b, "ok", "x", rng.random() < 0.3 + b / 4096, min(b, tokens), b < tokens)
+        for b in BUDGETS
+    ]
+    return ArmResult(
+        "ok", "x", rng.random() < 0.5, {"f1": 0.0}, tokens, budgets=at, outcome="f1>=0.5"
+    )
 
 
 def _run(tmp_path: Path, meta: dict[str, Any] | None = None) -> Path:
@@ -53,8 +56,13 @@ def test_each_budget_pairs_every_arm_with_exact_mcnemar_and_holm_per_budget(
         rows = view.pairs[budget]
         assert [(r.a, r.b) for r in rows] == [("raw", "rag"), ("raw", "mem"), ("rag", "mem")]
         for row in rows:
-            got = {a: [next(b["correct"] for b in r["arms"][a]["budgets"] if b["budget"] == budget)
-                       for r in records] for a in (row.a, row.b)}  # fmt: skip
+            got = {
+                a: [
+                    next(b["correct"] for b in r["arms"][a]["budgets"] if b["budget"] == budget)
+                    for r in records
+                ]
+                for a in (row.a, row.b)
+            }
             a_only = sum(x and not y for x, y in zip(got[row.a], got[row.b], strict=True))
             b_only = sum(y and not x for x, y in zip(got[row.a], got[row.b], strict=True))
             assert (row.pooled.n, row.pooled.a_only, row.pooled.b_only) == (60, a_only, b_only)
@@ -63,8 +71,10 @@ def test_each_budget_pairs_every_arm_with_exact_mcnemar_and_holm_per_budget(
         assert [r.pooled.p_holm for r in rows] == holm([r.pooled.p for r in rows])
         for name in ARMS:
             cell = view.cells[name][budget]
-            k = sum(next(b["correct"] for b in r["arms"][name]["budgets"] if b["budget"] == budget)
-                    for r in records)  # fmt: skip
+            k = sum(
+                next(b["correct"] for b in r["arms"][name]["budgets"] if b["budget"] == budget)
+                for r in records
+            )
             assert (cell.accuracy.k, cell.accuracy.n) == (k, 60)
             assert cell.accuracy.ci == wilson_interval(k, 60)
 
@@ -111,9 +121,17 @@ def test_coverage_of_an_older_run_reads_the_raw_arms_untruncated_context(
 ) -> None:
     """Before run.json kept `conversation_tokens`, raw's whole transcript is the size."""
     meta = {"arms": ["raw", "rag"], "config": {"arm_options": {"raw": {"kind": "raw"}}}}
-    recs = [record(f"conv-0:{i}", 1, {"raw": ArmResult("ok", "x", True, {"f1": 1.0}, 1000),
-                                      "rag": ArmResult("ok", "x", True, {"f1": 1.0}, 100)})
-            for i in range(3)]  # fmt: skip
+    recs = [
+        record(
+            f"conv-0:{i}",
+            1,
+            {
+                "raw": ArmResult("ok", "x", True, {"f1": 1.0}, 1000),
+                "rag": ArmResult("ok", "x", True, {"f1": 1.0}, 100),
+            },
+        )
+        for i in range(3)
+    ]
     rows = {r.arm: r for r in summarise_run(write_run(tmp_path / "old", recs, meta)).coverage}
     assert rows["rag"].mean_share == pytest.approx(0.1) and rows["raw"].near_full
 
@@ -144,11 +162,13 @@ def test_each_budget_pair_carries_the_clustered_test_over_conversations(tmp_path
         rows = view.pairs[budget]
         for row in rows:
             pairs = [
-                (rec.conversation_id,
-                 next(b.correct for b in rec.arms[row.a].budgets if b.budget == budget),
-                 next(b.correct for b in rec.arms[row.b].budgets if b.budget == budget))
+                (
+                    rec.conversation_id,
+                    next(b.correct for b in rec.arms[row.a].budgets if b.budget == budget),
+                    next(b.correct for b in rec.arms[row.b].budgets if b.budget == budget),
+                )
                 for rec in records
-            ]  # fmt: skip
+            ]
             expected = clustered_paired([(c, bool(x), bool(y)) for c, x, y in pairs])
             got = row.pooled.clustered
             assert got is not None and (got.k, got.n) == (6, 72)

@@ -77,8 +77,10 @@ def test_cli_comparable_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
     rag = next(s for s in out["submissions"] if s["metadata"]["arm"] == "rag")
     reasons = rag["metadata"].pop("reasons")
     assert [r["code"] for r in reasons] == [
-        "unofficial-outcome", "incomplete-coverage", "too-few-questions"
-    ]  # fmt: skip
+        "unofficial-outcome",
+        "incomplete-coverage",
+        "too-few-questions",
+    ]
     assert out["verdict"]["arms"]["rag"]["reasons"] == [r["code"] for r in reasons]
     assert rag["metadata"] == {
         "benchmark": "locomo",

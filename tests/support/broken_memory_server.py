@@ -49,12 +49,16 @@ class _Store:
         words = set(re.findall(r"\w+", query.lower()))
         with self.lock:
             items = list(self.projects[project])
-        scored = [(len(words & set(re.findall(r"\w+", i["text"].lower()))), -n, i)
-                  for n, i in enumerate(items)]  # fmt: skip
+        scored = [
+            (len(words & set(re.findall(r"\w+", i["text"].lower()))), -n, i)
+            for n, i in enumerate(items)
+        ]
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
         limit = min(k, 3) if self.mode == "cap3" else k
-        return [{"text": i["text"], "score": float(s), "metadata": {"bench": i["bench"]}}
-                for s, _, i in scored[:limit]]  # fmt: skip
+        return [
+            {"text": i["text"], "score": float(s), "metadata": {"bench": i["bench"]}}
+            for s, _, i in scored[:limit]
+        ]
 
 
 class _Handler(BaseHTTPRequestHandler):

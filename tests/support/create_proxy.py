@@ -74,10 +74,14 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and self.path.rstrip("/") == "/v1/projects":
             status, payload = 201, f'{{"id": "{proxy.existing}"}}'.encode()
         else:
-            headers = {k: v for k, v in self.headers.items()
-                       if k.lower() in ("authorization", "content-type")}  # fmt: skip
-            reply = httpx.request(method, proxy.upstream + self.path, content=body,
-                                  headers=headers, timeout=120)  # fmt: skip
+            headers = {
+                k: v
+                for k, v in self.headers.items()
+                if k.lower() in ("authorization", "content-type")
+            }
+            reply = httpx.request(
+                method, proxy.upstream + self.path, content=body, headers=headers, timeout=120
+            )
             status, payload = reply.status_code, reply.content
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

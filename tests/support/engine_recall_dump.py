@@ -39,17 +39,25 @@ def dump(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"conversation": conv.conversation_id}
     with tempfile.TemporaryDirectory() as tmp:
         for name, config in configs.items():
-            with MemoryEngine(Path(tmp) / name, embedder, config,
-                              conversation_id=conv.conversation_id) as engine:  # fmt: skip
+            with MemoryEngine(
+                Path(tmp) / name, embedder, config, conversation_id=conv.conversation_id
+            ) as engine:
                 stats = engine.ingest(conv)
                 snap = json.dumps(engine.state.ws.snapshot(), sort_keys=True)
                 recalls = []
                 for q in questions:
                     found = engine.recall(q.question)
                     recalls.append(
-                        [[r.fact.id, round(r.score, 9), round(r.fact.weight, 9),
-                          list(r.found_by)] for r in found]
-                    )  # fmt: skip
+                        [
+                            [
+                                r.fact.id,
+                                round(r.score, 9),
+                                round(r.fact.weight, 9),
+                                list(r.found_by),
+                            ]
+                            for r in found
+                        ]
+                    )
             out[name] = {
                 "stats": stats,
                 "hot_sha256": hashlib.sha256(snap.encode()).hexdigest(),

@@ -30,9 +30,13 @@ class FakeChat:
     ) -> ChatResult:
         """The next prepared reply (an IndexError when none is left)."""
         self.calls.append(
-            {"messages": messages, "tools": tools, "prompt_version": prompt_version,
-             "options": options}
-        )  # fmt: skip
+            {
+                "messages": messages,
+                "tools": tools,
+                "prompt_version": prompt_version,
+                "options": options,
+            }
+        )
         reply = self.replies.pop(0)
         if isinstance(reply, Exception):
             raise reply

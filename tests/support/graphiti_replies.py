@@ -65,10 +65,16 @@ def resolutions(prompt: str) -> dict[str, Any]:
         str(e.get("name")): e.get("candidate_id") for e in tagged_list(prompt, "EXISTING ENTITIES")
     }
     new = tagged_list(prompt, "ENTITIES")
-    return {"entity_resolutions": [
-        {"id": e.get("id", i), "name": e.get("name", ""),
-         "duplicate_candidate_id": existing.get(str(e.get("name")), -1)}
-        for i, e in enumerate(new)]}  # fmt: skip
+    return {
+        "entity_resolutions": [
+            {
+                "id": e.get("id", i),
+                "name": e.get("name", ""),
+                "duplicate_candidate_id": existing.get(str(e.get("name")), -1),
+            }
+            for i, e in enumerate(new)
+        ]
+    }
 
 
 def graphiti_chat_fn(messages: list[dict[str, Any]]) -> str:
@@ -80,12 +86,23 @@ def graphiti_chat_fn(messages: list[dict[str, Any]]) -> str:
     title, said = schema.get("title"), speaker_and_text(prompt)
     if title == "ExtractedEntities" and said:
         names = [said[0], said[1][:200]]
-        return json.dumps({"extracted_entities": [
-            {"name": n, "entity_type_id": 0, "episode_indices": [0]} for n in names]})  # fmt: skip
+        return json.dumps(
+            {
+                "extracted_entities": [
+                    {"name": n, "entity_type_id": 0, "episode_indices": [0]} for n in names
+                ]
+            }
+        )
     if title == "ExtractedEdges" and said:
-        edge = {"source_entity_name": said[0], "target_entity_name": said[1][:200],
-                "relation_type": "SAID", "fact": f"{said[0]} said: {said[1]}",
-                "valid_at": None, "invalid_at": None, "episode_indices": [0]}  # fmt: skip
+        edge = {
+            "source_entity_name": said[0],
+            "target_entity_name": said[1][:200],
+            "relation_type": "SAID",
+            "fact": f"{said[0]} said: {said[1]}",
+            "valid_at": None,
+            "invalid_at": None,
+            "episode_indices": [0],
+        }
         return json.dumps({"edges": [edge]})
     if title == "NodeResolutions":
         return json.dumps(resolutions(prompt))

@@ -45,8 +45,12 @@ def main() -> None:
         return {"deleted": project_id}
 
     @server.tool()
-    def capture(project_id: str, messages: list[dict[str, Any]], date_time: str | None = None,
-                session: int = 1) -> dict[str, Any]:  # fmt: skip
+    def capture(
+        project_id: str,
+        messages: list[dict[str, Any]],
+        date_time: str | None = None,
+        session: int = 1,
+    ) -> dict[str, Any]:
         """Accept an exchange."""
         projects[project_id].extend(messages)
         return {"turn": 1, "facts": 0, "errors": 0}

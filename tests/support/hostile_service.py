@@ -237,9 +237,14 @@ def write_state(
     from bench.arm.live_state import namespace_name
 
     namespaces = [
-        {"arm": arm, "namespace": n, "unit": unit, "owner": owner,
-         "name": namespace_name(arm, unit, NONCE) if name == "run" else name}
+        {
+            "arm": arm,
+            "namespace": n,
+            "unit": unit,
+            "owner": owner,
+            "name": namespace_name(arm, unit, NONCE) if name == "run" else name,
+        }
         for n, unit, name in entries
-    ]  # fmt: skip
+    ]
     data = {"nonce": NONCE, "arms": {arm: arm_spec or {"kind": arm}}, "namespaces": namespaces}
     (run_dir / "state.json").write_text(json.dumps(data))

@@ -24,15 +24,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def reference_server(data: Path, env: dict[str, str] | None = None,
-                     *extra: str) -> Iterator[str]:  # fmt: skip
+def reference_server(data: Path, env: dict[str, str] | None = None, *extra: str) -> Iterator[str]:
     """Run the server with `--data data`; yield its base URL; stop it afterwards."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "arms.server", "--port", str(port), "--data", str(data), *extra],
-        cwd=ROOT, env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

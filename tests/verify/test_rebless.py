@@ -34,8 +34,9 @@ def test_a_tampered_record_is_not_reblessed_by_a_rerun(tmp_path: Path) -> None:
     again = run_cli(*RUN, f"out={out}", "arms=[raw]")
     assert again.returncode == 2 and "Traceback" not in again.stderr
     line = last_line(again.stderr)
-    assert line.startswith(f"error: {record}: changed since MANIFEST.json was written, and "
-                           "not by the harness")  # fmt: skip
+    assert line.startswith(
+        f"error: {record}: changed since MANIFEST.json was written, and not by the harness"
+    )
     assert (out / MANIFEST).read_bytes() == manifest  # not re-blessed
     assert f"changed questions/{record.name}" in verify_run(out).lines()
 

@@ -55,6 +55,9 @@ def log_peaks(results: list[UnitResult]) -> None:
         log.log(
             logging.WARNING if over else logging.INFO,
             "unit %s: peak resident memory %.0f MiB (%s)%s, %.0f s",
-            result.unit_id, result.peak_rss_mb, what,
-            f", over the {BOUND_MB} MiB bound" if over else "", result.seconds,
-        )  # fmt: skip
+            result.unit_id,
+            result.peak_rss_mb,
+            what,
+            f", over the {BOUND_MB} MiB bound" if over else "",
+            result.seconds,
+        )

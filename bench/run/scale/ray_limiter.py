@@ -109,9 +109,11 @@ def limiter_actor(
 
     cls = ray.remote(num_cpus=0, max_concurrency=_CONCURRENCY)(LimiterActor)
     return cls.options(
-        name=name, get_if_exists=True, lifetime="detached",
+        name=name,
+        get_if_exists=True,
+        lifetime="detached",
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=True),
-    ).remote(requests, tokens, window_s)  # fmt: skip
+    ).remote(requests, tokens, window_s)
 
 
 def ray_limiters(node: str) -> LimiterFactory:
