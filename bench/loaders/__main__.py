@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from bench.cli_errors import one_line_errors
 from bench.config import DatasetConfig
-from bench.errors import BenchError
 from bench.loaders import dataset_stats, load_dataset
 
 
@@ -23,11 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loader", default="locomo")
     args = parser.parse_args(argv)
     cfg = DatasetConfig(name=args.file.stem, loader=args.loader, path=str(args.file))
-    try:
-        ds = load_dataset(cfg)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return one_line_errors(lambda: _print_stats(cfg))
+
+
+def _print_stats(cfg: DatasetConfig) -> int:
+    """Load the dataset and print its path, SHA-256 and statistics as JSON."""
+    ds = load_dataset(cfg)
     print(json.dumps({"path": ds.path, "sha256": ds.sha256, **dataset_stats(ds)}, indent=2))
     return 0
 

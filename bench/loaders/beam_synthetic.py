@@ -26,6 +26,7 @@ while writing: one source conversation and one plan at a time.
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -34,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import BenchError, DatasetError
+from bench.cli_errors import one_line_errors
+from bench.errors import DatasetError
 from bench.loaders.beam_source import (
     CHAT,
     QUESTIONS,
@@ -181,7 +183,6 @@ def _remap(item: dict[str, Any], copies: list[tuple[int, dict[int, int]]]) -> di
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench.loaders.beam_synthetic OUT ...`: write the tier, print its manifest line."""
-    import argparse
     import os
 
     parser = argparse.ArgumentParser(
@@ -195,11 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     default = Path(os.environ.get("BENCH_DATA_DIR", "datasets/.cache")) / "beam-100k"
     parser.add_argument("--source", type=Path, default=default)
     args = parser.parse_args(argv)
-    try:
-        manifest = build(args.source, args.out, args.tokens, args.conversations, args.seed)
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return one_line_errors(lambda: _write(args))
+
+
+def _write(args: argparse.Namespace) -> int:
+    """Build the tier the parsed arguments ask for and print one line about it."""
+    manifest = build(args.source, args.out, args.tokens, args.conversations, args.seed)
     sizes = {n: c["tokens"] for n, c in manifest["conversations"].items()}
     print(f"wrote {args.out}: synthetic BEAM-layout tier, tokens per conversation {sizes}")
     return 0
