@@ -57,8 +57,29 @@ class Lister(Protocol):
         ...
 
 
-def listed_names(reply: Any, options: Any, where: str, arm: str) -> dict[str, str]:
+class ListingOptions(Protocol):
+    """The reply paths and `k` of a live arm's options (`arms.live.LiveOptions`) read here."""
+
+    k: int
+    """Results asked for per search."""
+    results_path: str
+    """Dotted path to the list of items in a search reply."""
+    text_path: str
+    """Dotted path to an item's text."""
+    marker_path: str | None
+    """Dotted path to an item's unit marker(s); None reads them from the text."""
+    list_path: str | None
+    """Dotted path to the list of namespaces in a listing reply."""
+    list_id_path: str
+    """Dotted path to a namespace's id within one listing entry."""
+    list_name_path: str
+    """Dotted path to a namespace's name within one listing entry."""
+
+
+def listed_names(reply: Any, options: ListingOptions, where: str, arm: str) -> dict[str, str]:
     """The listing reply as id -> name, read at the options' `list_*` paths."""
+    if options.list_path is None:  # the callers ask for a listing only with a list_path
+        raise ContractError(f"{where}: no list_path to read; fix arm_options.{arm}.list_path")
     rows = at(reply, options.list_path, where, f"arm_options.{arm}.list_path")
     if not isinstance(rows, list):
         raise ContractError(
@@ -73,7 +94,7 @@ def listed_names(reply: Any, options: Any, where: str, arm: str) -> dict[str, st
     return names
 
 
-def _markers(backend: Lister, options: Any, namespace: str) -> list[str]:
+def _markers(backend: Lister, options: ListingOptions, namespace: str) -> list[str]:
     """Every marker of every item a search of `namespace` returns."""
     reply = backend.search(namespace, CHECK_QUERY, options.k)
     raw = at(reply, options.results_path, f"{backend.where} search", "results_path")
@@ -84,7 +105,9 @@ def _markers(backend: Lister, options: Any, namespace: str) -> list[str]:
     return found
 
 
-def check_new(backend: Lister, options: Any, namespace: str, name: str, where: str) -> None:
+def check_new(
+    backend: Lister, options: ListingOptions, namespace: str, name: str, where: str
+) -> None:
     """ForeignNamespace (the arm's breaker opened) unless `namespace` is the one just made."""
     listed = backend.names()
     if listed is not None:
@@ -114,7 +137,7 @@ def _owned(
     nonce: str | None,
     listed: dict[str, str] | None,
     backend: Lister,
-    options: Any,
+    options: ListingOptions,
 ) -> bool:
     """True when `entry` is this run's and still there; False when gone; else ForeignNamespace."""
     where = f"state.json: namespace {entry.namespace!r} of arm {entry.arm}"
@@ -147,7 +170,7 @@ def delete_recorded(
     arm: str,
     backend: Lister,
     ledger: NamespaceLedger,
-    options: Any,
+    options: ListingOptions,
     which: Callable[[Namespace], bool] = lambda entry: True,
 ) -> int:
     """Delete the namespaces `ledger` lists for `arm` (those `which` selects); how many.

@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.providers.roles import phase_of
-from bench.result_parts import usage_dict as usage_dict
 from bench.types import Usage
 
 

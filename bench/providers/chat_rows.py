@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from bench.providers.accounting import usage_dict
+from bench.result_parts import usage_dict
 from bench.typed_json import JSONObject, JSONValue
 from bench.types import ChatResult, Usage
 

@@ -95,7 +95,7 @@ def chat_reply(result: ChatResult) -> dict[str, object]:
     }
 
 
-def call_chat(chat: ChatProvider, body: Any) -> dict[str, object]:
+def call_chat(chat: ChatProvider, body: object) -> dict[str, object]:
     """Forward one chat request body through `chat`; the reply body."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         raise BadRequest("a chat request needs a JSON object with a `messages` list")
@@ -108,7 +108,7 @@ def call_chat(chat: ChatProvider, body: Any) -> dict[str, object]:
     return chat_reply(chat.complete(body["messages"], tools=tools, options=options))
 
 
-def call_embed(embedder: Embedder, body: Any) -> dict[str, object]:
+def call_embed(embedder: Embedder, body: object) -> dict[str, object]:
     """Forward one embeddings request body through `embedder`; the reply body."""
     given = body.get("input") if isinstance(body, dict) else None
     texts = [given] if isinstance(given, str) else given

@@ -29,15 +29,13 @@ from bench.paths import CONF_DIR
 from bench.providers.secrets import install_redaction
 from bench.remote.stage import remote_run, stage
 from bench.remote.uri import is_remote
+from bench.result_parts import MAX_DUPLICATE_SHARE, MAX_FAILED_SHARE, MAX_UNGROUNDED_SHARE
 from bench.run.directory import key_env_names
 from bench.run.outcome import RunOutcome
 from bench.run.provenance import secret_values
 from bench.run.settings import launch, load_run_config
 from bench.scoring import retrieval_health as ret_health
 from bench.scoring.health import (
-    MAX_DUPLICATE_SHARE,
-    MAX_FAILED_SHARE,
-    MAX_UNGROUNDED_SHARE,
     HealthTable,
     degraded_warnings,
 )

@@ -32,7 +32,7 @@ from bench.providers.base import CallOptions, ChatProvider
 from bench.providers.probe import probe_endpoints
 from bench.question_record import question_record
 from bench.records import ArmResult, QuestionRecord
-from bench.result_parts import QueryHealth
+from bench.result_parts import Health, QueryHealth
 from bench.run import budgets as run_budgets
 from bench.run import phases, resume
 from bench.run.arms_pending import arms_to_run
@@ -40,7 +40,6 @@ from bench.run.directory import RunDirectory
 from bench.run.ingest import arm_ingester
 from bench.run.otel import record_written
 from bench.run.outcome import RunOutcome, Tick, no_tick
-from bench.scoring import health as ext_health
 from bench.scoring import retrieval_health as ret_health
 from bench.tokens import TokenCounter
 from bench.types import Context, Conversation, Question
@@ -217,7 +216,7 @@ class QuestionRun:
     """Where records are written."""
     pool: ThreadPoolExecutor
     """Runs answers and judgements; retrievals stay in the calling thread."""
-    health: dict[str, ext_health.Health] = field(default_factory=dict)
+    health: dict[str, Health] = field(default_factory=dict)
     """Each extracting arm's extraction health on this conversation."""
     retrieval: ret_health.RetrievalTable = field(default_factory=dict)
     """The run's retrieval health (arm -> unit), every query of this conversation added."""

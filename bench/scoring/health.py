@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.result_parts import MAX_DUPLICATE_SHARE as MAX_DUPLICATE_SHARE
-from bench.result_parts import MAX_FAILED_SHARE as MAX_FAILED_SHARE
-from bench.result_parts import MAX_UNGROUNDED_SHARE as MAX_UNGROUNDED_SHARE
-from bench.result_parts import MODE_KEYS, QUALITY_KEYS, health_from, health_from_json
-from bench.result_parts import Health as Health
+from bench.result_parts import (
+    MODE_KEYS,
+    QUALITY_KEYS,
+    Health,
+    health_from,
+    health_from_json,
+)
 
 _STATS_QUALITY = ("facts_duplicate", "facts_ungrounded")
 """The engine's counter names of `QUALITY_KEYS`."""

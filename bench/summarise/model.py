@@ -260,7 +260,7 @@ class Section(Protocol):
         """Its lines of SUMMARY.md and the text output, heading first (`## ...`)."""
         ...
 
-    def to_json(self) -> Any:
+    def to_json(self) -> object:
         """Its value in `--json`, under the key it is stored with in `Summary.sections`."""
         ...
 

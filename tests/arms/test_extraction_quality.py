@@ -8,9 +8,8 @@ from arms.neuromorphic.exchange import Exchange
 from arms.neuromorphic.extract_llm import LLMExtractor
 from arms.neuromorphic.grounding import duplicates, ungrounded
 from arms.neuromorphic.records import FactDraft, Tier
+from bench.result_parts import MAX_DUPLICATE_SHARE, Health
 from bench.scoring.health import (
-    MAX_DUPLICATE_SHARE,
-    Health,
     arm_total,
     degraded_warnings,
     from_stats,

@@ -21,10 +21,10 @@ import pytest
 
 from bench.config import CacheConfig, EndpointConfig, ProviderConfig
 from bench.errors import ConfigError, ProviderError
-from bench.providers.accounting import usage_dict
 from bench.providers.base import CallOptions, JsonSchema
 from bench.providers.factory import build_providers
 from bench.providers.reasoning import rejected_parameter
+from bench.result_parts import usage_dict
 from tests.support.fault_clients import quick_chat
 from tests.support.fault_replies import echo_chat_fn
 from tests.support.fault_server import FaultServer

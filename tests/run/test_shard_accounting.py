@@ -21,12 +21,12 @@ from hydra import compose, initialize_config_dir
 
 from bench.paths import CONF_DIR
 from bench.providers.accounting import accounting_delta, add_accounting
+from bench.result_parts import Health
 from bench.run.directory import RunDirectory, identity
 from bench.run.outcome import RunOutcome
 from bench.run.run_json import RunJson
 from bench.run.settings import load_run_config
 from bench.runmeta import RunMeta
-from bench.scoring.health import Health
 from tests.support.e2e_support import ROOT, run_cli
 from tests.support.fault_server import FaultServer
 

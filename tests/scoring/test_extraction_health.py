@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.scoring.health import Health, degraded_warnings, table_from_json, table_to_json
+from bench.result_parts import Health
+from bench.scoring.health import degraded_warnings, table_from_json, table_to_json
 from tests.support.e2e_support import load_records, run_cli
 from tests.support.fault_server import Fault, FaultServer
 

@@ -21,6 +21,7 @@ import multiprocessing
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
+from multiprocessing.synchronize import Event
 from typing import Any, TypeVar
 
 from bench.answer.answer_prompt import AnswerPrompt
@@ -103,7 +104,7 @@ def run_in_processes(tasks: list[UnitTask], workers: int, tracker: Tracker) -> l
     """
     ctx = multiprocessing.get_context("spawn")
     queue: Any = ctx.Queue()
-    stop: Any = ctx.Event()
+    stop = ctx.Event()
     drain = threading.Thread(target=_drain, args=(queue, tracker), daemon=True)
     drain.start()
     per_worker = [replace(t, cfg=split_quota(t.cfg, workers)) for t in tasks]
@@ -173,7 +174,7 @@ _QUEUE: Any = None
 _STOP: Any = None
 
 
-def _init(queue: Any, stop: Any) -> None:
+def _init(queue: Any, stop: Event) -> None:
     """Child-process initialiser: remember the parent's progress queue and stop event."""
     global _QUEUE, _STOP
     _QUEUE, _STOP = queue, stop
