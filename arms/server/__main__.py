@@ -2,7 +2,9 @@
 
 `--mcp-stdio` serves the same stores as an MCP server over stdin/stdout instead.
 `--token-env NAME` requires `Authorization: Bearer $NAME` on every /v1 route.
-Without `--data` the stores live in a temporary folder removed at exit.
+Without `--data` the stores live in a temporary folder removed at exit, a SIGTERM's
+included (uvicorn re-raises the signal after its graceful shutdown; `_exit_on_sigterm`
+turns it into `SystemExit`, so the folder's context manager still runs).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -35,8 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.token_env and not token:
         print(f"error: --token-env {args.token_env}: variable is not set", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="armbench-server-") as scratch:
-        data = args.data or Path(scratch)
+    _exit_on_sigterm()
+    scratch = (
+        nullcontext(str(args.data))
+        if args.data
+        else tempfile.TemporaryDirectory(prefix="armbench-server-")
+    )
+    with scratch as folder:
+        data = Path(folder)
         from arms.server.service import MemoryService
         from bench.providers.offline_embed import WordLlamaEmbedder
 
@@ -56,6 +66,15 @@ def main(argv: list[str] | None = None) -> int:
 
         uvicorn.run(build_app(service, token), host=HOST, port=args.port, log_level=args.log_level)
     return 0
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM a `SystemExit(143)` (128 + 15), so `finally` blocks and `with` exits run."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

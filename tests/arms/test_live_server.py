@@ -77,3 +77,18 @@ def test_mcp_tools_over_streamable_http(tmp_path: Path) -> None:
         assert {"create_project", "delete_project", "capture", "remember", "search"} <= tools
         assert "D1:1" in sources
         assert project_ids(url) == []
+
+
+@pytest.mark.slow
+def test_sigterm_removes_only_the_servers_own_scratch_folder(tmp_path: Path) -> None:
+    """Without `--data` the stores live in a temporary folder that a SIGTERM still removes
+    (uvicorn re-raises the signal after shutting down); with `--data` none is made."""
+    scratch, data = tmp_path / "tmp", tmp_path / "data"
+    scratch.mkdir()
+    with reference_server(None, {"TMPDIR": str(scratch)}) as url:
+        assert http.get(f"{url}/health").status_code == 200
+        assert [p.name[:15] for p in scratch.iterdir()] == ["armbench-server"]
+    assert list(scratch.iterdir()) == []
+    with reference_server(data, {"TMPDIR": str(scratch)}) as url:
+        assert http.post(f"{url}/v1/projects", json={"name": "a"}).status_code in (200, 201)
+    assert list(scratch.iterdir()) == [] and any(data.iterdir())

@@ -24,11 +24,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def reference_server(data: Path, env: dict[str, str] | None = None, *extra: str) -> Iterator[str]:
-    """Run the server with `--data data`; yield its base URL; stop it afterwards."""
+def reference_server(
+    data: Path | None, env: dict[str, str] | None = None, *extra: str
+) -> Iterator[str]:
+    """Run the server with `--data data` (none: its own temporary folder); yield its base
+    URL; stop it afterwards with SIGTERM, as a service manager does."""
     port = free_port()
+    folder = ["--data", str(data)] if data is not None else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arms.server", "--port", str(port), "--data", str(data), *extra],
+        [sys.executable, "-m", "arms.server", "--port", str(port), *folder, *extra],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
