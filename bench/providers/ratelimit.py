@@ -5,7 +5,9 @@ sent. While it is in flight the reservation counts in every window; when it ends
 `settle` stamps it with the end time and the tokens the server reported. Counting a
 request until `end + window` (not `start + window`) is what guarantees the server
 never sees more than `requests_per_window` arrivals in any window, whatever the
-network delay: an arrival happens between start and end.
+network delay: an arrival happens between start and end. Only a limiter with a cap keeps
+reservations, and only those still in flight or ended within the window: an uncapped one
+(the default) holds none, however many calls a run makes.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ class SlidingWindowLimiter:
         """True when either cap is set."""
         return bool(self.requests_per_window or self.tokens_per_window)
 
+    @property
+    def held(self) -> int:
+        """Reservations kept: in flight or ended less than a window ago (0 when uncapped)."""
+        with self._cond:
+            return len(self._entries)
+
     def acquire(self, estimated_tokens: int) -> Reservation:
         """Block until one more request of `estimated_tokens` fits, then reserve it."""
         tokens = max(0, estimated_tokens)
@@ -83,7 +91,8 @@ class SlidingWindowLimiter:
             while True:
                 wait = self._wait_needed(tokens)
                 if wait <= 0:
-                    self._entries.append(reservation)
+                    if self.enabled:  # uncapped, nothing reads them: none are kept
+                        self._entries.append(reservation)
                     return reservation
                 self._cond.wait(timeout=None if math.isinf(wait) else wait)
 

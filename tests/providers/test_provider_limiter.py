@@ -143,3 +143,19 @@ def test_waiting_thread_wakes_when_an_in_flight_call_settles():
     limiter.settle(first, None)
     assert got.wait(1.0)  # released one window after the first call ended
     waiter.join()
+
+
+def test_an_uncapped_limiter_keeps_no_reservation_however_many_calls() -> None:
+    limiter = SlidingWindowLimiter(None, None)
+    for _ in range(5_000):  # a run's model calls: each used to stay in the deque
+        limiter.settle(limiter.acquire(100), 100)
+    assert limiter.held == 0
+
+
+def test_a_capped_limiter_keeps_only_the_window() -> None:
+    clock = FakeClock()
+    limiter = SlidingWindowLimiter(1_000, None, window_s=10.0, clock=clock)
+    for call in range(5_000):  # one call a second: 10 of them in any window
+        clock.now = float(call)
+        limiter.settle(limiter.acquire(0), None)
+    assert limiter.held <= 11
