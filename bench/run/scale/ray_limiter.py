@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,8 @@ from bench.providers.ratelimit import Limiter, LimiterFactory, Reservation, Slid
 PREFIX = "armbench-limiter-"
 _CONCURRENCY = 256
 """Actor threads: each blocked `acquire` holds one, and `settle` must still get through."""
+GRANTS_KEPT = 4096
+"""Admission times the actor keeps (the latest): a run's every request would grow the list."""
 
 
 def actor_name(base_url: str, model: str) -> str:
@@ -42,14 +45,15 @@ class LimiterActor:
     def __init__(self, requests: int | None, tokens: int | None, window_s: float) -> None:
         self._limiter = SlidingWindowLimiter(requests, tokens, window_s=window_s)
         self._open: dict[int, Reservation] = {}
-        self._granted: list[float] = []
+        self._granted: deque[float] = deque(maxlen=GRANTS_KEPT)
+        self._issued = 0
         self._lock = threading.Lock()
 
     def acquire(self, tokens: int) -> int:
         """Block until a request fits; return its reservation key."""
         reservation = self._limiter.acquire(tokens)
         with self._lock:
-            key = len(self._granted)
+            key, self._issued = self._issued, self._issued + 1
             self._granted.append(time.monotonic())
             self._open[key] = reservation
         return key
@@ -66,7 +70,7 @@ class LimiterActor:
         self._limiter.pause(seconds)
 
     def granted(self) -> list[float]:
-        """Monotonic times (actor clock) at which each request was admitted."""
+        """Monotonic times (actor clock) of the latest `GRANTS_KEPT` admissions, oldest first."""
         with self._lock:
             return list(self._granted)
 
