@@ -157,7 +157,7 @@ class LiveMemoryArm:
         self.calls = CallLog()
         self.ledger = NamespaceLedger(services.run_dir)
         self._namespaces: dict[str, str] = {}
-        self._units: dict[str, set[str]] = {}
+        self._turn_ids: dict[str, set[str]] = {}  # the current unit's only (bounded)
         arm = LiveArm(name, options.kind, endpoint_hash(backend.where))
         self.nonce = self.ledger.register_arm(arm)
         if options.probe:
@@ -177,15 +177,13 @@ class LiveMemoryArm:
         turn = Turn("Probe", "I moved to Lisbon in March 2024.", "probe:1", 1)
         namespace = self.options.namespace or self._create("probe")
         try:
-            self._units[namespace] = {turn.dia_id}
             if not self.options.namespace:
                 self._write(namespace, Exchange(1, "1 April 2024", (turn,)), "probe")
             reply = self.backend.search(namespace, "Where did Probe move?", 1)
-            items, _ = self._items(reply, self._units[namespace], "probe", namespace)
+            items, _ = self._items(reply, {turn.dia_id}, "probe", namespace)
             self._context(reply, items)
             self._probe_more(namespace, "Where did Probe move?")
         finally:
-            self._units.pop(namespace, None)
             if not self.options.namespace:
                 self.backend.delete(namespace)
                 self.ledger.remove(Namespace(self.name, namespace, "probe", this_process()))
@@ -203,7 +201,8 @@ class LiveMemoryArm:
         cid = conversation.conversation_id
         namespace = self.options.namespace or self._create(cid)
         self._namespaces[cid] = namespace
-        units = self._units.setdefault(namespace, set())
+        units: set[str] = set()
+        self._turn_ids = {cid: units}  # an earlier unit's items then map by their tag alone
         self.calls.restart(self.options.write_path)
         for exchange in exchanges(conversation):
             units.update(exchange.dia_ids())
@@ -272,7 +271,7 @@ class LiveMemoryArm:
         started = time.perf_counter()
         reply = self.backend.search(namespace, question.question, self.options.k)
         service_ms = self.calls.timed("search", started)
-        units = self._units.get(namespace, set())
+        units = self._turn_ids.get(question.conversation_id, set())
         items, unmapped = self._items(reply, units, question.conversation_id, namespace)
         text = self._context(reply, items)
         meta = {
@@ -352,7 +351,7 @@ class LiveMemoryArm:
         if not turns or namespace is None:
             return None
         reply = self.backend.search(namespace, turns[len(turns) // 2].text, self.options.k)
-        units = self._units.get(namespace, set())
+        units = self._turn_ids.get(conversation.conversation_id, set())
         items, _ = self._items(reply, units, conversation.conversation_id, namespace)
         return StoreProbe(len(items), "recall")
 
