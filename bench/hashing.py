@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def stable_hash(payload: object, length: int = 16) -> str:
@@ -26,12 +27,33 @@ def stable_hash_items(items: Iterable[object], length: int = 16) -> str:
     separators), so hashing those pieces in order gives the same digest; a rag store's
     chunk texts (twice a 10M-token transcript) are hashed without a second copy.
     """
+    digest = hashlib.sha256()
+    _feed_list(digest, items)
+    return digest.hexdigest()[:length]
+
+
+def stable_hash_lists(lists: Iterable[Iterable[object]], length: int = 16) -> str:
+    """`stable_hash([list(each) for each in lists])`, every inner list fed item by item.
+
+    The outer list is written as `stable_hash_items` writes one ("[", ", " between, "]"),
+    each inner one likewise: a library arm's rendered messages and their turn ids are
+    hashed without a list of every rendered message.
+    """
     digest = hashlib.sha256(b"[")
+    for i, items in enumerate(lists):
+        digest.update(b", " if i else b"")
+        _feed_list(digest, items)
+    digest.update(b"]")
+    return digest.hexdigest()[:length]
+
+
+def _feed_list(digest: Any, items: Iterable[object]) -> None:
+    """Feed `json.dumps(list(items))` (default separators, sorted keys) piece by piece."""
+    digest.update(b"[")
     for i, item in enumerate(items):
         piece = json.dumps(item, sort_keys=True, default=str)
         digest.update(((", " if i else "") + piece).encode())
     digest.update(b"]")
-    return digest.hexdigest()[:length]
 
 
 def content_key(parts: Mapping[str, object]) -> str:

@@ -53,7 +53,7 @@ from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.arm.probe import StoreProbe
 from bench.errors import ConfigError, PermanentError
-from bench.hashing import stable_hash
+from bench.hashing import stable_hash_items
 from bench.paths import contained, safe_name
 from bench.text import session_date
 from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
@@ -106,6 +106,15 @@ def reference_time(conversation: Conversation, turn: Turn, position: int) -> dat
     day = session_date(conversation.session(turn.session).date_time)
     start = datetime.combine(day, time(), tzinfo=UTC) if day else EPOCH
     return start + timedelta(seconds=position)
+
+
+def turns_hash(turns: list[Turn]) -> str:
+    """`stable_hash` of `[dia_id, rendered turn, session]` per turn, fed turn by turn.
+
+    The store's content fingerprint; the rendered turns are never held as one list (a
+    second copy of the conversation that stayed alive through the whole build).
+    """
+    return stable_hash_items([t.dia_id, t.render(), t.session] for t in turns)
 
 
 def group_id(conversation_id: str) -> str:
@@ -170,11 +179,10 @@ class GraphitiArm:
         root = self.services.store_dir
         folder = contained(root / safe_name(conversation.conversation_id), root)
         turns = conversation.turns()
-        content = [[t.dia_id, t.render(), t.session] for t in turns]
         fingerprint = {
             **self.fingerprint(),
             "llm": self._served_model(),
-            "turns": stable_hash(content),
+            "turns": turns_hash(turns),
         }
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         self._close_client()

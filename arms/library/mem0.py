@@ -42,7 +42,7 @@ from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.arm.probe import StoreProbe
 from bench.errors import ConfigError
-from bench.hashing import stable_hash
+from bench.hashing import stable_hash_lists
 from bench.paths import contained, safe_name
 from bench.types import AskedQuestion, Context, ContextItem, Conversation, Turn
 
@@ -104,6 +104,16 @@ def turn_message(conversation: Conversation, turn: Turn) -> dict[str, str]:
     return {"role": "user", "content": f"[{date}] {turn.render()}"}
 
 
+def turns_hash(conversation: Conversation, turns: list[Turn]) -> str:
+    """`stable_hash([messages, dia_ids])` of the turns, each message rendered as it is fed.
+
+    The store's content fingerprint; no list of every rendered message (a second copy
+    of the conversation, held through the whole build) is made.
+    """
+    messages = (turn_message(conversation, t) for t in turns)
+    return stable_hash_lists([messages, (t.dia_id for t in turns)])
+
+
 class Mem0Arm:
     """Mem0 OSS over a local Qdrant store, one `user_id` per conversation."""
 
@@ -152,11 +162,10 @@ class Mem0Arm:
         root = self.services.store_dir
         folder = contained(root / safe_name(conversation.conversation_id), root)
         turns = conversation.turns()
-        messages = [turn_message(conversation, t) for t in turns]
         fingerprint = {
             **self.fingerprint(),
             "llm": self._served_model() if self.infer else None,
-            "turns": stable_hash([messages, [t.dia_id for t in turns]]),
+            "turns": turns_hash(conversation, turns),
         }
         checkpoint = IngestCheckpoint(folder, fingerprint, root=root)
         self._close_memory()
@@ -167,7 +176,7 @@ class Mem0Arm:
         if reused and state is not None:
             added = int(state.get("added", 0))
         else:
-            added = self._build(folder, conversation, turns, messages)
+            added = self._build(folder, conversation, turns)
             checkpoint.save({"added": added, "turns": len(turns)}, complete=True)
         self._memory = self._open(folder, "retrieve")
         self._unit = conversation.conversation_id
@@ -179,21 +188,19 @@ class Mem0Arm:
             DISTRIBUTION: self.version,
         }
 
-    def _build(
-        self,
-        folder: Path,
-        conversation: Conversation,
-        turns: list[Turn],
-        messages: list[dict[str, str]],
-    ) -> int:
-        """Add each turn through Mem0 (LLM and embedder on the ingest proxy); memories added."""
+    def _build(self, folder: Path, conversation: Conversation, turns: list[Turn]) -> int:
+        """Add each turn through Mem0 (LLM and embedder on the ingest proxy); memories added.
+
+        Each turn's message is rendered when it is added, never all at once.
+        """
         memory = self._open(folder, "ingest")
         user = safe_name(conversation.conversation_id)
         added = 0
         try:
-            for turn, message in zip(turns, messages, strict=True):
+            for turn in turns:
                 date = conversation.session(turn.session).date_time
                 meta = {"dia_id": turn.dia_id, "session": turn.session, "session_date": date}
+                message = turn_message(conversation, turn)
                 reply = memory.add([message], user_id=user, metadata=meta, infer=self.infer)
                 added += sum(1 for r in reply.get("results", []) if r.get("event") == "ADD")
         finally:
