@@ -49,6 +49,10 @@ ROUTE = re.compile(
     r"^/arm/([A-Za-z0-9_.-]{1,64})/(ingest|retrieve)/v1/(chat/completions|embeddings|models)$"
 )
 """`/arm/<arm>/<phase>/v1/<endpoint>`; arm names as run-local arm names allow."""
+MAX_EMBED_INPUTS = 2048
+"""Texts one embeddings request may carry (OpenAI's own limit): the reply's vectors, built
+whole as JSON, are bounded by inputs, not only by the 64 MiB body (millions of short
+texts would be gigabytes of floats)."""
 
 
 class ProxyBackend:
@@ -114,6 +118,10 @@ def call_embed(embedder: Embedder, body: object) -> dict[str, object]:
     texts = [given] if isinstance(given, str) else given
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise BadRequest("an embeddings request needs `input`: a string or a list of strings")
+    if len(texts) > MAX_EMBED_INPUTS:
+        raise BadRequest(
+            f"an embeddings request of {len(texts)} inputs: send at most {MAX_EMBED_INPUTS}"
+        )
     vectors = embedder.embed(texts).tolist() if texts else []
     data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
     return {

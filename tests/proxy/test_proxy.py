@@ -19,6 +19,7 @@ import pytest
 
 from bench.config import CacheConfig, EmbedderConfig, EndpointConfig, ProviderConfig
 from bench.providers.factory import build_providers
+from bench.providers.proxy import MAX_EMBED_INPUTS, BadRequest, call_embed
 from bench.providers.roles import proxy_notes
 from tests.support.e2e_support import ROOT, last_line, run_cli
 from tests.support.fault_replies import echo_chat_fn
@@ -233,3 +234,27 @@ def test_a_run_starts_the_proxy_for_an_arm_and_reports_its_tokens(tmp_path: Path
     assert "proxy:rag:ingest" not in roles  # rag never asked for the proxy
     summary = run_cli(str(out), module="bench.summarise")
     assert "note: proxy libarm ingest: 8 calls (0 cached)" in summary.stdout
+
+
+class CountingEmbedder:
+    """An embedder that counts the texts it is asked for (zero vectors)."""
+
+    model, dim = "counting", 4
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        self.texts += len(texts)
+        return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+
+def test_an_embeddings_request_is_bounded_by_inputs_not_only_by_bytes() -> None:
+    embedder = CountingEmbedder()
+    reply = call_embed(embedder, {"input": ["x"] * MAX_EMBED_INPUTS})
+    assert len(reply["data"]) == MAX_EMBED_INPUTS  # type: ignore[arg-type]
+    with pytest.raises(BadRequest, match=f"of {MAX_EMBED_INPUTS + 1} inputs: send at most"):
+        call_embed(embedder, {"input": ["x"] * (MAX_EMBED_INPUTS + 1)})  # ~5 KB of body
+    assert embedder.texts == MAX_EMBED_INPUTS  # the refused request embedded nothing
