@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bench.scoring.reach import context_terms
 from bench.text import content_terms
 from bench.types import Question
 
@@ -164,10 +165,12 @@ def offline_scores(question: Question, reply: str, context: str) -> dict[str, An
     upstream's "LLM response should …:" lead-in) is in the context. The event order is
     upstream's arithmetic with a word-overlap aligner in place of the LLM (a reply line
     matches a reference item holding every content term of it). Empty for non-BEAM.
+    The context's terms are gathered line by line (`context_terms`): memoising the whole
+    context kept every question's context alive in `content_terms`' memo.
     """
     if not question.rubric:
         return {}
-    have = set(content_terms(context))
+    have = context_terms(context)
     wanted = [set(content_terms(_RUBRIC_PREFIX.sub("", r))) for r in question.rubric]
     reach = sum(1 for w in wanted if w and w <= have) / len(wanted)
     out: dict[str, Any] = {"rubric_reach_offline": round(reach, 4)}

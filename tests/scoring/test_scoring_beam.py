@@ -98,3 +98,18 @@ def test_offline_rubric_reach_and_event_order() -> None:
     assert eo["event_order_f1_offline"] == 1.0 and eo["event_order_tau_b_offline"] == -1.0
     assert eo["event_order_score_offline"] == 0.0
     assert offline_scores(Question("l:1", "l", "q", 1, "g"), "a", "ctx") == {}
+
+
+def test_offline_rubric_reach_memoises_lines_not_whole_contexts() -> None:
+    """Every question's context (a different top k of the same turns) used to stay in
+    `content_terms`' memo whole; its lines recur, so the memo now stops growing."""
+    from bench.text import content_terms
+
+    pool = [f"Ann: on day {i} I planted zucchini{i} beside the shed" for i in range(60)]
+    q = _q("knowledge_update", ("LLM response should state: zucchini3", "mentions tomatoes"))
+    sizes = []
+    for n in range(40):  # 40 questions, 40 different contexts of the same 60 lines
+        context = "\n".join(pool[(n * 7 + k) % 60] for k in range(10 + n % 5))
+        assert offline_scores(q, "zucchini3", context)["rubric_reach_offline"] in (0.0, 0.5)
+        sizes.append(content_terms.cache_info().currsize)
+    assert sizes[-1] == sizes[20]  # every line seen by then: nothing new is kept
