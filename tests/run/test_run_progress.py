@@ -6,6 +6,7 @@ import logging
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,12 +213,11 @@ class _Heard(Tracker):
         super().ingesting(arm, unit, done, total, facts)
 
 
-@pytest.mark.slow
-def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> None:
+def neuromorphic_smoke_tasks(out: Path) -> list[Any]:
+    """One `UnitTask` per smoke conversation, neuromorphic only (it reports per exchange)."""
     from bench.answer.answer_prompt import load_answer_prompt
     from bench.config import ProviderConfig, RunConfig
     from bench.loaders import load_dataset
-    from bench.run.scale.executor import run_in_processes
     from bench.run.scale.unit_task import UnitTask
     from bench.run.scale.units import units_of
     from tests.run.test_scale import load_dataset_cfg
@@ -227,15 +227,33 @@ def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> 
         provider=ProviderConfig(),
         arms=["neuromorphic"],
         arm_options={"neuromorphic": {"kind": "neuromorphic"}},
-        out=str(tmp_path),
+        out=str(out),
         progress=False,
     )
     units = units_of(load_dataset(cfg.dataset).conversations)
     prompt = load_answer_prompt(cfg.answer.prompt)
-    tasks = [UnitTask(cfg, prompt, unit, str(tmp_path), {}) for unit in units]
-    tracker = _Heard(sum(u.questions for u in units))
+    return [UnitTask(cfg, prompt, unit, str(out), {}) for unit in units]
+
+
+@pytest.mark.slow
+def test_worker_processes_send_their_ingestion_to_the_parent(tmp_path: Path) -> None:
+    from bench.run.scale.executor import run_in_processes
+
+    tasks = neuromorphic_smoke_tasks(tmp_path)
+    tracker = _Heard(sum(t.unit.questions for t in tasks))
     run_in_processes(tasks, 2, tracker)
     tracker.close()
     finished = {(arm, unit) for arm, unit, done, total in tracker.heard if done == total}
-    assert finished == {("neuromorphic", u.unit_id) for u in units}
+    assert finished == {("neuromorphic", t.unit.unit_id) for t in tasks}
     assert "ingesting" not in tracker.heartbeat()  # every unit left the table
+
+
+def test_a_throttle_sends_first_last_and_one_report_per_interval() -> None:
+    """A Ray task's ingestion reports: 10,000 exchanges in 10 s make 21 calls, not 10,000."""
+    throttle = ingesting.ReportThrottle(every_s=0.5)
+    sent = [d for d in range(10_001) if throttle.due("arm", "c1", d, 10_000, d / 1000)]
+    assert sent[:3] == [0, 500, 1000] and sent[-1] == 10_000 and len(sent) == 21
+    assert throttle.due("arm", "c2", 0, 5, 0.0)  # another pair has its own clock
+    assert not throttle.due("arm", "c2", 1, 5, 0.1)
+    assert throttle.due("arm", "c2", 5, 5, 0.2)  # the last always goes, even early
+    assert throttle.due("arm", "c2", 0, 5, 0.3)  # and forgets the pair: a retry starts anew

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.run.scale.tracker import Tracker
 from tests.support.e2e_support import (
     ROOT,
     load_records,
@@ -56,7 +58,7 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     local_run: Path, tmp_path: Path
 ) -> None:
     remote = run_cli(
-        *QUIET,
+        "progress=false",  # the heartbeat stays on: its last line is checked below
         *SLICE,
         f"out={tmp_path / 'ray'}",
         "executor=ray",
@@ -70,6 +72,53 @@ def test_smoke_on_a_private_local_cluster_equals_a_local_run(
     log = (tmp_path / "ray" / "run.log").read_text(encoding="utf-8").splitlines()
     peaks = [line for line in log if "peak resident memory" in line]  # each task's own
     assert len(peaks) == 2 and all("(its own)" in line for line in peaks), peaks
+    beats = [line for line in log if "heartbeat: " in line]  # the last, at close
+    assert beats[-1].endswith(", 0 Ray task(s) running, cluster 2 CPU(s)"), beats
+
+
+class _Watched(Tracker):
+    """A tracker keeping the ingestion reports and parallelism texts it is given."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__(total, show=False, heartbeat_s=0, workers=1)
+        self.heard: list[tuple[str, str, int, int]] = []
+        self.shown: list[str] = []
+
+    def ingesting(self, arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        self.heard.append((arm, unit, done, total))
+        super().ingesting(arm, unit, done, total, facts)
+
+    def parallelism(self, text: str) -> None:
+        self.shown.append(text)
+        super().parallelism(text)
+
+
+def test_ray_tasks_relay_their_ingestion_and_the_heartbeat_names_ray_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ray tasks' ingestion reaches the driver's tracker (each pair's first and last report
+    at least), and the heartbeat counts Ray tasks, not `1 worker(s)`. Both used to be
+    missing: a 10M-token Ray run said `0/800 questions ..., ETA unknown, 1 worker(s)` for
+    minutes while its units were being ingested."""
+    from bench.config import RayConfig
+    from bench.run.scale.ray_exec import run_on_ray
+    from tests.run.test_run_progress import neuromorphic_smoke_tasks
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    tasks = neuromorphic_smoke_tasks(tmp_path)
+    tracker = _Watched(sum(t.unit.questions for t in tasks))
+    results = run_on_ray(tasks, RayConfig(address="local", num_cpus=2), tracker)
+    tracker.close()
+    assert sum(r.errors for r in results) == 0
+    units = {t.unit.unit_id for t in tasks}
+    starts = {unit for _, unit, done, total in tracker.heard if done < total}
+    ends = {unit for _, unit, done, total in tracker.heard if done == total}
+    assert starts == ends == units, tracker.heard
+    assert any(
+        re.fullmatch(r"[12] Ray task\(s\) running, cluster 2 CPU\(s\)", s) for s in tracker.shown
+    )
+    line = tracker.heartbeat()
+    assert line.endswith(", 0 Ray task(s) running, cluster 2 CPU(s)") and "worker" not in line
 
 
 def test_a_permanent_failure_stops_a_ray_run_without_retries(tmp_path: Path) -> None:

@@ -91,6 +91,10 @@ def plan_units(cfg: RunConfig, dataset: Dataset) -> UnitPlan:
     workers = resolve_workers(cfg.workers, offline, max(1, len(units)), cfg.phase)
     total = sum(u.questions for u in units)
     tracker = Tracker(total, show=cfg.progress, heartbeat_s=cfg.heartbeat_s, workers=workers)
+    if cfg.executor == "ray":  # `workers` is not what runs the units: Ray's tasks are
+        from bench.run.scale.ray_exec import ray_parallelism
+
+        tracker.parallelism(ray_parallelism(0, None))
     return UnitPlan(cfg, units, workers, tracker)
 
 
@@ -220,8 +224,4 @@ def _stop_point() -> None:
 def _drain(queue: Any, tracker: Tracker) -> None:
     """Hand the children's `(method, arguments)` messages to the tracker until None."""
     while (item := queue.get()) is not None:
-        method, arguments = item
-        if method == "ingesting":
-            tracker.ingesting(*arguments)
-        else:
-            tracker.tick(*arguments)
+        tracker.relay(*item)

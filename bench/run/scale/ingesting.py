@@ -9,6 +9,11 @@ table once `done == total`.
 ETA = exchanges left in the pairs under way / rate, rate = exchanges ingested this
 session / seconds since the first report. Not thread-safe on its own: the `Tracker`
 calls it under its lock.
+
+A sender that pays per report (a Ray task calling the progress actor) passes them through
+a `ReportThrottle`: a pair's first and last reports always go, the rest at most one per
+`EVERY_S` seconds, so 10,000 exchanges make a few calls a second, not 10,000. Reports are
+cumulative (`done`, `facts` so far), so the ones left out lose nothing but resolution.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from datetime import timedelta
 
 SHOWN = 3
 """Pairs named in the heartbeat line; the rest are counted ("and 2 more")."""
+EVERY_S = 0.5
+"""Least seconds between two of a pair's reports let through by a `ReportThrottle`."""
 
 
 @dataclass
@@ -91,3 +98,28 @@ class IngestTable:
         ]
         more = f"; and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
         return f"ingesting {units} unit(s): {'; '.join(named)}{more}; ingest ETA {self.eta()}"
+
+
+class ReportThrottle:
+    """Which of a sender's ingestion reports to send: first, last, and one per `every_s`."""
+
+    def __init__(self, every_s: float = EVERY_S) -> None:
+        self._every_s = every_s
+        self._sent: dict[tuple[str, str], float] = {}
+
+    def due(self, arm: str, unit: str, done: int, total: int, now: float) -> bool:
+        """True when the report must go: the pair's first, its last, or `every_s` after the last.
+
+        `now` is the sender's monotonic clock. The first report is the pair's starting point
+        (`IngestTable`) and the last (`done >= total`) takes it off the table, so neither is
+        ever dropped; a pair's entry is forgotten with its last report.
+        """
+        key = (arm, unit)
+        last = self._sent.get(key)
+        if done >= total:
+            self._sent.pop(key, None)
+            return True
+        if last is not None and now - last < self._every_s:
+            return False
+        self._sent[key] = now
+        return True

@@ -6,8 +6,14 @@ from the records and ingestion checkpoints already written); after that its ques
 become `error` results through `fail_unit`, exactly as a failed local unit. A permanent
 failure (a rejected key, an unknown model) is not re-run: it stops the run, as locally.
 
-Progress: tasks send `tick`s to one progress actor; the driver drains it every second
-into the tracker, so the bar and heartbeat show the cluster's total.
+Progress: tasks send `tick`s and their arms' ingestion progress to one progress actor;
+the driver drains it every second into the tracker, so the bar and heartbeat show the
+cluster's total and the units being ingested, as with `workers=N`. A task sends a pair's
+first and last ingestion reports and the rest at most two a second (`ReportThrottle`),
+so a long ingestion makes a few actor calls a second, not one per exchange. The
+heartbeat's parallelism reads `N Ray task(s) running, cluster C CPU(s)`: N = tasks
+whose body has started (each says so first) and whose result the driver has not yet
+had (a task waiting for a retry still counts), C = `ray.cluster_resources()["CPU"]`.
 
 Rate limits: tasks share one limiter actor per deployment (`bench.run.scale.ray_limiter`),
 so the configured requests/tokens per minute hold for the whole cluster. The progress
@@ -24,11 +30,13 @@ NFS without locks, point `provider.cache.path` at node-local disk or set
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from bench.config import RayConfig
 from bench.errors import ConfigError, PermanentError, permanent_cause
 from bench.run.outcome import UnitResult
+from bench.run.scale.ingesting import ReportThrottle
 from bench.run.scale.peak import measured
 from bench.run.scale.tracker import Tracker
 from bench.run.scale.unit_task import UnitTask, fail_unit, run_unit
@@ -51,6 +59,12 @@ def connect(cfg: RayConfig) -> Any:
     else:
         ray.init(address=cfg.address, **options)
     return ray
+
+
+def ray_parallelism(running: int, cpus: float | None) -> str:
+    """The heartbeat's parallelism under Ray: tasks running, then the cluster's CPUs if known."""
+    tasks = f"{running} Ray task(s) running"
+    return tasks if cpus is None else f"{tasks}, cluster {cpus:g} CPU(s)"
 
 
 def run_on_ray(tasks: list[UnitTask], cfg: RayConfig, tracker: Tracker) -> list[UnitResult]:
@@ -83,12 +97,13 @@ def _follow(
     ray: Any, pending: dict[Any, UnitTask], progress: Any, tracker: Tracker
 ) -> list[UnitResult]:
     """Gather results as tasks finish; a task whose retries are spent becomes `error`."""
-    results = []
+    results, relay = [], _Relay(ray, progress, tracker)
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
-        _drain(ray, progress, tracker)
+        relay.drain()
         for ref in ready:
             task = pending.pop(ref)
+            relay.ended(task.unit.unit_id)
             try:
                 got = ray.get(ref)
             except Exception as exc:  # retries spent: the unit's questions become `error`
@@ -102,17 +117,40 @@ def _follow(
                     ray.cancel(other)
                 raise got
             results.append(got)
-    _drain(ray, progress, tracker)
+    relay.drain()
     return results
 
 
-def _drain(ray: Any, progress: Any, tracker: Tracker) -> None:
-    for done, errors, resumed in ray.get(progress.drain.remote()):
-        tracker.tick(done, errors, resumed)
+class _Relay:
+    """The driver's end of the progress actor: reports to the tracker, tasks running."""
+
+    def __init__(self, ray: Any, progress: Any, tracker: Tracker) -> None:
+        self._ray, self._progress, self._tracker = ray, progress, tracker
+        self._started: set[str] = set()
+        self._ended: set[str] = set()  # a set too: a unit's `started` may arrive after
+
+    def drain(self) -> None:
+        """Hand every report received so far to the tracker; show the tasks running."""
+        for method, arguments in self._ray.get(self._progress.drain.remote()):
+            if method == "started":
+                self._started.add(arguments[0])
+            else:
+                self._tracker.relay(method, arguments)
+        self._show()
+
+    def ended(self, unit_id: str) -> None:
+        """The driver has the unit's result (or its retries are spent)."""
+        self._ended.add(unit_id)
+        self._show()
+
+    def _show(self) -> None:
+        cpus = self._ray.cluster_resources().get("CPU")
+        running = len(self._started - self._ended)
+        self._tracker.parallelism(ray_parallelism(running, cpus))
 
 
 def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult | PermanentError:
-    """The Ray task body: run the unit, sending ticks to the progress actor.
+    """The Ray task body: run the unit, sending ticks and ingestion to the progress actor.
 
     `node` is the driver's node, where the run's limiter actors are created. A permanent
     failure (`bench.errors.PermanentError`) comes back as the value, so Ray does not
@@ -120,11 +158,19 @@ def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult | Permanen
     """
     from bench.run.scale.ray_limiter import ray_limiters
 
+    throttle = ReportThrottle()
+    progress.report.remote("started", (task.unit.unit_id,))
+
     def tick(done: int, errors: int, resumed: int) -> None:
-        progress.tick.remote(done, errors, resumed)
+        progress.report.remote("tick", (done, errors, resumed))
+
+    def ingesting(arm: str, unit: str, done: int, total: int, facts: int) -> None:
+        if throttle.due(arm, unit, done, total, time.monotonic()):
+            progress.report.remote("ingesting", (arm, unit, done, total, facts))
 
     try:
-        return measured(lambda: run_unit(task, tick, limiters=ray_limiters(node)))
+        limiters = ray_limiters(node)
+        return measured(lambda: run_unit(task, tick, limiters=limiters, progress=ingesting))
     except Exception as exc:
         cause = permanent_cause(exc)
         if cause is None:
@@ -133,16 +179,16 @@ def _ray_unit(task: UnitTask, progress: Any, node: str) -> UnitResult | Permanen
 
 
 class _Progress:
-    """Ray actor collecting ticks from every task of the run."""
+    """Ray actor collecting every task's reports: `(method, arguments)`, in order per task."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[int, int, int]] = []
+        self._items: list[tuple[str, tuple[Any, ...]]] = []
 
-    def tick(self, done: int, errors: int, resumed: int) -> None:
-        """Queue one tick."""
-        self._items.append((done, errors, resumed))
+    def report(self, method: str, arguments: tuple[Any, ...]) -> None:
+        """Queue one report: `started` (unit id), `tick` or `ingesting` (`Tracker.relay`)."""
+        self._items.append((method, arguments))
 
-    def drain(self) -> list[tuple[int, int, int]]:
-        """Hand over (and forget) every tick received so far."""
+    def drain(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """Hand over (and forget) every report received so far."""
         items, self._items = self._items, []
         return items

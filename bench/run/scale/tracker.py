@@ -13,9 +13,15 @@ while an LLM extractor works through a unit with no question finishing.
 
 Ingestion (no question is finished while a unit is being ingested, often for minutes
 with an LLM extractor) is reported by the arms per exchange (`ingesting`, wired to
-`ArmServices.progress` in this process and from `workers=N` children through their tick
-queue; not from Ray tasks): the bar's postfix and the heartbeat name the units under
-way with their exchanges and facts, and an ingestion ETA (bench.run.scale.ingesting).
+`ArmServices.progress` in this process, from `workers=N` children through their tick
+queue, and from Ray tasks through the progress actor, throttled to a few reports a
+second per unit): the bar's postfix and the heartbeat name the units under way with
+their exchanges and facts, and an ingestion ETA (bench.run.scale.ingesting).
+
+The heartbeat ends with the run's parallelism: `N worker(s)` (the local processes, or 1
+in process), or under Ray what the executor sets with `parallelism`, e.g. `2 Ray task(s)
+running, cluster 2 CPU(s)` (tasks whose body has started and whose result the driver has
+not yet had; bench.run.scale.ray_exec).
 
 While the bar is shown, console log lines are written through tqdm
 (`logging_redirect_tqdm`), above the bar instead of through it; the log file is untouched.
@@ -47,7 +53,7 @@ class Tracker:
         self.done = 0
         self.errors = 0
         self._resumed = 0
-        self._workers = workers
+        self._parallel = f"{workers} worker(s)"
         self._started = time.monotonic()
         self._lock = threading.Lock()
         self._bar: Any = tqdm(
@@ -100,8 +106,24 @@ class Tracker:
                 self._drawn = now
                 self._bar.set_postfix_str(self._ingest.postfix())
 
+    def relay(self, method: str, arguments: tuple[Any, ...]) -> None:
+        """Apply one `(method, arguments)` message from a worker: `ingesting` or `tick`.
+
+        The one form workers' reports take on their way here (a `workers=N` child's
+        queue, the Ray progress actor).
+        """
+        if method == "ingesting":
+            self.ingesting(*arguments)
+        else:
+            self.tick(*arguments)
+
+    def parallelism(self, text: str) -> None:
+        """Replace the heartbeat's `N worker(s)` with `text` (what runs the units now)."""
+        with self._lock:
+            self._parallel = text
+
     def heartbeat(self) -> str:
-        """One line: done/total, errors, rate, ETA and workers; then ingestion under way."""
+        """One line: done/total, errors, rate, ETA and parallelism; then ingestion under way."""
         with self._lock:
             now = time.monotonic()
             fresh = self.done - self._resumed
@@ -111,7 +133,7 @@ class Tracker:
             return (
                 f"heartbeat: {self.done}/{self.total} questions ({share:.0f}%), "
                 f"{self.errors} arm results in error, {per_min:.1f} q/min, "
-                f"ETA {self._eta(now, fresh)}, {self._workers} worker(s)"
+                f"ETA {self._eta(now, fresh)}, {self._parallel}"
                 + (f"; {ingesting}" if ingesting else "")
             )
 
