@@ -9,8 +9,12 @@ there is no /proc, `ru_maxrss` is the fallback (KiB on Linux, bytes on macOS).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import resource
 import sys
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 
@@ -24,3 +28,30 @@ def peak_rss_mb() -> float:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
+
+
+def release_free_heap() -> bool:
+    """Hand the C heap's free pages back to the system; False where that is not possible.
+
+    After an arm ingests a long conversation, glibc keeps the memory its allocations
+    freed (Python objects, SQLite and LanceDB buffers) inside the process's heap:
+    resident, though unused, until later allocations of the same process reuse it.
+    `malloc_trim(0)` returns every free page of every arena (glibc 2.8+), so what the
+    next arm or the answering holds is counted once. A no-op where the C library has
+    no `malloc_trim` (musl, macOS).
+    """
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """The C library's `malloc_trim` (glibc), or None."""
+    name = ctypes.util.find_library("c") if sys.platform.startswith("linux") else None
+    if name is None:
+        return None
+    try:
+        found: Callable[[int], int] | None = getattr(ctypes.CDLL(name), "malloc_trim", None)
+    except OSError:
+        return None
+    return found

@@ -16,6 +16,7 @@ from bench.arm import Arm
 from bench.arm.probe import probe_store, requested_k
 from bench.config import RunConfig
 from bench.errors import raise_if_permanent
+from bench.rss import release_free_heap
 from bench.run.outcome import RunOutcome
 from bench.run.side_by_side import side_by_side
 from bench.scoring import health as ext_health
@@ -113,4 +114,6 @@ def _ingest_one(arm: Arm, conversation: Conversation) -> _Ingested:
         stats = arm.ingest(conversation)
     except Exception as exc:
         return _Ingested(error=exc)
+    finally:
+        release_free_heap()  # the next arm and the answering start from what is held
     return _Ingested(stats, time.perf_counter() - started)
