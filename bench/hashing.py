@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Protocol
 
 
 def stable_hash(payload: object, length: int = 16) -> str:
@@ -47,7 +47,14 @@ def stable_hash_lists(lists: Iterable[Iterable[object]], length: int = 16) -> st
     return digest.hexdigest()[:length]
 
 
-def _feed_list(digest: Any, items: Iterable[object]) -> None:
+class _Digest(Protocol):
+    """What `_feed_list` needs of a hashlib object."""
+
+    def update(self, data: bytes, /) -> None:
+        """Feed `data` to the digest."""
+
+
+def _feed_list(digest: _Digest, items: Iterable[object]) -> None:
     """Feed `json.dumps(list(items))` (default separators, sorted keys) piece by piece."""
     digest.update(b"[")
     for i, item in enumerate(items):
