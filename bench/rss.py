@@ -10,7 +10,6 @@ there is no /proc, `ru_maxrss` is the fallback (KiB on Linux, bytes on macOS).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import resource
 import sys
 from collections.abc import Callable
@@ -46,12 +45,15 @@ def release_free_heap() -> bool:
 
 @cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    """The C library's `malloc_trim` (glibc), or None."""
-    name = ctypes.util.find_library("c") if sys.platform.startswith("linux") else None
-    if name is None:
+    """The C library's `malloc_trim` (glibc), or None.
+
+    Looked up among the symbols the process already has (`CDLL(None)`), never through
+    `ctypes.util.find_library`, which starts a subprocess (`ldconfig`).
+    """
+    if not sys.platform.startswith("linux"):
         return None
     try:
-        found: Callable[[int], int] | None = getattr(ctypes.CDLL(name), "malloc_trim", None)
+        found: Callable[[int], int] | None = getattr(ctypes.CDLL(None), "malloc_trim", None)
     except OSError:
         return None
     return found

@@ -111,9 +111,8 @@ class _Ingested:
 def _ingest_one(arm: Arm, conversation: Conversation) -> _Ingested:
     started = time.perf_counter()
     try:
-        stats = arm.ingest(conversation)
+        got = _Ingested(arm.ingest(conversation), time.perf_counter() - started)
     except Exception as exc:
-        return _Ingested(error=exc)
-    finally:
-        release_free_heap()  # the next arm and the answering start from what is held
-    return _Ingested(stats, time.perf_counter() - started)
+        got = _Ingested(error=exc)
+    release_free_heap()  # the next arm and the answering start from what is held
+    return got
