@@ -181,3 +181,38 @@ def test_ctrl_c_aborts_every_arm_ingesting_at_once() -> None:
     assert proc.returncode == 130, out
     assert sorted(out.split("\n")[:2]) == ["aborted a", "aborted b"]
     assert out.split("\n")[2] == "interrupted"
+
+
+_SIGNAL_IN_A_CALLS_THREAD = _INTERRUPTED_INGEST.replace(
+    """            say(f"ingesting {self.name}")  # inside the try: an interrupt from now on is seen
+""",
+    """            say(f"ingesting {self.name}")  # inside the try: an interrupt from now on is seen
+            both.wait()
+            if self.name == "a":  # the kernel may pick any thread for a process's SIGINT
+                import signal
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+""",
+).replace("said = threading.Lock()", "both = threading.Barrier(2)\nsaid = threading.Lock()")
+
+
+def test_ctrl_c_delivered_to_an_arms_thread_still_aborts_every_arm() -> None:
+    """SIGINT received by one of the arms' threads: Python runs the handler in the main
+    thread, which must not sleep in an untimed wait for calls that never end (it did:
+    the run hung, nothing aborted). The 120 s limit is a hang guard, not a timing."""
+    import subprocess
+    import sys
+
+    from tests.support.e2e_support import ROOT
+
+    assert "pthread_kill" in _SIGNAL_IN_A_CALLS_THREAD  # the variant was built
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_A_CALLS_THREAD],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = proc.stdout.split("\n")
+    assert proc.returncode == 130, proc.stdout
+    assert sorted(lines[:2]) == ["ingesting a", "ingesting b"]
+    assert sorted(lines[2:4]) == ["aborted a", "aborted b"] and lines[4] == "interrupted"
