@@ -36,7 +36,7 @@ from bench.arm import ArmServices
 from bench.arm.checkpoint import IngestCheckpoint, source_hash
 from bench.errors import BenchError
 from bench.files import write_json_atomic
-from bench.hashing import stable_hash
+from bench.hashing import stable_hash_lists
 from bench.paths import contained, safe_name
 from bench.types import AskedQuestion, Context, ContextItem, Conversation, ranked_ids
 
@@ -103,13 +103,14 @@ def code_hash() -> str:
 
 
 def conversation_hash(conversation: Conversation) -> str:
-    """Hash of what ingestion reads from a conversation (turns, speakers, dates)."""
-    return stable_hash(
-        [
-            conversation.speakers,
-            [(s.index, s.date_time, [asdict(t) for t in s.turns]) for s in conversation.sessions],
-        ]
-    )
+    """Hash of what ingestion reads from a conversation (turns, speakers, dates).
+
+    `stable_hash([speakers, [(index, date_time, turns) per session]])`, fed a session at
+    a time (`stable_hash_lists`, the same digest): the JSON of a 10M-token conversation
+    is never held whole (it was, ~66 MB for a moment at the start of ingestion).
+    """
+    sessions = ((s.index, s.date_time, [asdict(t) for t in s.turns]) for s in conversation.sessions)
+    return stable_hash_lists([conversation.speakers, sessions])
 
 
 class NeuromorphicArm:

@@ -56,3 +56,22 @@ def test_graphiti_turns_hash_is_the_old_digest_without_the_content_list() -> Non
     assert graphiti.turns_hash(turns) == old
     text = sum(len(t.text) for t in turns)
     assert peak_bytes(lambda: graphiti.turns_hash(turns)) < text // 20
+
+
+def test_neuromorphic_conversation_hash_is_the_old_digest_streamed() -> None:
+    """The engine's conversation fingerprint, fed a session at a time: same digest (a store
+    ingested before is still recognised), a peak of about one session's JSON, not all."""
+    from dataclasses import asdict
+
+    from arms.neuromorphic.arm import conversation_hash
+
+    conv = long_conversation()
+    old = stable_hash(
+        [
+            conv.speakers,
+            [(s.index, s.date_time, [asdict(t) for t in s.turns]) for s in conv.sessions],
+        ]
+    )
+    assert conversation_hash(conv) == old
+    text = sum(len(t.text) for t in conv.turns())  # ~2.4 MB over 20 sessions
+    assert peak_bytes(lambda: conversation_hash(conv)) < text // 4
