@@ -29,6 +29,20 @@ def peak_rss_mb() -> float:
     return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
 
 
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+_RESET_PEAK = "5"
+"""clear_refs value that resets the peak resident set (proc(5))."""
+
+
+def reset_peak() -> bool:
+    """Start this process's peak resident set afresh; False when the system refuses."""
+    try:
+        _CLEAR_REFS.write_text(_RESET_PEAK, encoding="ascii")
+    except OSError:
+        return False
+    return True
+
+
 def release_free_heap() -> bool:
     """Hand the C heap's free pages back to the system; False where that is not possible.
 

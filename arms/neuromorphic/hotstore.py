@@ -36,6 +36,9 @@ TABLE = "hot_records"
 _LABELS = [Tier(t).label for t in range(len(Tier))]
 MIN_STALE = 1024
 """Superseded rows and tombstones tolerated before a scope is rewritten, at least."""
+REWRITE_ROWS = 4096
+"""Rows converted to Arrow at a time when a scope is rewritten (`replace`): the rewrite
+of a 60K-row scope held it whole, about 190 MB for a moment (vectors and texts twice)."""
 
 
 def hot_schema(dim: int) -> pa.Schema:
@@ -157,8 +160,15 @@ class HotStore:
         """Replace one scope's rows with `ws` (after a rebuild or rollback, and to compact)."""
         self._table.delete(scope_filter(agent_id, conversation_id))
         rows = [int(r) for r in np.flatnonzero(ws.alive[: ws.n])]
-        if rows:
-            self._table.add(_to_arrow(ws, rows, agent_id, conversation_id, self.dim, seq))
+        if rows:  # one write of REWRITE_ROWS-row batches: never the whole scope as one table
+            slices = (rows[i : i + REWRITE_ROWS] for i in range(0, len(rows), REWRITE_ROWS))
+            self._table.add(
+                batch
+                for part in slices
+                for batch in _to_arrow(
+                    ws, part, agent_id, conversation_id, self.dim, seq
+                ).to_batches()
+            )
         self._rows[(agent_id, conversation_id)] = len(rows)
 
     def maybe_compact(self, every: int) -> bool:

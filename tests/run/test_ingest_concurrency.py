@@ -118,9 +118,18 @@ def test_two_arms_send_each_extraction_once_and_write_a_serial_runs_records(tmp_
 
 
 _INTERRUPTED_INGEST = """
-import sys, threading, time
+import signal, sys, threading, time
 from bench.run.ingest import ingest_arms
 from bench.types import Conversation
+
+# A child inherits its parent's signal mask and ignored signals: SIGINT as a shell gives
+# it, whatever earlier tests left in the pytest process (said on stderr if it differed).
+blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+inherited = (blocked, signal.getsignal(signal.SIGINT))
+if inherited != (False, signal.default_int_handler):
+    sys.stderr.write(f"inherited SIGINT state: blocked, handler = {inherited}\\n")
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 said = threading.Lock()  # two threads' lines must not interleave
 
@@ -213,6 +222,6 @@ def test_ctrl_c_delivered_to_an_arms_thread_still_aborts_every_arm() -> None:
         timeout=120,
     )
     lines = proc.stdout.split("\n")
-    assert proc.returncode == 130, proc.stdout
+    assert proc.returncode == 130, (proc.stdout, proc.stderr)
     assert sorted(lines[:2]) == ["ingesting a", "ingesting b"]
     assert sorted(lines[2:4]) == ["aborted a", "aborted b"] and lines[4] == "interrupted"

@@ -15,27 +15,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
-from bench.rss import peak_rss_mb
+from bench.rss import peak_rss_mb, reset_peak
 from bench.run.outcome import UnitResult
 
 log = logging.getLogger("bench.run")
 BOUND_MB = 2048
 """The memory bound of a whole run, and so of every unit (issue 39: at most 2 GB at every
 size from 128K to 10M tokens, model footprint included)."""
-_CLEAR_REFS = Path("/proc/self/clear_refs")
-_RESET_PEAK = "5"
-"""clear_refs value that resets the peak resident set (proc(5))."""
-
-
-def reset_peak() -> bool:
-    """Start this process's peak resident set afresh; False when the system refuses."""
-    try:
-        _CLEAR_REFS.write_text(_RESET_PEAK, encoding="ascii")
-    except OSError:
-        return False
-    return True
 
 
 def measured(run: Callable[[], UnitResult]) -> UnitResult:
