@@ -76,7 +76,7 @@ class ListingOptions(Protocol):
     """Dotted path to a namespace's name within one listing entry."""
 
 
-def listed_names(reply: Any, options: ListingOptions, where: str, arm: str) -> dict[str, str]:
+def listed_names(reply: object, options: ListingOptions, where: str, arm: str) -> dict[str, str]:
     """The listing reply as id -> name, read at the options' `list_*` paths."""
     if options.list_path is None:  # the callers ask for a listing only with a list_path
         raise ContractError(f"{where}: no list_path to read; fix arm_options.{arm}.list_path")

@@ -203,7 +203,7 @@ def figures() -> dict[str, Any]:
     return out
 
 
-def hot_rewrite(rows: int = 60_000) -> dict[str, Any] | None:
+def hot_rewrite(rows: int = 60_000) -> dict[str, object] | None:
     """Peak MiB added and seconds taken by rewriting one scope of `rows` hot records."""
     from arms.neuromorphic.hotstore import REWRITE_ROWS, HotStore
     from arms.neuromorphic.records import FactRow, Tier
