@@ -215,6 +215,10 @@ class ArchiveIndex:
         best = scores[top].tolist()  # Python floats, as float() of each score gives
         return [(order[i], s) for i, s in zip(top.tolist(), best, strict=True) if isfinite(s)]
 
+    def vectors_at(self, positions: Sequence[int]) -> np.ndarray:
+        """The vectors of the facts at archive `positions`, in order (a copy)."""
+        return self._vectors.rows(positions)
+
     def cosines(self, fids: list[int], qvec: np.ndarray) -> list[float]:
         """Cosine between each fact's vector and a unit query vector, as Python floats.
 
@@ -222,7 +226,7 @@ class ArchiveIndex:
         same BLAS dot as `vector @ qvec` does for a single row (bitwise the same, unlike a
         matrix-vector product, whose kernel groups rows), without a call per fact.
         """
-        rows = self._vectors.rows([self.pos[fid] for fid in fids])
+        rows = self.vectors_at([self.pos[fid] for fid in fids])
         scores: list[float] = np.vecdot(rows, qvec).tolist()
         return scores
 

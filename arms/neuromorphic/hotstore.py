@@ -228,7 +228,7 @@ def _to_arrow(
         "invalid_date": [ws.invalid_date[r] for r in rows],
         "invalid_reason": [ws.reason[r] for r in rows],
         "vector": pa.FixedSizeListArray.from_arrays(
-            pa.array(np.ascontiguousarray(ws.emb[idx]).ravel(), type=pa.float32()), dim
+            pa.array(ws.vectors(rows).ravel(), type=pa.float32()), dim
         ),
         "seq": np.full(len(rows), seq, dtype=np.int64),
         "tombstone": np.zeros(len(rows), dtype=bool),

@@ -204,14 +204,19 @@ def figures() -> dict[str, Any]:
 
 
 def hot_rewrite(rows: int = 60_000) -> dict[str, object] | None:
-    """Peak MiB added and seconds taken by rewriting one scope of `rows` hot records."""
+    """Peak MiB added and seconds taken by rewriting one scope of `rows` hot records.
+
+    The rows read their vectors from an archive index's vector file, as the engine's do.
+    """
+    from arms.neuromorphic.archive_index import ArchiveIndex
     from arms.neuromorphic.hotstore import REWRITE_ROWS, HotStore
     from arms.neuromorphic.records import FactRow, Tier
     from arms.neuromorphic.workingset import WorkingSet
     from bench.rss import peak_rss_mb, release_free_heap, reset_peak
 
     vectors = RandomEmbedder(pool=rows)._pool
-    ws = WorkingSet(DIM, capacity=rows)
+    index = ArchiveIndex(DIM)
+    ws = WorkingSet(DIM, capacity=rows, source=index)
     for i in range(rows):
         text = f"Speaker: fact number {i} " + "word " * 20
         fact = FactRow(
@@ -225,7 +230,8 @@ def hot_rewrite(rows: int = 60_000) -> dict[str, object] | None:
             (f"D{i // 30}:{i % 30}",),
             vectors[i],
         )
-        ws.add(fact, i // 30 + 1)
+        index.add_fact(fact)
+        ws.place(ws.add(fact, i // 30 + 1), i)
     with tempfile.TemporaryDirectory() as tmp:
         store = HotStore(tmp, DIM)
         store.replace("a", "c", ws, 1)  # LanceDB's first write, outside the measure

@@ -52,9 +52,9 @@ def hot_search(
         return []
     pos = ws.archive_pos[:n]
     if archived is not None and (pos.min() >= 0 or not (pos[valid] < 0).any()):
-        scores = gather_scores(archived, pos, ws.emb, n, qvec)
+        scores = gather_scores(archived, pos, ws.matrix(), n, qvec)
     else:
-        scores = cosine_scores(ws.emb, n, qvec)
+        scores = cosine_scores(ws.matrix(), n, qvec)
     scores[~valid] = -np.inf
     k = min(k, count)
     top = top_k(scores, k)  # exact ties by row (= id) order, whatever the layout

@@ -37,13 +37,17 @@ class MemoryState:
 
     def __init__(self, dim: int, source: FactSource | None = None) -> None:
         """`source`: where the archive index reads facts back (and keeps its vector file)."""
-        self.ws = WorkingSet(dim)
         self.index = ArchiveIndex(dim, source)
+        self.ws = WorkingSet(dim, source=self.index)
 
     def adopt(self, ws: WorkingSet) -> None:
-        """Use a working set loaded from elsewhere (LanceDB), linking its rows to the index."""
+        """Use a working set loaded from elsewhere (LanceDB), linking its rows to the index.
+
+        Its rows then read their vectors from the index's vector file, which holds the
+        same float32 bytes (both are the archived fact's embedding).
+        """
         pos = self.index.pos
-        ws.archive_pos[: ws.n] = [pos.get(fid, -1) for fid in ws.ids]
+        ws.attach(self.index, [pos.get(fid, -1) for fid in ws.ids])
         self.ws = ws
 
     def apply(self, event: Event, facts: Mapping[int, FactRow], *, hot: bool = True) -> None:
@@ -66,8 +70,7 @@ class MemoryState:
             for fid in payload["ids"]:
                 self.index.add_fact(facts[fid])
                 if hot:
-                    row = self.ws.add(facts[fid], t)
-                    self.ws.archive_pos[row] = self.index.pos[fid]
+                    self.ws.place(self.ws.add(facts[fid], t), self.index.pos[fid])
         elif kind == "supersede":
             self.index.supersede(payload["ids"], t)
             if hot:

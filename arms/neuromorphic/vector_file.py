@@ -19,6 +19,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -69,17 +70,30 @@ class VectorFile:
             out[disk:] = self._tail[: self.n - disk] @ qvec
         return out
 
-    def rows(self, positions: list[int]) -> np.ndarray:
-        """The vectors at `positions`, in order, as one (len, dim) array (a copy)."""
-        out = np.empty((len(positions), self.dim), dtype=np.float32)
+    def rows(self, positions: Sequence[int]) -> np.ndarray:
+        """The vectors at `positions`, in order, as one (len, dim) array (a copy).
+
+        Rows on disk are copied out of a map of their chunk (one map per chunk they fall
+        in), so reading the thousands of rows of a hot-table rewrite costs a few maps, not
+        a system call per row.
+        """
+        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+        out = np.empty((len(pos), self.dim), dtype=np.float32)
         disk = self.on_disk
-        fd = self._file.fileno()
-        for j, pos in enumerate(positions):
-            if pos >= disk:
-                out[j] = self._tail[pos - disk]
-            else:
-                raw = os.pread(fd, self._row_bytes, pos * self._row_bytes)
-                out[j] = np.frombuffer(raw, dtype=np.float32)
+        if len(pos) and (pos.min() < 0 or pos.max() >= self.n):
+            raise IndexError(f"vector file: position out of range 0..{self.n - 1}")
+        in_tail = pos >= disk
+        out[in_tail] = self._tail[pos[in_tail] - disk]
+        chunk_rows = CHUNK * BLOCK
+        chunk_of = pos // chunk_rows
+        for chunk in np.unique(chunk_of[~in_tail]).tolist():
+            take = np.flatnonzero((chunk_of == chunk) & ~in_tail)
+            start = chunk * chunk_rows
+            rows = min(chunk_rows, disk - start)
+            with self._map(start, rows) as view:
+                block = np.frombuffer(view, dtype=np.float32).reshape(rows, self.dim)
+                out[take] = block[pos[take] - start]
+                del block
         return out
 
     def _map(self, start: int, rows: int) -> _Window:

@@ -13,6 +13,8 @@ over the same vectors, recomputing exactly the few rows whose kernel differs.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 BLOCK = 1024
@@ -20,7 +22,15 @@ GROUP = 4
 """Rows OpenBLAS's single-precision gemv kernel computes together."""
 
 
-def cosine_scores(matrix: np.ndarray, n: int, qvec: np.ndarray) -> np.ndarray:
+class Rows(Protocol):
+    """A matrix read by slices of rows: a numpy array, or vectors kept elsewhere."""
+
+    def __getitem__(self, rows: slice, /) -> np.ndarray:
+        """The rows `rows` as a C-contiguous (len, dim) float32 array."""
+        ...
+
+
+def cosine_scores(matrix: Rows, n: int, qvec: np.ndarray) -> np.ndarray:
     """`matrix[:n] @ qvec` as float32, computed in blocks of BLOCK rows."""
     if n <= BLOCK:
         return np.asarray(matrix[:n] @ qvec)
@@ -29,7 +39,7 @@ def cosine_scores(matrix: np.ndarray, n: int, qvec: np.ndarray) -> np.ndarray:
 
 
 def gather_scores(
-    full: np.ndarray, pos: np.ndarray, matrix: np.ndarray, n: int, qvec: np.ndarray
+    full: np.ndarray, pos: np.ndarray, matrix: Rows, n: int, qvec: np.ndarray
 ) -> np.ndarray:
     """`cosine_scores(matrix, n, qvec)` bit for bit, read from `full` where possible.
 

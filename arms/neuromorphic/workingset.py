@@ -1,15 +1,23 @@
-"""The hot working set of one scope: weights and vectors in numpy, text in lists.
+"""The hot working set of one scope: weights in numpy, text in lists, vectors by reference.
 
 Rows never move except in `compact` (which keeps their order), so row indices held in
 the entity and link maps stay valid between compactions. Rows are kept in record-id
 order; a working set rebuilt from the archive or loaded from LanceDB is row-for-row
 identical to the live one, so search ties break the same way after a resume.
+
+Vectors: every hot record is archived, and the archive index keeps each fact's vector in
+its vector file. Once a row's archive position is known (`place`, `attach`), its vector
+is read from there (`vectors`) instead of being held a second time: a 10M-token
+conversation leaves ~60,000 hot rows (superseded records stay hot, docs/engine.md),
+64 MiB of float32 vectors at dim 256, which grew with the conversation (issue 39). A row
+whose position is not known, or a working set without a source, holds its own copy.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,13 +37,24 @@ _DTYPES = {
 }
 
 
+class VectorSource(Protocol):
+    """Where the vectors of archived facts are read by archive position."""
+
+    def vectors_at(self, positions: Sequence[int]) -> np.ndarray:
+        """The vectors at `positions`, in order, as one (len, dim) float32 array."""
+        ...
+
+
 class WorkingSet:
     """Hot records (valid and recently invalidated) of one agent/conversation scope."""
 
-    def __init__(self, dim: int, capacity: int = 64) -> None:
+    def __init__(self, dim: int, capacity: int = 64, source: VectorSource | None = None) -> None:
+        """`source`: where placed rows' vectors are read (None: every row holds its own)."""
         self.dim = dim
         self.n = 0
-        self.emb = np.zeros((capacity, dim), dtype=np.float32)
+        self.source = source
+        self.held: dict[int, np.ndarray] = {}
+        """Row → its own vector, for rows not readable from `source` (module docstring)."""
         self.alive = np.zeros(capacity, dtype=bool)
         self.w, self.k, self.tier = (np.zeros(capacity, _DTYPES[c]) for c in ("w", "k", "tier"))
         self.created = np.zeros(capacity, dtype=np.int64)
@@ -62,9 +81,6 @@ class WorkingSet:
     # ---- growth and insertion -------------------------------------------------------
     def _grow(self) -> None:
         cap = max(64, 2 * len(self.alive))
-        emb = np.zeros((cap, self.dim), dtype=np.float32)
-        emb[: self.n] = self.emb[: self.n]
-        self.emb = emb
         self.alive = np.concatenate([self.alive, np.zeros(cap - len(self.alive), dtype=bool)])
         extra_pos = np.full(cap - len(self.archive_pos), -1, dtype=np.int64)
         self.archive_pos = np.concatenate([self.archive_pos, extra_pos])
@@ -111,7 +127,7 @@ class WorkingSet:
             self._grow()
         row = self.n
         self.n += 1
-        self.emb[row] = fact.embedding
+        self.held[row] = np.array(fact.embedding, dtype=np.float32)  # a copy, as a row was
         self.alive[row] = True
         self.archive_pos[row] = -1
         self.w[row] = w
@@ -185,7 +201,37 @@ class WorkingSet:
         self._index(row)
         self.dirty.add(self.ids[row])
 
+    def place(self, row: int, position: int) -> None:
+        """Row `row` is the archived fact at `position`: read its vector from the source."""
+        self.archive_pos[row] = position
+        if self.source is not None and position >= 0:
+            self.held.pop(row, None)
+
+    def attach(self, source: VectorSource, positions: Sequence[int]) -> None:
+        """Read vectors from `source`, where row i is at `positions[i]` (-1: not archived)."""
+        self.source = source
+        for row, position in enumerate(positions):
+            self.place(row, position)
+
     # ---- queries ----------------------------------------------------------------------
+    def vectors(self, rows: Sequence[int]) -> np.ndarray:
+        """The vectors of `rows`, in order, as one (len, dim) float32 array (a copy)."""
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        placed = [(i, row) for i, row in enumerate(rows) if row not in self.held]
+        if placed:
+            if self.source is None:  # `place` lets a row go only to a source
+                raise ValueError(f"working set: no vector for row {placed[0][1]}")
+            found = self.source.vectors_at([int(self.archive_pos[row]) for _, row in placed])
+            out[[i for i, _ in placed]] = found
+        for i, row in enumerate(rows):
+            if row in self.held:
+                out[i] = self.held[row]
+        return out
+
+    def matrix(self) -> HotVectors:
+        """The rows' vectors as a sliceable matrix (what `vectors.cosine_scores` reads)."""
+        return HotVectors(self)
+
     def valid_mask(self) -> np.ndarray:
         """Rows that are alive and valid (searchable)."""
         return self.alive[: self.n] & (self.invalid_at[: self.n] < 0)
@@ -223,7 +269,8 @@ class WorkingSet:
         if self.n < 64 or dead < min_dead_fraction * self.n:
             return False
         keep = np.flatnonzero(self.alive[: self.n])
-        self.emb[: len(keep)] = self.emb[keep]
+        new_row = {int(old): new for new, old in enumerate(keep)}
+        self.held = {new_row[r]: v for r, v in self.held.items() if r in new_row}
         for name in NUMERIC:
             arr = getattr(self, name)
             arr[: len(keep)] = arr[keep]
@@ -249,10 +296,21 @@ class WorkingSet:
     def snapshot(self) -> dict[str, Any]:
         """Alive rows' full state, keyed by record id (for comparisons and tests)."""
         out: dict[str, Any] = {}
-        for row in np.flatnonzero(self.alive[: self.n]):
+        rows = [int(r) for r in np.flatnonzero(self.alive[: self.n])]
+        for row, vector in zip(rows, self.vectors(rows), strict=True):
             out[str(self.ids[row])] = {
                 **{name: getattr(self, name)[row].item() for name in NUMERIC},
                 **{name: getattr(self, name)[row] for name in TEXT if name != "ids"},
-                "emb": self.emb[row].tobytes().hex(),
+                "emb": vector.tobytes().hex(),
             }
         return out
+
+
+class HotVectors:
+    """A working set's vectors, read a slice of rows at a time (`vectors.Rows`)."""
+
+    def __init__(self, ws: WorkingSet) -> None:
+        self._ws = ws
+
+    def __getitem__(self, rows: slice, /) -> np.ndarray:
+        return self._ws.vectors(range(*rows.indices(self._ws.n)))

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from arms.neuromorphic.archive_index import CACHED
 from arms.neuromorphic.records import FactRow, Tier
 from arms.neuromorphic.vector_file import CHUNK, VectorFile
 from arms.neuromorphic.vectors import BLOCK, cosine_scores
+from arms.neuromorphic.workingset import WorkingSet
 from tests.arms.test_engine_support import ScriptedExtractor, draft, engine, tick
 
 
@@ -72,3 +74,75 @@ def test_the_read_back_cache_is_bounded() -> None:
     index.facts.settle()  # no source: nothing to read back from, so all stay
     assert [f.entity_name for f in index.rows([3, 1])] == ["e2", "e0"]
     assert CACHED >= 100  # a search's hits (tens) fit
+
+
+def test_rows_read_across_chunks_and_the_tail_and_refuse_a_bad_position(
+    tmp_path: Path,
+) -> None:
+    """`rows` copies from one map per chunk; any order, repeats, and the in-memory tail."""
+    rng = np.random.default_rng(5)
+    dim = 4
+    total = 2 * CHUNK * BLOCK + BLOCK // 2  # two chunks on disk, half a block in memory
+    matrix = rng.standard_normal((total, dim)).astype(np.float32)
+    vectors = VectorFile(dim, tmp_path)
+    for row in matrix:
+        vectors.append(row)
+    positions = [total - 1, 0, CHUNK * BLOCK, CHUNK * BLOCK - 1, 7, 7, vectors.on_disk, 3]
+    assert vectors.rows(positions).tobytes() == matrix[positions].tobytes()
+    assert vectors.rows([]).shape == (0, dim)
+    for bad in ([total], [-1]):
+        with pytest.raises(IndexError, match="out of range"):
+            vectors.rows(bad)
+    vectors.close()
+
+
+def test_hot_rows_read_their_vectors_from_the_archive_not_a_second_copy(
+    tmp_path: Path,
+) -> None:
+    """Placed rows hold no vector; they read the archive's bytes, through compaction too.
+
+    A row is held only until its archive position is known, and a working set without a
+    source keeps every vector itself (what `WorkingSet` alone always did).
+    """
+    script = {t: [draft(f"item {t}", f"item {t} is colour {t}")] for t in range(1, 9)}
+    script[9] = [draft("item 1", "item 1 is colour 9", overrides_entity="item 1")]
+    mem = engine(tmp_path, ScriptedExtractor(script))
+    for t in range(9):
+        mem.process_exchange(tick(t + 1))
+    ws, facts = mem.state.ws, mem.archive.facts()
+    assert ws.n == 9 and ws.held == {}  # every row placed: no vector held twice
+    rows = list(range(ws.n))
+    want = np.stack([facts[ws.ids[r]].embedding for r in rows]).astype(np.float32)
+    assert ws.vectors(rows).tobytes() == want.tobytes()
+    assert ws.matrix()[2:5].tobytes() == want[2:5].tobytes()
+    mem.close()
+
+    alone = WorkingSet(4)
+    vecs = np.eye(4, dtype=np.float32)
+    for i in range(70):
+        alone.add(FactRow(i + 1, 1, f"e{i}", "x", Tier.ACTIVE, (), "d", (), vecs[i % 4]), 1)
+    alone.place(3, 3)  # no source: the row keeps its own vector
+    assert len(alone.held) == 70
+    alone.remove(list(range(0, 70, 2)))
+    assert alone.compact() is True and alone.n == 35 and sorted(alone.held) == list(range(35))
+    assert alone.vectors([0, 1]).tobytes() == vecs[[1, 3]].tobytes()  # old rows 1 and 3
+
+
+def test_a_working_set_placed_on_a_source_reads_the_source() -> None:
+    """`attach` lets placed rows go; an unplaced row (-1) keeps its own; compaction keeps both."""
+    from arms.neuromorphic.archive_index import ArchiveIndex
+
+    rng = np.random.default_rng(9)
+    vecs = rng.standard_normal((70, 4)).astype(np.float32)
+    index, ws = ArchiveIndex(4), WorkingSet(4)
+    for i in range(70):
+        fact = FactRow(i + 1, 1, f"e{i}", "x", Tier.ACTIVE, (), "d", (), vecs[i])
+        index.add_fact(fact)
+        ws.add(fact, 1)
+    ws.attach(index, [-1 if i % 10 == 1 else i for i in range(70)])
+    assert sorted(ws.held) == list(range(1, 70, 10))
+    assert ws.vectors([2, 1, 0]).tobytes() == vecs[[2, 1, 0]].tobytes()
+    ws.remove(list(range(0, 70, 2)))  # the odd rows stay, in order
+    assert ws.compact() is True and ws.n == 35
+    assert sorted(ws.held) == [i // 2 for i in range(1, 70, 10)]
+    assert ws.vectors(list(range(35))).tobytes() == vecs[1::2].tobytes()
