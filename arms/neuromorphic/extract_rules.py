@@ -86,6 +86,13 @@ _I_VERB = re.compile(
     r"totally|definitely|actually|now))?) (\w+)\b"
 )
 _anchor = lru_cache(maxsize=4096)(session_date)
+RULE_MEMO = 1024
+"""Exchanges whose extraction `rule_facts` keeps. One unit fits, so the next arm of the
+unit (tuned after neuromorphic) finds them all: LoCoMo's longest conversation is 360
+exchanges, a LongMemEval-S haystack 42-306 (the 16-question subset), 1M tokens of the
+synthetic BEAM tier ~870. Not more: a longer conversation evicts each entry before the
+next arm asks for it (least recently used, over a scan longer than the memo), and at
+~17 KB an exchange the 8,192 kept before held 137 MB at 10M tokens for no hit (issue 39)."""
 _CAPTION = re.compile(r"^(?:a )?(?:photo|picture|image) of ", re.IGNORECASE)
 
 
@@ -105,7 +112,7 @@ class RuleExtractor:
         return rule_facts(exchange.date_time, exchange.turns)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=RULE_MEMO)
 def rule_facts(date_time: str, turns: tuple[Turn, ...]) -> Extraction:
     """The extraction of the turns of one exchange dated `date_time` (immutable, shared)."""
     anchor = _anchor(date_time)

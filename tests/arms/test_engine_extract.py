@@ -114,6 +114,26 @@ def test_rules_link_the_facts_of_one_exchange() -> None:
         assert set(fact.related_entities) == set(names) - {fact.entity_name}
 
 
+def test_the_rule_memo_serves_the_next_arm_of_a_unit_and_stays_bounded() -> None:
+    """A unit as long as LoCoMo's longest (360 exchanges) is extracted once for both
+    memory arms; a conversation longer than `RULE_MEMO` keeps only `RULE_MEMO` of them."""
+    from arms.neuromorphic.extract_rules import RULE_MEMO, rule_facts
+
+    def unit(n: int, tag: str) -> list[tuple[Turn, ...]]:
+        return [(Turn("Ann", f"I bake {tag} pie number {i}.", f"D1:{i}", 1),) for i in range(n)]
+
+    rule_facts.cache_clear()
+    for arm in ("neuromorphic", "tuned"):
+        for turns in unit(360, "apple"):
+            rule_facts(MAY_8, turns)
+        assert rule_facts.cache_info().misses == 360, arm  # the second arm: all hits
+    assert rule_facts.cache_info().hits == 360
+    for turns in unit(RULE_MEMO + 500, "plum"):
+        rule_facts(MAY_8, turns)
+    assert rule_facts.cache_info().currsize == RULE_MEMO
+    rule_facts.cache_clear()
+
+
 def test_rules_new_value_of_the_same_attribute_overrides(tmp_path: Path) -> None:
     conv = conversation(
         [
