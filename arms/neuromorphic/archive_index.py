@@ -215,7 +215,7 @@ class ArchiveIndex:
         best = scores[top].tolist()  # Python floats, as float() of each score gives
         return [(order[i], s) for i, s in zip(top.tolist(), best, strict=True) if isfinite(s)]
 
-    def vectors_at(self, positions: Sequence[int]) -> np.ndarray:
+    def vectors_at(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
         """The vectors of the facts at archive `positions`, in order (a copy)."""
         return self._vectors.rows(positions)
 

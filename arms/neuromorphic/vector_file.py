@@ -70,7 +70,7 @@ class VectorFile:
             out[disk:] = self._tail[: self.n - disk] @ qvec
         return out
 
-    def rows(self, positions: Sequence[int]) -> np.ndarray:
+    def rows(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
         """The vectors at `positions`, in order, as one (len, dim) array (a copy).
 
         Rows on disk are copied out of a map of their chunk (one map per chunk they fall
