@@ -4,10 +4,13 @@ Memory is bounded by tokens, not by texts. WordLlama's own `embed` pads every ba
 `batch_size` texts to its longest text and gathers a (texts x longest x dim) float32
 array, then a second one for the mask product: a 53,000-character BEAM message in a
 batch of 256 chunks costs 256 x 14k x 256 x 4 B x 2 = 7 GB. Here texts are tokenised
-`batch_size` at a time, packed into steps of at most `TOKEN_BUDGET` padded tokens
+`batch_size` at a time (fewer when long: below), packed into steps of at most `TOKEN_BUDGET` padded tokens
 (count x longest), and a text longer than the budget is mean-pooled over token windows
 of `TOKEN_BUDGET` tokens, its running sum carried from window to window. A step holds
-about `2 x TOKEN_BUDGET x dim x 4` bytes (32 MiB at dim 256).
+about `2 x TOKEN_BUDGET x dim x 4` bytes (32 MiB at dim 256). A tokenizer call takes at
+most `TOKENIZE_CHARS` characters as well (and `batch_size` texts): its per-token records
+live in native memory, and 256 long chunks in one call were the largest part of rag's
+peak on long conversations.
 
 The vectors are bit for bit WordLlama's: its pooling sums token rows one after another
 in float32 (numpy reduces a non-contiguous axis row by row), padding rows add +-0.0, and
@@ -26,13 +29,22 @@ from bench.wordllama_files import WORDLLAMA_CONFIG, tokenizer_file, weights_file
 
 TOKEN_BUDGET = 16_384
 """Padded tokens gathered in one step (count x longest); also the window of a long text."""
+TOKENIZE_CHARS = 262_144
+"""Characters tokenised in one call at most (a longer text goes alone). The tokenizer
+keeps ids, offsets and token strings per token in native memory, which stays resident
+after the call: rag's 8,666 chunks of the synthetic 10M-token tier, 256 a call, added
+192 MB to the peak; a quarter-million characters a call, 105 MB, in the same CPU time."""
 
 
 class WordLlamaEmbedder:
     """Deterministic offline embedder: mean-pooled WordLlama token vectors, L2-normalised."""
 
     def __init__(
-        self, dim: int = 256, batch_size: int = 256, token_budget: int = TOKEN_BUDGET
+        self,
+        dim: int = 256,
+        batch_size: int = 256,
+        token_budget: int = TOKEN_BUDGET,
+        tokenize_chars: int = TOKENIZE_CHARS,
     ) -> None:
         from safetensors import safe_open
         from tokenizers import Tokenizer
@@ -47,12 +59,12 @@ class WordLlamaEmbedder:
         self.dim = dim
         self._batch_size = max(1, batch_size)
         self._budget = max(1, token_budget)
+        self._chars = max(1, tokenize_chars)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return (len(texts), dim) float32 rows with unit L2 norm (zero rows stay zero)."""
         vecs = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), self._batch_size):
-            group = texts[start : start + self._batch_size]
+        for start, group in self._groups(texts):
             encoded = self._tokenizer.encode_batch(group, add_special_tokens=False)
             ids = [self._clip(np.asarray(e.ids, dtype=np.int32)) for e in encoded]
             del encoded
@@ -66,6 +78,17 @@ class WordLlamaEmbedder:
     def _clip(self, ids: np.ndarray) -> np.ndarray:
         """Out-of-vocabulary ids clamp to the table, as WordLlama does."""
         return np.clip(ids, 0, self._weights.shape[0] - 1, out=ids)
+
+    def _groups(self, texts: list[str]) -> Iterator[tuple[int, list[str]]]:
+        """Consecutive runs of at most `batch_size` texts and `TOKENIZE_CHARS` characters."""
+        first, size = 0, 0
+        for i, text in enumerate(texts):
+            if i > first and (i - first == self._batch_size or size + len(text) > self._chars):
+                yield first, texts[first:i]
+                first, size = i, 0
+            size += len(text)
+        if first < len(texts):
+            yield first, texts[first:]
 
     def _steps(self, ids: list[np.ndarray]) -> Iterator[tuple[int, list[np.ndarray]]]:
         """Consecutive runs of texts whose padded size (count x longest) fits the budget."""

@@ -52,6 +52,19 @@ def test_vectors_are_wordllamas_bit_for_bit_at_any_budget(budget: int) -> None:
     assert np.array_equal(bounded.view(np.uint32), reference.view(np.uint32))
 
 
+def test_tokeniser_calls_are_bounded_by_characters_and_change_no_bit() -> None:
+    """Each tokenizer call takes at most `tokenize_chars` characters (a longer text alone)
+    and `batch_size` texts; the vectors are the same bits as with one call for all."""
+    embedder = WordLlamaEmbedder(batch_size=4, tokenize_chars=120)
+    groups = list(embedder._groups(TEXTS))
+    assert [first for first, _ in groups] == [0, 3, 4, 5, 6]
+    assert [text for _, group in groups for text in group] == TEXTS
+    assert all(len(g) == 1 or sum(map(len, g)) <= 120 for _, g in groups)
+    assert len(list(WordLlamaEmbedder(batch_size=2)._groups(TEXTS))) == 4  # texts bound
+    whole = WordLlamaEmbedder(tokenize_chars=10**9).embed(TEXTS)
+    assert np.array_equal(embedder.embed(TEXTS).view(np.uint32), whole.view(np.uint32))
+
+
 def test_no_texts_give_an_empty_matrix() -> None:
     assert WordLlamaEmbedder().embed([]).shape == (0, 256)
 
