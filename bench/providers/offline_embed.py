@@ -4,13 +4,13 @@ Memory is bounded by tokens, not by texts. WordLlama's own `embed` pads every ba
 `batch_size` texts to its longest text and gathers a (texts x longest x dim) float32
 array, then a second one for the mask product: a 53,000-character BEAM message in a
 batch of 256 chunks costs 256 x 14k x 256 x 4 B x 2 = 7 GB. Here texts are tokenised
-`batch_size` at a time (fewer when long: below), packed into steps of at most `TOKEN_BUDGET` padded tokens
-(count x longest), and a text longer than the budget is mean-pooled over token windows
-of `TOKEN_BUDGET` tokens, its running sum carried from window to window. A step holds
-about `2 x TOKEN_BUDGET x dim x 4` bytes (32 MiB at dim 256). A tokenizer call takes at
-most `TOKENIZE_CHARS` characters as well (and `batch_size` texts): its per-token records
-live in native memory, and 256 long chunks in one call were the largest part of rag's
-peak on long conversations.
+`batch_size` at a time (fewer when long: below), packed into steps of at most
+`TOKEN_BUDGET` padded tokens (count x longest), and a text longer than the budget is
+mean-pooled over token windows of `TOKEN_BUDGET` tokens, its running sum carried from
+window to window. A step holds about `2 x TOKEN_BUDGET x dim x 4` bytes (32 MiB at dim
+256). A tokenizer call takes at most `TOKENIZE_CHARS` characters as well: its per-token
+records live in native memory, and 256 long chunks in one call were the largest part of
+rag's peak on long conversations.
 
 The vectors are bit for bit WordLlama's: its pooling sums token rows one after another
 in float32 (numpy reduces a non-contiguous axis row by row), padding rows add +-0.0, and
