@@ -23,7 +23,6 @@ ROOTS = ("bench", "arms")
 GRANDFATHERED: dict[str, int] = {
     "arms/neuromorphic/engine.py": 425,
     "bench/run/__main__.py:_hydra_main": 61,
-    "bench/run/hydra_job.py:run_job_once": 55,
     "bench/run/scale/unit_task.py:run_unit": 58,
     "bench/suite/niah.py:niah_suite": 54,
 }

@@ -16,13 +16,16 @@ A multirun and any `--` flag (`--cfg`, `--help`, ...) stay with `hydra.main`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from bench.cli_errors import USER_ERRORS
 from bench.errors import ConfigError
 from bench.names import did_you_mean
 from bench.paths import CONF_DIR
@@ -70,7 +73,6 @@ def run_job_once(
     from hydra._internal.utils import create_config_search_path, detect_task_name
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.utils import run_job
-    from hydra.errors import HydraException
     from hydra.types import HydraContext, RunMode
 
     name = detect_task_name(calling_file=entry_file, calling_module=None)
@@ -85,28 +87,83 @@ def run_job_once(
         )
 
     try:
-        try:
-            cfg = compose([])
-            extra = adjust(cfg) if adjust is not None else []
-            if extra:
-                cfg = compose(extra)
-        except (HydraException, OmegaConfBaseException) as exc:
-            raise override_error(exc, partial(compose, [], without_key(overrides, exc))) from None
+        cfg = _composed(compose, overrides, adjust)
         cfg.hydra.mode = RunMode.RUN
         callbacks = Callbacks(cfg)
         callbacks.on_run_start(config=cfg, config_name=config_name)
-        ret = run_job(
-            hydra_context=HydraContext(config_loader=hydra.config_loader, callbacks=callbacks),
-            task_function=task,
-            config=cfg,
-            job_dir_key="hydra.run.dir",
-            job_subdir_key=None,
-            configure_logging=True,
-        )
-        callbacks.on_run_end(config=cfg, config_name=config_name, job_return=ret)
-        _ = ret.return_value  # re-raises the job's exception, as Hydra's run mode does
+        with no_folder_if_refused(Path(str(cfg.hydra.run.dir))):
+            ret = run_job(
+                hydra_context=HydraContext(config_loader=hydra.config_loader, callbacks=callbacks),
+                task_function=task,
+                config=cfg,
+                job_dir_key="hydra.run.dir",
+                job_subdir_key=None,
+                configure_logging=True,
+            )
+            callbacks.on_run_end(config=cfg, config_name=config_name, job_return=ret)
+            _ = ret.return_value  # re-raises the job's exception, as Hydra's run mode does
     finally:
         GlobalHydra.instance().clear()
+
+
+class _Compose(Protocol):
+    """Hydra's compose of the job's config with `base` and `extra` overrides."""
+
+    def __call__(self, extra: list[str], base: list[str] = ..., /) -> DictConfig: ...
+
+
+def _composed(compose: _Compose, overrides: list[str], adjust: Adjust | None) -> DictConfig:
+    """The job's config, `adjust`'s overrides added; a Hydra or OmegaConf error as one line."""
+    from hydra.errors import HydraException
+
+    try:
+        cfg = compose([])
+        extra = adjust(cfg) if adjust is not None else []
+        return compose(extra) if extra else cfg
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise override_error(exc, partial(compose, [], without_key(overrides, exc))) from None
+
+
+@contextmanager
+def no_folder_if_refused(job_dir: Path) -> Iterator[None]:
+    """Run the block; when it refuses its input, drop `job_dir` if it made the folder.
+
+    A refusal is a user error or the job's own one-line exit 2; the folder goes only when
+    it did not exist before and holds nothing but job logs (`drop_log_only_dir`).
+    """
+    made = not job_dir.exists()
+    try:
+        yield
+    except (*USER_ERRORS, SystemExit) as exc:
+        if made and (not isinstance(exc, SystemExit) or exc.code == 2):
+            drop_log_only_dir(job_dir)
+        raise
+
+
+def drop_log_only_dir(job_dir: Path) -> None:
+    """Remove `job_dir` when it holds nothing but job logs and unheld run locks.
+
+    Hydra makes the job's folder and its log before the job runs, and a run takes its lock
+    (`bench.run.lock`) before it checks its providers, so a command refused in one line
+    (a bad setting, a missing key: exit 2) would leave `results/<name>/` behind with a log
+    and a lock file: a run folder with no run in it. Called only for a folder this command
+    made; anything else in it (a record, a store) or a lock another process holds keeps it.
+    """
+    from bench.run.lock import LOCK_FILE, remove_unheld
+
+    if not job_dir.is_dir() or job_dir.is_symlink():
+        return
+    entries = list(job_dir.iterdir())
+    if not all(e.is_file() and not e.is_symlink() for e in entries):
+        return
+    logs = [e for e in entries if e.suffix == ".log"]
+    locks = [e for e in entries if e.name.startswith(LOCK_FILE)]
+    if len(logs) + len(locks) != len(entries) or (locks and not remove_unheld(locks)):
+        return
+    with suppress(OSError):  # another process's file appeared meanwhile: keep the rest
+        for entry in logs:
+            entry.unlink()
+        job_dir.rmdir()
 
 
 _UNKNOWN_KEY = (

@@ -112,3 +112,24 @@ def _open_lock_file(path: Path) -> int | None:
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
+
+
+def remove_unheld(paths: list[Path]) -> bool:
+    """Remove these lock files if no process holds any of them; True when removed.
+
+    Each is locked exclusively without waiting and unlinked while still held, so a run
+    holding one (a shard beside a refused command) keeps its file and its exclusion.
+    """
+    fds: list[int] = []
+    try:
+        for path in paths:
+            fds.append(os.open(path, os.O_RDWR))
+            fcntl.flock(fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for path in paths:
+            path.unlink()
+    except OSError:  # held (BlockingIOError), gone or unreadable: leave them
+        return False
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return True

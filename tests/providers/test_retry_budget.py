@@ -7,6 +7,8 @@ Every shipped profile now leaves room, and a config that does not is one line, e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -53,7 +55,9 @@ def test_every_shipped_profile_retries_a_timed_out_request(profile: str) -> None
         assert problem is None, (profile, problem)
 
 
-def test_a_cap_not_above_the_timeout_is_refused_in_one_line() -> None:
+def test_a_cap_not_above_the_timeout_is_refused_in_one_line(tmp_path: Path) -> None:
+    """...and the refused command leaves no run folder behind (Hydra made it and its
+    log before the job ran), while a folder that was there already keeps what it held."""
     with (
         initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"),
         pytest.raises(ConfigError, match=r"^provider.answerer: max_retry_time_s=300 "),
@@ -64,15 +68,22 @@ def test_a_cap_not_above_the_timeout_is_refused_in_one_line() -> None:
                 overrides=["provider=vllm", "provider.answerer.max_retry_time_s=300"],
             )
         )
-    proc = run_cli(
-        "provider=vllm",
-        "provider.answerer.timeout_s=120",
-        "provider.answerer.max_retry_time_s=100",
-        "dataset=smoke",
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        "error: provider.answerer: max_retry_time_s=100 leaves no time to retry a request "
-        "that timed out after timeout_s=120: set provider.answerer.max_retry_time_s above "
-        "121 (e.g. 360) or lower timeout_s"
-    ]
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "note.txt").write_text("mine")
+    for out in (tmp_path / "new" / "run", kept):
+        proc = run_cli(
+            "provider=vllm",
+            "provider.answerer.timeout_s=120",
+            "provider.answerer.max_retry_time_s=100",
+            "dataset=smoke",
+            f"out={out}",
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.strip().splitlines() == [
+            "error: provider.answerer: max_retry_time_s=100 leaves no time to retry a request "
+            "that timed out after timeout_s=120: set provider.answerer.max_retry_time_s above "
+            "121 (e.g. 360) or lower timeout_s"
+        ]
+    assert not (tmp_path / "new" / "run").exists()
+    assert (kept / "note.txt").read_text() == "mine"
