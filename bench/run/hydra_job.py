@@ -149,20 +149,32 @@ def drop_log_only_dir(job_dir: Path) -> None:
     and a lock file: a run folder with no run in it. Called only for a folder this command
     made; anything else in it (a record, a store) or a lock another process holds keeps it.
     """
-    from bench.run.lock import LOCK_FILE, remove_unheld
+    from bench.errors import ContainmentError
+    from bench.paths import contained, safe_name
+    from bench.run.lock import is_lock_name, remove_unheld
 
     if not job_dir.is_dir() or job_dir.is_symlink():
         return
     entries = list(job_dir.iterdir())
-    if not all(e.is_file() and not e.is_symlink() for e in entries):
+    if any(e.is_symlink() for e in entries):  # only files this command wrote are deleted
         return
-    logs = [e for e in entries if e.suffix == ".log"]
-    locks = [e for e in entries if e.name.startswith(LOCK_FILE)]
-    if len(logs) + len(locks) != len(entries) or (locks and not remove_unheld(locks)):
+    names = [e.name for e in entries]
+    logs = [n for n in names if n.endswith(".log") and safe_name(n) == n]
+    locks = [n for n in names if is_lock_name(n)]  # the lock module's own names
+    if len(logs) + len(locks) != len(names):
+        return
+    try:  # every path checked to lie inside the folder before anything is deleted
+        log_paths = [contained(job_dir / n, job_dir) for n in logs]
+        lock_paths = [contained(job_dir / n, job_dir) for n in locks]
+    except ContainmentError:  # a link out of the folder: not a file this command wrote
+        return
+    if not all(p.is_file() for p in [*log_paths, *lock_paths]):
+        return
+    if lock_paths and not remove_unheld(lock_paths):
         return
     with suppress(OSError):  # another process's file appeared meanwhile: keep the rest
-        for entry in logs:
-            entry.unlink()
+        for path in log_paths:
+            path.unlink()
         job_dir.rmdir()
 
 

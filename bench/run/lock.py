@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,6 +113,15 @@ def _open_lock_file(path: Path) -> int | None:
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
+
+
+_LOCK_NAME = re.compile(rf"{re.escape(LOCK_FILE)}(?:-run-json|-shard-\d+-of-\d+)?")
+"""The names `run_lock` and `run_json_lock` give their files, and no other."""
+
+
+def is_lock_name(name: str) -> bool:
+    """Whether this module names a lock file `name` (`.lock`, `.lock-run-json`, a shard's)."""
+    return _LOCK_NAME.fullmatch(name) is not None
 
 
 def remove_unheld(paths: list[Path]) -> bool:

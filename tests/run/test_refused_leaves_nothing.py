@@ -46,9 +46,15 @@ def test_a_held_lock_or_any_other_file_keeps_the_folder(tmp_path: Path) -> None:
         assert sorted(p.name for p in folder.iterdir()) == [".lock", "run.log"]
     finally:
         os.close(fd)
-    (folder / "questions").mkdir()
+    (folder / "questions").mkdir()  # a record's folder
+    (folder / "odd name.log").write_text("")  # a name no job gives its log
     drop_log_only_dir(folder)
-    assert (folder / "run.log").exists()
+    assert (folder / "run.log").exists() and (folder / ".lock").exists()
     (folder / "questions").rmdir()
+    (folder / "odd name.log").unlink()
+    (folder / "link.log").symlink_to(tmp_path / "elsewhere.log")
+    drop_log_only_dir(folder)
+    assert (folder / "run.log").exists()  # a link is never followed to a delete
+    (folder / "link.log").unlink()
     drop_log_only_dir(folder)
     assert not folder.exists()
